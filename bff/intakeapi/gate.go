@@ -1,0 +1,193 @@
+package intakeapi
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Op names one kind of upstream call.
+type Op string
+
+// Operations of the client.
+const (
+	OpHealth       Op = "health"
+	OpCreateIntake Op = "create_intake"
+	OpTurn         Op = "turn"        // blocking turn
+	OpStreamTurn   Op = "stream_turn" // streaming turn
+	OpSummary      Op = "summary"
+	OpHandoff      Op = "handoff"
+	OpOpenAPI      Op = "openapi"
+)
+
+// IsTurn reports whether the operation spends the daily turn quota.
+func (o Op) IsTurn() bool { return o == OpTurn || o == OpStreamTurn }
+
+// Priority orders callers waiting for the one key's request budget. Higher
+// values go first.
+type Priority int
+
+// Priorities, lowest first.
+const (
+	PriorityBackground     Priority = iota + 1 // health probes, OpenAPI, housekeeping
+	PriorityClinicianRead                      // a clinician opening a summary or handoff
+	PriorityReconciliation                     // reading the handoff after a dropped or failed turn
+	PriorityCreateIntake                       // a patient starting an intake
+	PriorityPatientTurn                        // a patient waiting for a reply
+)
+
+func (p Priority) String() string {
+	switch p {
+	case PriorityBackground:
+		return "background"
+	case PriorityClinicianRead:
+		return "clinician_read"
+	case PriorityReconciliation:
+		return "reconciliation"
+	case PriorityCreateIntake:
+		return "create_intake"
+	case PriorityPatientTurn:
+		return "patient_turn"
+	}
+	return "priority(" + strconv.Itoa(int(p)) + ")"
+}
+
+// defaultPriority is used when the context carries none.
+func defaultPriority(op Op) Priority {
+	switch op {
+	case OpTurn, OpStreamTurn:
+		return PriorityPatientTurn
+	case OpCreateIntake:
+		return PriorityCreateIntake
+	case OpSummary, OpHandoff:
+		return PriorityClinicianRead
+	}
+	return PriorityBackground
+}
+
+// Progress is a waiting caller's place in the Gate's queue.
+type Progress struct {
+	Position int           // 1 = next to go
+	Wait     time.Duration // expected wait until the call is sent
+}
+
+// Call describes one HTTP attempt that asks the Gate for a slot. Retries ask
+// again, with Attempt > 1.
+type Call struct {
+	Op       Op
+	Priority Priority
+	Attempt  int
+	// Progress, when set, is called by the Gate from the waiting goroutine
+	// whenever the caller's position or expected wait changes.
+	Progress func(Progress)
+}
+
+// Outcome is what the client learned from one attempt; it is reported to the
+// Gate through the release function Wait returned.
+type Outcome struct {
+	// Status is the HTTP status, or 0 when no answer came (the request may or
+	// may not have reached the service).
+	Status int
+	Code   Code
+	// RetryAfter is the response's Retry-After.
+	RetryAfter time.Duration
+	// Replayed marks an idempotent replay, which spends no quota.
+	Replayed bool
+	// NotSent marks an attempt that failed before anything was sent.
+	NotSent bool
+}
+
+// Charged reports whether the attempt should count against a daily quota: an
+// answer that was processed (2xx, not a replay), or no answer at all (the
+// service may have run it, so count it to stay safe). An error status means
+// the request was refused before processing.
+func (o Outcome) Charged() bool {
+	if o.NotSent {
+		return false
+	}
+	if o.Status == 0 {
+		return true
+	}
+	return o.Status >= 200 && o.Status < 300 && !o.Replayed
+}
+
+// Gate paces the calls made with one API key. Every HTTP attempt of the client
+// (retries included) waits in Wait before it is sent.
+//
+// Wait blocks until the call may be sent and returns a release function, or
+// returns an error without a release: ctx's error (wrapped) when ctx ends, or
+// a refusal (for example a spent daily quota) that the client returns to its
+// caller unchanged. The client calls release exactly once per successful Wait,
+// with the Outcome of the attempt. After an Outcome with Status 429 and a
+// RetryAfter, Wait must not grant any call before RetryAfter has passed: the
+// client's rate_limited retry relies on it rather than sleeping itself.
+// Implementations are safe for concurrent use.
+type Gate interface {
+	Wait(ctx context.Context, call Call) (release func(Outcome), err error)
+}
+
+// pauseGate is the Gate of a client configured without one: it paces nothing
+// but honours Retry-After, so the retry contract holds.
+type pauseGate struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+func (g *pauseGate) Wait(ctx context.Context, _ Call) (func(Outcome), error) {
+	g.mu.Lock()
+	d := time.Until(g.until)
+	g.mu.Unlock()
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	return func(o Outcome) {
+		if o.Status == 429 && o.RetryAfter > 0 {
+			g.mu.Lock()
+			if u := time.Now().Add(o.RetryAfter); u.After(g.until) {
+				g.until = u
+			}
+			g.mu.Unlock()
+		}
+	}, nil
+}
+
+type ctxKey int
+
+const (
+	priorityKey ctxKey = iota
+	progressKey
+)
+
+// WithPriority returns a context whose calls wait in the Gate with priority p.
+// Without it each method uses its natural priority: turns PriorityPatientTurn,
+// CreateIntake PriorityCreateIntake, Summary and Handoff PriorityClinicianRead,
+// Health and OpenAPI PriorityBackground. The relay's reconciliation reads set
+// PriorityReconciliation this way.
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	return context.WithValue(ctx, priorityKey, p)
+}
+
+// WithProgress returns a context whose calls report their queue position and
+// expected wait to fn while they wait in the Gate (so a page can say "you are
+// 3rd, about 40 s"). fn runs on the waiting goroutine; keep it short.
+func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
+	return context.WithValue(ctx, progressKey, fn)
+}
+
+func callFor(ctx context.Context, op Op, attempt int) Call {
+	c := Call{Op: op, Priority: defaultPriority(op), Attempt: attempt}
+	if p, ok := ctx.Value(priorityKey).(Priority); ok && p > 0 {
+		c.Priority = p
+	}
+	if fn, ok := ctx.Value(progressKey).(func(Progress)); ok {
+		c.Progress = fn
+	}
+	return c
+}
