@@ -1,0 +1,418 @@
+package pacer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/pacer/pacertest"
+)
+
+// The pacer is the client's Gate.
+var _ intakeapi.Gate = (*pacer.Pacer)(nil)
+
+var t0 = time.Date(2026, 8, 3, 10, 0, 0, 0, time.UTC)
+
+// waitFor yields until cond holds. Goroutines of the test run in between; the
+// wall-clock bound only turns a deadlock into a failure.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+func read(prio pacer.Priority) intakeapi.Call {
+	return intakeapi.Call{Op: intakeapi.OpHandoff, Priority: prio, Attempt: 1}
+}
+
+func turn() intakeapi.Call {
+	return intakeapi.Call{Op: intakeapi.OpTurn, Priority: pacer.PatientTurn, Attempt: 1}
+}
+
+func mustWait(t *testing.T, p *pacer.Pacer, c intakeapi.Call) func(intakeapi.Outcome) {
+	t.Helper()
+	rel, err := p.Wait(context.Background(), c)
+	if err != nil {
+		t.Fatalf("Wait(%v): %v", c.Op, err)
+	}
+	return rel
+}
+
+// fill spends the whole window at the current time.
+func fill(t *testing.T, p *pacer.Pacer, n int) {
+	t.Helper()
+	for range n {
+		mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 200})
+	}
+}
+
+func TestWindowNeverExceededUnderConcurrency(t *testing.T) {
+	for _, perMinute := range []int{6, 10} {
+		t.Run(fmt.Sprintf("per_minute_%d", perMinute), func(t *testing.T) {
+			clk := pacertest.NewClock(t0)
+			p := pacer.New(pacer.Config{PerMinute: perMinute, Clock: clk, TurnsPerDay: -1, IntakesPerDay: -1})
+			const callers = 50
+			prios := []pacer.Priority{pacer.PatientTurn, pacer.CreateIntake, pacer.Reconciliation, pacer.ClinicianRead, pacer.Background}
+			var (
+				mu     sync.Mutex
+				grants []time.Time
+				done   atomic.Int32
+				wg     sync.WaitGroup
+			)
+			for i := range callers {
+				wg.Go(func() {
+					rel, err := p.Wait(context.Background(), read(prios[i%len(prios)]))
+					if err != nil {
+						t.Errorf("caller %d: %v", i, err)
+						return
+					}
+					mu.Lock()
+					grants = append(grants, clk.Now())
+					mu.Unlock()
+					rel(intakeapi.Outcome{Status: 200})
+					done.Add(1)
+				})
+			}
+			for {
+				waitFor(t, "every caller granted or queued", func() bool {
+					n := int(done.Load())
+					return n == callers || (n+p.Stats().Waiting == callers && clk.Pending() > 0)
+				})
+				if done.Load() == callers {
+					break
+				}
+				clk.AdvanceToNext()
+			}
+			wg.Wait()
+			slices.SortFunc(grants, time.Time.Compare)
+			for i, g := range grants {
+				in := 0
+				for _, h := range grants {
+					if h.After(g.Add(-time.Minute)) && !h.After(g) {
+						in++
+					}
+				}
+				if in > perMinute {
+					t.Fatalf("%d requests in the minute ending %s, limit %d", in, g.Sub(t0), perMinute)
+				}
+				// The gate also wastes nothing: batch k goes exactly k minutes in.
+				if want := t0.Add(time.Duration(i/perMinute) * time.Minute); !g.Equal(want) {
+					t.Errorf("grant %d at %s, want %s", i, g.Sub(t0), want.Sub(t0))
+				}
+			}
+			if clk.Pending() != 0 {
+				t.Errorf("%d timers left running", clk.Pending())
+			}
+		})
+	}
+}
+
+func TestPrioritiesGoFirstThenArrivalOrder(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{PerMinute: 1, Clock: clk})
+	fill(t, p, 1)
+
+	type entry struct {
+		name string
+		prio pacer.Priority
+	}
+	arrivals := []entry{
+		{"bg1", pacer.Background}, {"read1", pacer.ClinicianRead}, {"turn1", pacer.PatientTurn},
+		{"recon1", pacer.Reconciliation}, {"create1", pacer.CreateIntake}, {"turn2", pacer.PatientTurn},
+		{"read2", pacer.ClinicianRead}, {"bg2", pacer.Background},
+	}
+	var (
+		mu    sync.Mutex
+		order []string
+		wg    sync.WaitGroup
+	)
+	for i, e := range arrivals {
+		wg.Go(func() {
+			rel := mustWait(t, p, read(e.prio))
+			mu.Lock()
+			order = append(order, e.name)
+			mu.Unlock()
+			rel(intakeapi.Outcome{Status: 200})
+		})
+		// Arrive one at a time so arrival order is defined.
+		waitFor(t, "arrival", func() bool { return p.Stats().Waiting == i+1 })
+	}
+	for i := range arrivals {
+		waitFor(t, "head timer", func() bool { return clk.Pending() == 1 })
+		clk.AdvanceToNext()
+		waitFor(t, "grant recorded", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == i+1 })
+	}
+	wg.Wait()
+	want := []string{"turn1", "turn2", "create1", "recon1", "read1", "read2", "bg1", "bg2"}
+	if !slices.Equal(order, want) {
+		t.Fatalf("grant order %v, want %v", order, want)
+	}
+}
+
+// progressRecorder keeps the latest Progress a waiter was told.
+type progressRecorder struct {
+	mu   sync.Mutex
+	last pacer.Progress
+	n    int
+}
+
+func (r *progressRecorder) record(p pacer.Progress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last, r.n = p, r.n+1
+}
+
+func (r *progressRecorder) get() pacer.Progress {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
+}
+
+func TestQueuePositionAndExpectedWait(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{PerMinute: 2, Clock: clk})
+	fill(t, p, 1)
+	clk.Advance(20 * time.Second)
+	fill(t, p, 1) // grants at 0 s and 20 s; now 20 s
+
+	recs := make([]*progressRecorder, 4)
+	var wg sync.WaitGroup
+	for i := range recs {
+		recs[i] = &progressRecorder{}
+		c := read(pacer.ClinicianRead)
+		c.Progress = recs[i].record
+		wg.Go(func() { mustWait(t, p, c)(intakeapi.Outcome{Status: 200}) })
+		waitFor(t, "arrival", func() bool { return p.Stats().Waiting == i+1 })
+	}
+	// Slots free at 60 s and 80 s, then 120 s and 140 s (a minute after each).
+	want := []pacer.Progress{
+		{Position: 1, Wait: 40 * time.Second},
+		{Position: 2, Wait: 60 * time.Second},
+		{Position: 3, Wait: 100 * time.Second},
+		{Position: 4, Wait: 120 * time.Second},
+	}
+	for i, r := range recs {
+		waitFor(t, fmt.Sprintf("progress of waiter %d", i), func() bool { return r.get() == want[i] })
+	}
+	// An urgent caller overtakes everyone, and the others are told they moved.
+	urgent := &progressRecorder{}
+	c := turn()
+	c.Progress = urgent.record
+	wg.Go(func() { mustWait(t, p, c)(intakeapi.Outcome{Status: 200}) })
+	waitFor(t, "urgent first", func() bool { return urgent.get() == pacer.Progress{Position: 1, Wait: 40 * time.Second} })
+	waitFor(t, "first reader now second", func() bool { return recs[0].get() == pacer.Progress{Position: 2, Wait: 60 * time.Second} })
+
+	clk.Advance(40 * time.Second) // 60 s: the urgent call goes
+	waitFor(t, "urgent granted", func() bool { return p.Stats().Waiting == 4 })
+	waitFor(t, "first reader is next", func() bool { return recs[0].get() == pacer.Progress{Position: 1, Wait: 20 * time.Second} })
+	waitFor(t, "last reader moved up", func() bool { return recs[3].get() == pacer.Progress{Position: 4, Wait: 120 * time.Second} })
+
+	for p.Stats().Waiting > 0 {
+		waitFor(t, "head timer", func() bool { return clk.Pending() > 0 || p.Stats().Waiting == 0 })
+		clk.AdvanceToNext()
+	}
+	wg.Wait()
+}
+
+func TestCancellationFreesThePlace(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{PerMinute: 1, Clock: clk})
+	fill(t, p, 1)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := p.Wait(ctx, read(pacer.PatientTurn))
+		first <- err
+	}()
+	waitFor(t, "first queued", func() bool { return p.Stats().Waiting == 1 })
+
+	second := &progressRecorder{}
+	c := read(pacer.ClinicianRead)
+	c.Progress = second.record
+	granted := make(chan struct{})
+	go func() {
+		mustWait(t, p, c)(intakeapi.Outcome{Status: 200})
+		close(granted)
+	}()
+	waitFor(t, "second is 2nd", func() bool { return second.get().Position == 2 })
+
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Wait returned %v, want context.Canceled", err)
+	}
+	waitFor(t, "second moved to the front", func() bool { return second.get() == pacer.Progress{Position: 1, Wait: time.Minute} })
+	if got := p.Stats().Waiting; got != 1 {
+		t.Fatalf("%d waiting after cancellation, want 1", got)
+	}
+	waitFor(t, "head timer", func() bool { return clk.Pending() == 1 })
+	clk.AdvanceToNext()
+	<-granted
+	if n := clk.Pending(); n != 0 {
+		t.Fatalf("%d timers left behind", n)
+	}
+}
+
+func TestCancellationLeavesNoGoroutines(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{PerMinute: 1, Clock: clk})
+	fill(t, p, 1)
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if _, err := p.Wait(ctx, read(pacer.Background)); !errors.Is(err, context.Canceled) {
+				t.Errorf("Wait: %v, want context.Canceled", err)
+			}
+		})
+	}
+	waitFor(t, "all queued", func() bool { return p.Stats().Waiting == 20 })
+	cancel()
+	wg.Wait()
+	if s := p.Stats(); s.Waiting != 0 {
+		t.Fatalf("%d still queued", s.Waiting)
+	}
+	if clk.Pending() != 0 {
+		t.Fatalf("%d timers left", clk.Pending())
+	}
+	waitFor(t, "goroutines gone", func() bool { return runtime.NumGoroutine() <= before })
+}
+
+func TestRetryAfterPausesEveryone(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{PerMinute: 6, Clock: clk})
+	mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeRateLimited, RetryAfter: 7 * time.Second})
+	if got := p.Stats().PausedUntil; !got.Equal(t0.Add(7 * time.Second)) {
+		t.Fatalf("paused until %v, want +7s", got)
+	}
+	granted := make(chan time.Time, 1)
+	go func() {
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+		granted <- clk.Now()
+	}()
+	waitFor(t, "turn queued behind the pause", func() bool { return p.Stats().Waiting == 1 && clk.Pending() == 1 })
+	clk.Advance(6 * time.Second)
+	if p.Stats().Waiting != 1 {
+		t.Fatal("granted during the pause")
+	}
+	clk.Advance(time.Second)
+	if at := <-granted; !at.Equal(t0.Add(7 * time.Second)) {
+		t.Fatalf("granted at %v, want at the end of the pause", at.Sub(t0))
+	}
+}
+
+func TestDailyTurnQuota(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{PerMinute: -1, TurnsPerDay: 3, IntakesPerDay: 1, Clock: clk})
+
+	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})                         // counted
+	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200, Replayed: true})         // replay: free
+	mustWait(t, p, turn())(intakeapi.Outcome{Status: 502, Code: "upstream_error"}) // refused before processing: free
+	mustWait(t, p, turn())(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeRateLimited, RetryAfter: time.Second})
+	clk.Advance(time.Second)
+	mustWait(t, p, turn())(intakeapi.Outcome{NotSent: true}) // never sent: free
+	mustWait(t, p, turn())(intakeapi.Outcome{})              // no answer: may have run, counted
+	if got := p.Stats().TurnsUsed; got != 2 {
+		t.Fatalf("turns used %d, want 2", got)
+	}
+	rel := mustWait(t, p, turn()) // the third is reserved while in flight...
+	if _, err := p.Wait(context.Background(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
+		t.Fatalf("a fourth concurrent turn: %v, want ErrQuotaSpent", err)
+	}
+	rel(intakeapi.Outcome{Status: 200})
+
+	_, err := p.Wait(context.Background(), turn())
+	var qe *pacer.QuotaError
+	if !errors.As(err, &qe) || !errors.Is(err, pacer.ErrQuotaSpent) || !intakeapi.IsQuotaExceeded(err) {
+		t.Fatalf("Wait after the quota: %v, want a *QuotaError matching ErrQuotaSpent and CodeQuotaExceeded", err)
+	}
+	if want := time.Date(2026, 8, 4, 0, 0, 0, 0, time.UTC); qe.Quota != "turns" || qe.Limit != 3 || !qe.ResetAt.Equal(want) {
+		t.Fatalf("QuotaError %+v, want turns/3/reset %v", qe, want)
+	}
+	if p.Stats().Waiting != 0 {
+		t.Fatal("a refused call stayed queued")
+	}
+	// Reads and intakes are not turns.
+	mustWait(t, p, read(pacer.ClinicianRead))(intakeapi.Outcome{Status: 200})
+	mustWait(t, p, intakeapi.Call{Op: intakeapi.OpCreateIntake, Priority: pacer.CreateIntake})(intakeapi.Outcome{Status: 201})
+	if _, err := p.Wait(context.Background(), intakeapi.Call{Op: intakeapi.OpCreateIntake}); !errors.As(err, &qe) || qe.Quota != "intakes" {
+		t.Fatalf("second intake: %v, want the intakes quota spent", err)
+	}
+	// 00:00 UTC resets both.
+	clk.Advance(14 * time.Hour)
+	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+	mustWait(t, p, intakeapi.Call{Op: intakeapi.OpCreateIntake})(intakeapi.Outcome{Status: 201})
+}
+
+func TestServiceQuotaExceededIsBelieved(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{Clock: clk})
+	mustWait(t, p, turn())(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeQuotaExceeded})
+	if _, err := p.Wait(context.Background(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
+		t.Fatalf("after the service's quota_exceeded: %v, want ErrQuotaSpent", err)
+	}
+	if p.Stats().PausedUntil != (time.Time{}) {
+		t.Fatal("quota_exceeded paused the reads too")
+	}
+	mustWait(t, p, read(pacer.ClinicianRead))(intakeapi.Outcome{Status: 200})
+	clk.Advance(14 * time.Hour)
+	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+}
+
+func TestWaiterRefusedWhenQuotaSpentWhileQueued(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{PerMinute: 1, TurnsPerDay: 5, Clock: clk})
+	inFlight := mustWait(t, p, turn()) // takes the minute's only slot
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Wait(context.Background(), turn())
+		errc <- err
+	}()
+	waitFor(t, "second turn queued", func() bool { return p.Stats().Waiting == 1 })
+	// The in-flight turn learns the service's quota is spent (another process
+	// used it): the queued turn is refused at once instead of waiting a minute.
+	inFlight(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeQuotaExceeded})
+	if err := <-errc; !errors.Is(err, pacer.ErrQuotaSpent) {
+		t.Fatalf("queued turn: %v, want ErrQuotaSpent", err)
+	}
+	if s := p.Stats(); s.Waiting != 0 {
+		t.Fatalf("%d still queued", s.Waiting)
+	}
+}
+
+func TestUnlimitedKey(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{PerMinute: -1, TurnsPerDay: -1, Clock: clk})
+	for range 500 {
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+	}
+	if s := p.Stats(); s.TurnsUsed != 500 || s.Waiting != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestReleaseIsIdempotent(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{TurnsPerDay: 5, Clock: clk})
+	rel := mustWait(t, p, turn())
+	rel(intakeapi.Outcome{Status: 502})
+	rel(intakeapi.Outcome{Status: 502})
+	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+	if got := p.Stats().TurnsUsed; got != 1 {
+		t.Fatalf("turns used %d, want 1 (a double release must not refund twice)", got)
+	}
+}

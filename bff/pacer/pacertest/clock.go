@@ -1,0 +1,103 @@
+// Package pacertest holds a manual clock for tests of code that waits in a
+// pacer: time moves only when the test says so, so nothing sleeps.
+package pacertest
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff/pacer"
+)
+
+// Clock is a manual pacer.Clock. It is safe for concurrent use.
+type Clock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*timer
+}
+
+// NewClock returns a clock reading start.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// NewTimer returns a timer that fires when the clock reaches now+d.
+func (c *Clock) NewTimer(d time.Duration) pacer.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &timer{c: c, when: c.now.Add(d), ch: make(chan time.Time, 1)}
+	if d <= 0 {
+		t.ch <- c.now
+		return t
+	}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+// Advance moves the clock forward by d and fires every timer now due.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.fire()
+}
+
+// AdvanceToNext moves the clock to the earliest pending timer and fires it
+// (and any due at the same time). It reports false when no timer is pending.
+func (c *Clock) AdvanceToNext() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.timers) == 0 {
+		return false
+	}
+	next := c.timers[0].when
+	for _, t := range c.timers[1:] {
+		if t.when.Before(next) {
+			next = t.when
+		}
+	}
+	if next.After(c.now) {
+		c.now = next
+	}
+	c.fire()
+	return true
+}
+
+// Pending is the number of timers not yet fired or stopped.
+func (c *Clock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
+}
+
+func (c *Clock) fire() {
+	c.timers = slices.DeleteFunc(c.timers, func(t *timer) bool {
+		if t.when.After(c.now) {
+			return false
+		}
+		t.ch <- c.now
+		return true
+	})
+}
+
+type timer struct {
+	c    *Clock
+	when time.Time
+	ch   chan time.Time
+}
+
+func (t *timer) C() <-chan time.Time { return t.ch }
+
+func (t *timer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	n := len(t.c.timers)
+	t.c.timers = slices.DeleteFunc(t.c.timers, func(x *timer) bool { return x == t })
+	return len(t.c.timers) < n
+}
