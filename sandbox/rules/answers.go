@@ -1,0 +1,122 @@
+package rules
+
+import (
+	"strconv"
+)
+
+// Fact values shared by every yes/no question.
+const (
+	valYes    = "yes"
+	valNo     = "no"
+	valUnsure = "unsure"
+)
+
+// answer is one captured fact.
+type answer struct {
+	value       string  // valYes, valNo, valUnsure, an option value, or a number
+	num         float64 // set when hasNum: days for durations, years for age
+	hasNum      bool
+	words       string // the patient's message that gave it
+	source      string // sourceAsked, sourceVolunteered or sourceDemographics
+	unsureTwice bool   // recorded as unsure after two unclear replies
+}
+
+const (
+	sourceAsked        = "asked"
+	sourceVolunteered  = "volunteered"
+	sourceDemographics = "demographics"
+)
+
+func polarityValue(p polarity) string {
+	switch p {
+	case affirmed:
+		return valYes
+	case negated:
+		return valNo
+	}
+	return valUnsure
+}
+
+func numberAnswer(n float64) answer {
+	return answer{value: strconv.FormatFloat(n, 'f', -1, 64), num: n, hasNum: true}
+}
+
+// interpret reads m as the reply to q, which was just asked. ok is false
+// when the reply says nothing the question can use.
+func (q *Question) interpret(m message) (answer, bool) {
+	switch q.Kind {
+	case kindYesNo:
+		if p := m.mentionAny(q.keywords); p != absent {
+			return answer{value: polarityValue(p)}, true
+		}
+		if p, ok := m.yesNo(); ok {
+			return answer{value: polarityValue(p)}, true
+		}
+	case kindDuration:
+		if d, ok := duration(m.tokens); ok {
+			return numberAnswer(d), true
+		}
+		// A bare number answers "how many days".
+		if len(m.tokens) == 1 {
+			if n, ok := number(m.tokens[0]); ok {
+				return numberAnswer(float64(n)), true
+			}
+		}
+	case kindChoice:
+		if o := q.matchOption(m); o != nil {
+			return answer{value: o.Value}, true
+		}
+	case kindAge:
+		if n, ok := answeredAge(m.tokens); ok {
+			return numberAnswer(float64(n)), true
+		}
+	}
+	if p, ok := m.yesNo(); ok && p == uncertain {
+		return answer{value: valUnsure}, true
+	}
+	return answer{}, false
+}
+
+// volunteer reads m for an answer to q given before q was asked. It is
+// stricter than interpret: a bare "yes" answers nothing here.
+func (q *Question) volunteer(m message) (answer, bool) {
+	switch q.Kind {
+	case kindYesNo:
+		if p := m.mentionAny(q.keywords); p != absent {
+			return answer{value: polarityValue(p)}, true
+		}
+	case kindDuration:
+		if d, ok := duration(m.tokens); ok {
+			return numberAnswer(d), true
+		}
+	case kindChoice:
+		// An option counts only beside one of the question's own keywords,
+		// so "every day" in a reply about something else is not taken.
+		if len(q.keywords) > 0 && m.mentionAny(q.keywords) == affirmed {
+			if o := q.matchOption(m); o != nil {
+				return answer{value: o.Value}, true
+			}
+		}
+	case kindAge:
+		if n, ok := volunteeredAge(m.tokens); ok {
+			return numberAnswer(float64(n)), true
+		}
+	}
+	return answer{}, false
+}
+
+// matchOption picks the option whose longest phrase is affirmed in m, so
+// "nearly every day" beats "every day".
+func (q *Question) matchOption(m message) *Option {
+	var best *Option
+	bestLen := 0
+	for i := range q.Options {
+		o := &q.Options[i]
+		for _, ph := range o.match {
+			if len(ph) > bestLen && m.mention(ph) == affirmed {
+				best, bestLen = o, len(ph)
+			}
+		}
+	}
+	return best
+}

@@ -1,0 +1,85 @@
+// Package rules is the sandbox's deterministic clinical intake engine: a
+// rules engine driven by the versioned protocol library embedded from
+// protocols/. It is a synthetic research tool, never clinical advice.
+//
+// Evaluate is a pure function of engine.Input: every call replays the whole
+// conversation from the first patient message, so the same messages always
+// give the same reply and nothing is kept between calls.
+package rules
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/clinical-intake/intake-web/sandbox/engine"
+)
+
+// Version is the rules engine's own version, reported in server_model.
+const Version = "1.0.0"
+
+// Engine is the rules engine. It is safe for concurrent use: after New it
+// is read-only.
+type Engine struct {
+	lx       *lexicon
+	lib      *library
+	replies  *replies
+	identity engine.Identity
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New loads and validates the embedded protocol library.
+func New() (*Engine, error) {
+	lx := newLexicon()
+	lib, err := loadLibrary(protocolFiles, lx)
+	if err != nil {
+		return nil, err
+	}
+	r := defaultReplies()
+	if err := r.prepare(lx); err != nil {
+		return nil, fmt.Errorf("rules: built-in replies: %w", err)
+	}
+	promptHash, err := r.hash()
+	if err != nil {
+		return nil, fmt.Errorf("rules: hashing replies: %w", err)
+	}
+	return &Engine{
+		lx:      lx,
+		lib:     lib,
+		replies: r,
+		identity: engine.Identity{
+			ServerModel:    "intake-rules-engine/" + Version,
+			PromptHash:     promptHash,
+			DirectoryHash:  lib.hash,
+			ProtocolCount:  len(lib.protocols),
+			RuntimeProfile: "deterministic-rules",
+			PromptProfile:  "reply-templates-en/1",
+			VoiceProfile:   "plain-short-en/1",
+		},
+	}, nil
+}
+
+// Evaluate implements engine.Engine. It never waits, so ctx is only checked
+// on entry.
+func (e *Engine) Evaluate(ctx context.Context, in engine.Input) (engine.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return engine.Result{}, err
+	}
+	s := newSession(e, in)
+	s.run()
+	return s.result(), nil
+}
+
+// Identity implements engine.Engine.
+func (e *Engine) Identity() engine.Identity {
+	return e.identity
+}
+
+// Protocols lists the library's protocol ids, sorted.
+func (e *Engine) Protocols() []string {
+	ids := make([]string, 0, len(e.lib.protocols))
+	for _, p := range e.lib.protocols {
+		ids = append(ids, p.ID)
+	}
+	return ids
+}

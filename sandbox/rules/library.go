@@ -1,0 +1,316 @@
+package rules
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/clinical-intake/intake-web/sandbox/engine"
+)
+
+//go:embed protocols/*.json
+var protocolFiles embed.FS
+
+// library is the validated protocol set, sorted by id.
+type library struct {
+	protocols []*Protocol
+	hash      string // sha256 over the sorted files' names and bytes
+}
+
+// Facts every protocol may use without asking for them itself.
+const (
+	factAge       = "age"
+	factSex       = "sex"
+	factPregnancy = "pregnancy"
+)
+
+func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
+	names, err := fs.Glob(fsys, "protocols/*.json")
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, errors.New("rules: protocol library is empty")
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	lib := &library{}
+	seen := map[string]bool{}
+	for _, name := range names {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		// Name and bytes both count: renaming a protocol changes the library.
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
+		h.Write(data)
+		p, err := decodeProtocol(data)
+		if err != nil {
+			return nil, fmt.Errorf("rules: %s: %w", name, err)
+		}
+		if want := "protocols/" + p.ID + ".json"; name != want {
+			return nil, fmt.Errorf("rules: %s: file must be named %s", name, want)
+		}
+		if seen[p.ID] {
+			return nil, fmt.Errorf("rules: %s: duplicate id %s", name, p.ID)
+		}
+		seen[p.ID] = true
+		if err := p.prepare(lx); err != nil {
+			return nil, fmt.Errorf("rules: %s: %w", name, err)
+		}
+		lib.protocols = append(lib.protocols, p)
+	}
+	lib.hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return lib, nil
+}
+
+func decodeProtocol(data []byte) (*Protocol, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p Protocol
+	if err := dec.Decode(&p); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the protocol object")
+	}
+	return &p, nil
+}
+
+// prepare validates the protocol and normalises its phrases.
+func (p *Protocol) prepare(lx *lexicon) error {
+	versionedID := regexp.MustCompile(`^[a-z][a-z0-9_]*\.v[0-9]+$`)
+	factName := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if !versionedID.MatchString(p.ID) {
+		bad("id %q is not a versioned id such as name.v1", p.ID)
+	}
+	if p.Title == "" || p.PatientTerm == "" {
+		bad("title and patient_term are required")
+	}
+	p.title = lx.normalisePhrase(p.Title)
+	if len(p.Triggers) == 0 {
+		bad("no triggers")
+	}
+	for _, t := range p.Triggers {
+		var parts [][]string
+		for _, part := range strings.Split(t, "+") {
+			toks, err := phrase(lx, part)
+			if err != nil {
+				bad("trigger %q: %v", t, err)
+			}
+			parts = append(parts, toks)
+		}
+		p.triggers = append(p.triggers, parts)
+	}
+
+	facts := map[string]string{factAge: "builtin", factSex: "builtin", factPregnancy: "builtin"}
+	define := func(fact, kind string) {
+		if !factName.MatchString(fact) {
+			bad("fact %q is not a lowercase name", fact)
+		}
+		if facts[fact] != "" {
+			bad("fact %q is defined twice", fact)
+		}
+		facts[fact] = kind
+	}
+	if n := len(p.RedFlags); n < 2 || n > 4 {
+		bad("%d red flags; want 2 to 4", n)
+	}
+	for i := range p.RedFlags {
+		rf := &p.RedFlags[i]
+		define(rf.Fact, "red_flag")
+		if rf.Label == "" || rf.Ask == "" || rf.SafetyNote == "" {
+			bad("red flag %q needs label, ask and safety_note", rf.Fact)
+		}
+		if len(rf.Keywords) == 0 {
+			bad("red flag %q has no keywords", rf.Fact)
+		}
+		rf.keywords = phrases(lx, rf.Keywords, bad)
+		p.redFlags = append(p.redFlags, Question{
+			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, Kind: kindYesNo,
+			Keywords: rf.Keywords, Choices: []string{"Yes", "No"}, keywords: rf.keywords,
+		})
+	}
+	if n := len(p.Questions); n < 3 || n > 6 {
+		bad("%d questions; want 3 to 6", n)
+	}
+	for i := range p.Questions {
+		q := &p.Questions[i]
+		define(q.Fact, q.Kind)
+		if q.Label == "" || q.Ask == "" {
+			bad("question %q needs label and ask", q.Fact)
+		}
+		q.keywords = phrases(lx, q.Keywords, bad)
+		switch q.Kind {
+		case kindYesNo:
+			if len(q.Keywords) == 0 {
+				bad("question %q: yes_no questions need keywords", q.Fact)
+			}
+			if q.Choices == nil {
+				q.Choices = []string{"Yes", "No", "Not sure"}
+			}
+		case kindDuration:
+		case kindChoice:
+			if len(q.Options) < 2 {
+				bad("question %q: choice questions need 2 or more options", q.Fact)
+			}
+			q.Choices = nil
+			for j := range q.Options {
+				o := &q.Options[j]
+				o.match = phrases(lx, append([]string{o.Label}, o.Match...), bad)
+				q.Choices = append(q.Choices, o.Label)
+			}
+		default:
+			bad("question %q: unknown kind %q", q.Fact, q.Kind)
+		}
+		// Every quick reply must be understood as an answer to its question.
+		for _, c := range q.Choices {
+			if _, ok := q.interpret(lx.parse(c)); !ok {
+				bad("question %q: choice %q is not understood as an answer", q.Fact, c)
+			}
+		}
+	}
+
+	used := map[string]bool{}
+	scoreKey := ""
+	if s := p.Score; s != nil {
+		scoreKey = s.Key
+		if s.Key == "" || s.Name == "" || s.Source == "" {
+			bad("score needs key, name and source")
+		}
+		if len(s.Components) == 0 {
+			bad("score %q has no components", s.Key)
+		}
+		for _, c := range s.Components {
+			used[c.Fact] = true
+			if facts[c.Fact] == "" {
+				bad("score %q: component %q uses unknown fact %q", s.Key, c.Label, c.Fact)
+			}
+			if c.Label == "" || (len(c.In) == 0 && c.Min == nil && c.Max == nil) {
+				bad("score %q: component %q needs a label and a test", s.Key, c.Label)
+			}
+		}
+		var names []string
+		for i, b := range s.Bands {
+			names = append(names, b.Band)
+			if i > 0 && b.Min >= s.Bands[i-1].Min {
+				bad("score %q: bands must be ordered by falling min", s.Key)
+			}
+			if b.Meaning == "" {
+				bad("score %q: band %q needs its published meaning", s.Key, b.Band)
+			}
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, []string{engine.BandMid, engine.BandStrong, engine.BandWeak}) {
+			bad("score %q: bands must be strong, mid and weak", s.Key)
+		}
+		if len(s.Bands) == 3 && s.Bands[2].Min > -100 {
+			bad("score %q: the lowest band must start at -100 or below so every total has a band", s.Key)
+		}
+	}
+
+	if len(p.Dispositions) == 0 || len(p.Dispositions[len(p.Dispositions)-1].When) != 0 {
+		bad("the last disposition rule must be unconditional")
+	}
+	for i, d := range p.Dispositions {
+		switch d.Disposition {
+		case engine.DispositionSelfCare, engine.DispositionReview, engine.DispositionEscalate:
+		default:
+			bad("disposition rule %d: unknown disposition %q", i, d.Disposition)
+		}
+		if d.Reason == "" {
+			bad("disposition rule %d needs a reason", i)
+		}
+		if i < len(p.Dispositions)-1 && len(d.When) == 0 {
+			bad("disposition rule %d is unconditional but not last", i)
+		}
+		for _, c := range d.When {
+			switch {
+			case c.Score != "":
+				if c.Score != scoreKey || len(c.Bands) == 0 {
+					bad("disposition rule %d: unknown score %q or no bands", i, c.Score)
+				}
+			case c.Fact != "":
+				used[c.Fact] = true
+				if facts[c.Fact] == "" {
+					bad("disposition rule %d: unknown fact %q", i, c.Fact)
+				}
+				if len(c.In) == 0 && c.Min == nil && c.Max == nil {
+					bad("disposition rule %d: fact %q has no test", i, c.Fact)
+				}
+			default:
+				bad("disposition rule %d: a condition needs a fact or a score", i)
+			}
+		}
+	}
+	for _, q := range p.Questions {
+		if !used[q.Fact] {
+			bad("question %q: its fact is not used by the score or any disposition rule", q.Fact)
+		}
+	}
+
+	t := p.SOAP
+	for name, text := range map[string]string{"subjective": t.Subjective, "objective": t.Objective, "assessment": t.Assessment} {
+		if text == "" {
+			bad("soap.%s is empty", name)
+		}
+		checkPlaceholders(text, "soap."+name, bad)
+	}
+	for _, d := range p.Dispositions {
+		if t.Plan[d.Disposition] == "" {
+			bad("soap.plan has no text for %s", d.Disposition)
+		}
+	}
+	if t.Plan[engine.DispositionEscalate] == "" {
+		bad("soap.plan has no text for %s (red flags escalate)", engine.DispositionEscalate)
+	}
+	for d, text := range t.Plan {
+		checkPlaceholders(text, "soap.plan."+d, bad)
+	}
+	return errors.Join(errs...)
+}
+
+func checkPlaceholders(text, where string, bad func(string, ...any)) {
+	known := placeholders()
+	for _, ph := range regexp.MustCompile(`\{[a-z_]+\}`).FindAllString(text, -1) {
+		if !slices.Contains(known, ph) {
+			bad("%s: unknown placeholder %s", where, ph)
+		}
+	}
+}
+
+func phrase(lx *lexicon, s string) ([]string, error) {
+	toks := lx.normalisePhrase(s)
+	if len(toks) == 0 {
+		return nil, fmt.Errorf("phrase %q is empty once normalised", s)
+	}
+	if got := strings.Join(toks, " "); len(lx.parse(s).clauses) != 1 {
+		return nil, fmt.Errorf("phrase %q spans clauses (%q); drop and/but/punctuation", s, got)
+	}
+	return toks, nil
+}
+
+func phrases(lx *lexicon, in []string, bad func(string, ...any)) [][]string {
+	var out [][]string
+	for _, s := range in {
+		toks, err := phrase(lx, s)
+		if err != nil {
+			bad("%v", err)
+			continue
+		}
+		out = append(out, toks)
+	}
+	return out
+}

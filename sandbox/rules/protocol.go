@@ -1,0 +1,118 @@
+package rules
+
+// The types below mirror the JSON files of protocols/. Field documentation
+// lives in docs/protocols.md; the loader (library.go) rejects unknown fields
+// so a typo in a protocol file fails New instead of silently dropping a rule.
+
+// Protocol is one presenting complaint.
+type Protocol struct {
+	ID                string            `json:"id"`           // versioned: "sore_throat.v1"
+	Title             string            `json:"title"`        // quick-reply label: "Sore throat"
+	PatientTerm       string            `json:"patient_term"` // used in replies: "sore throat"
+	Triggers          []string          `json:"triggers"`     // "a+b" means both words somewhere in the message
+	PregnancyRelevant bool              `json:"pregnancy_relevant"`
+	RedFlags          []RedFlag         `json:"red_flags"`
+	Questions         []Question        `json:"questions"`
+	Score             *ScoreRule        `json:"score,omitempty"`
+	Dispositions      []DispositionRule `json:"dispositions"`
+	SOAP              SOAPTemplates     `json:"soap"`
+
+	// Prepared at load time.
+	triggers [][][]string // trigger → parts → tokens
+	title    []string
+	redFlags []Question // the red flags as yes/no questions, same order
+}
+
+// RedFlag is a cannot-miss finding, screened before any non-urgent
+// disposition. A positive answer escalates at once.
+type RedFlag struct {
+	Fact       string   `json:"fact"`
+	Label      string   `json:"label"` // clinician-facing name
+	Ask        string   `json:"ask"`   // patient-facing question
+	Keywords   []string `json:"keywords"`
+	SafetyNote string   `json:"safety_note"` // clinician-facing, in safety_notes when positive
+
+	keywords [][]string
+}
+
+// Question kinds.
+const (
+	kindYesNo    = "yes_no"
+	kindChoice   = "choice"
+	kindDuration = "duration"
+)
+
+// Question fills one fact.
+type Question struct {
+	Fact     string   `json:"fact"`
+	Label    string   `json:"label"` // clinician-facing name
+	Ask      string   `json:"ask"`
+	Kind     string   `json:"kind"`
+	Keywords []string `json:"keywords"` // volunteered-fact patterns
+	Choices  []string `json:"choices"`  // quick replies; defaulted for yes_no
+	Options  []Option `json:"options"`  // choice questions only
+
+	keywords [][]string
+}
+
+// Option is one answer of a choice question.
+type Option struct {
+	Value string   `json:"value"`
+	Label string   `json:"label"` // shown as the quick reply
+	Match []string `json:"match"` // phrases that select it
+
+	match [][]string
+}
+
+// ScoreRule is a published clinical scoring rule.
+type ScoreRule struct {
+	Key        string      `json:"key"`
+	Name       string      `json:"name"`
+	Source     string      `json:"source"`
+	Components []Component `json:"components"`
+	Bands      []Band      `json:"bands"` // highest threshold first
+}
+
+// Component adds Points when its fact matches (In, or Min/Max for numbers).
+type Component struct {
+	Label  string   `json:"label"`
+	Fact   string   `json:"fact"`
+	In     []string `json:"in,omitempty"`
+	Min    *float64 `json:"min,omitempty"`
+	Max    *float64 `json:"max,omitempty"`
+	Points int      `json:"points"`
+}
+
+// Band maps totals at or above Min to a band, with the published meaning.
+type Band struct {
+	Min     int    `json:"min"`
+	Band    string `json:"band"`
+	Meaning string `json:"meaning"`
+}
+
+// DispositionRule applies when every condition holds; the first that applies
+// wins and the last rule of a protocol has none.
+type DispositionRule struct {
+	When        []Condition `json:"when"`
+	Disposition string      `json:"disposition"`
+	Reason      string      `json:"reason"` // clinician-facing, in the assessment
+}
+
+// Condition tests a fact (In, or Min/Max on its number) or a score's band.
+type Condition struct {
+	Fact  string   `json:"fact,omitempty"`
+	In    []string `json:"in,omitempty"`
+	Min   *float64 `json:"min,omitempty"`
+	Max   *float64 `json:"max,omitempty"`
+	Score string   `json:"score,omitempty"`
+	Bands []string `json:"bands,omitempty"`
+}
+
+// SOAPTemplates hold the note's wording; placeholders are listed in
+// placeholders() and filled from the captured facts.
+type SOAPTemplates struct {
+	Subjective string            `json:"subjective"`
+	Objective  string            `json:"objective"`
+	Assessment string            `json:"assessment"`
+	Plan       map[string]string `json:"plan"` // by disposition
+}

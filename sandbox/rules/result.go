@@ -1,0 +1,128 @@
+package rules
+
+import (
+	"strings"
+
+	"github.com/clinical-intake/intake-web/sandbox/engine"
+)
+
+// Intake statuses: what the intake still needs.
+const (
+	needsComplaint     = "needs_presenting_complaint"
+	needsMainComplaint = "needs_main_complaint"
+	needsAge           = "needs_age"
+	needsSex           = "needs_sex"
+	needsPregnancy     = "needs_pregnancy_status"
+	needsRedFlags      = "needs_red_flag_screen"
+	needsHistory       = "needs_symptom_questions"
+)
+
+// result turns the session into the engine's answer for the last message.
+func (s *session) result() engine.Result {
+	r := s.e.replies
+	res := engine.Result{
+		Choices:            []string{},
+		SafetyStatus:       engine.SafetyNoRedFlagsYet,
+		SafetyNotes:        []string{},
+		Disposition:        engine.DispositionContinue,
+		DispositionLabel:   r.LabelInProgress,
+		IntakeStatus:       needsComplaint,
+		CandidateProtocols: []string{},
+		Scores:             []engine.Score{},
+		Facts:              s.capturedFacts(),
+	}
+	for _, p := range s.candidates {
+		res.CandidateProtocols = append(res.CandidateProtocols, p.ID)
+	}
+	if s.active != nil {
+		res.ActiveProtocol = s.active.ID
+		if sc, ok := s.score(); ok {
+			res.Scores = append(res.Scores, sc)
+		}
+	}
+	switch {
+	case s.emergency != nil || s.redFlag != nil:
+		res.SafetyStatus = engine.SafetyCannotMissPositive
+	case s.redFlagsNegative():
+		res.SafetyStatus = engine.SafetyCannotMissNegative
+	}
+	res.SafetyNotes = s.safetyNotes()
+	res.SOAP = s.soap()
+	if len(s.msgs) == 0 {
+		return res
+	}
+
+	switch s.phase {
+	case phaseDone:
+		res.Reply = r.closing(s.disposition)
+		res.Terminal = true
+		res.Urgent = s.disposition == engine.DispositionEscalate
+		res.Disposition = s.disposition
+		res.DispositionLabel = r.label(s.disposition)
+		res.IntakeStatus = engine.IntakeStatusComplete
+	case phaseMainProblem:
+		res.Reply = joinSentences(s.prefix, r.AskMainProblem)
+		for _, p := range s.e.lib.protocols {
+			res.Choices = append(res.Choices, p.Title)
+		}
+	case phaseWhich:
+		res.Reply = joinSentences(s.prefix, r.AskWhichProblem)
+		res.IntakeStatus = needsMainComplaint
+		for _, p := range s.candidates {
+			res.Choices = append(res.Choices, p.Title)
+		}
+	case phaseQuestion:
+		q := s.pending
+		intro := ""
+		if s.committed {
+			intro = strings.ReplaceAll(r.Committed, "{complaint}", s.active.PatientTerm)
+		}
+		res.Reply = joinSentences(s.prefix, intro, q.Ask)
+		res.Choices = append(res.Choices, q.Choices...)
+		res.IntakeStatus = s.needs(q)
+	}
+	return res
+}
+
+func (s *session) needs(q *Question) string {
+	switch {
+	case q.Fact == factAge:
+		return needsAge
+	case q.Fact == factSex:
+		return needsSex
+	case q.Fact == factPregnancy:
+		return needsPregnancy
+	case s.isRedFlag(q.Fact):
+		return needsRedFlags
+	}
+	return needsHistory
+}
+
+func joinSentences(parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, " ")
+}
+
+func (s *session) capturedFacts() engine.Facts {
+	var f engine.Facts
+	// An age the patient would not give stays null rather than a word a
+	// client might try to read as a number.
+	if a, ok := s.facts[factAge]; ok && a.hasNum {
+		v := a.value
+		f.Age = &v
+	}
+	if a, ok := s.facts[factSex]; ok {
+		v := a.value
+		f.Sex = &v
+	}
+	if a, ok := s.facts[factPregnancy]; ok {
+		v := a.value
+		f.Pregnancy = &v
+	}
+	return f
+}

@@ -1,0 +1,343 @@
+package rules
+
+import (
+	"github.com/clinical-intake/intake-web/sandbox/engine"
+)
+
+// phase is what the engine asked last.
+type phase int
+
+const (
+	phaseComplaint   phase = iota // nothing asked yet: the first message names the problem
+	phaseMainProblem              // nothing matched: "what is the main problem?"
+	phaseWhich                    // several matched: "which one is bothering you most?"
+	phaseQuestion                 // a protocol is committed and pending is asked
+	phaseDone
+)
+
+// session is the state of one intake, re-derived from the whole message
+// list on every Evaluate: nothing survives between calls.
+type session struct {
+	e      *Engine
+	demo   engine.Demographics
+	msgs   []message
+	phase  phase
+	active *Protocol
+	// candidates are the protocols considered, in the order first matched.
+	candidates []*Protocol
+	facts      map[string]answer
+	asked      map[string]int // times each fact's question was asked
+	pending    *Question
+
+	// Set by the turn being processed.
+	prefix    string // "Sorry, I did not catch that." and the like
+	committed bool   // the active protocol was committed on this turn
+
+	// Outcome, once terminal.
+	disposition string
+	reason      string
+	emergency   *emergencyHit
+	redFlag     *RedFlag
+}
+
+type emergencyHit struct {
+	turn  int
+	words string
+	note  string
+}
+
+func newSession(e *Engine, in engine.Input) *session {
+	s := &session{
+		e:     e,
+		demo:  in.Demographics,
+		facts: map[string]answer{},
+		asked: map[string]int{},
+	}
+	for _, raw := range in.Patient {
+		s.msgs = append(s.msgs, e.lx.parse(raw))
+	}
+	if a := in.Demographics.AgeYears; a != nil {
+		ans := numberAnswer(float64(*a))
+		ans.source = sourceDemographics
+		s.facts[factAge] = ans
+	}
+	switch in.Demographics.Sex {
+	case "female", "male", "intersex":
+		s.facts[factSex] = answer{value: in.Demographics.Sex, source: sourceDemographics}
+	}
+	return s
+}
+
+// run replays every message in order and stops at a terminal state.
+func (s *session) run() {
+	for i := range s.msgs {
+		s.prefix, s.committed = "", false
+		s.turn(i)
+		if s.phase == phaseDone {
+			return
+		}
+	}
+}
+
+func (s *session) turn(i int) {
+	m := s.msgs[i]
+	if hit := s.emergencyIn(m, i); hit != nil {
+		if s.active == nil {
+			if matches := s.match(m, s.e.lib.protocols); len(matches) == 1 {
+				s.commit(matches[0])
+			}
+		}
+		s.emergency = hit
+		s.finish(engine.DispositionEscalate, hit.note)
+		return
+	}
+	if s.active == nil {
+		s.choose(m)
+		if s.active == nil {
+			return
+		}
+		// Everything said so far may already answer the committed
+		// protocol's questions.
+		for _, earlier := range s.msgs[:i+1] {
+			s.volunteer(earlier)
+		}
+	} else {
+		s.answerPending(m)
+		s.volunteer(m)
+	}
+	if rf := s.positiveRedFlag(); rf != nil {
+		s.redFlag = rf
+		s.finish(engine.DispositionEscalate, rf.SafetyNote)
+		return
+	}
+	if next := s.next(); next != nil {
+		s.pending = next
+		s.asked[next.Fact]++
+		return
+	}
+	d, reason := s.decide()
+	s.finish(d, reason)
+}
+
+func (s *session) finish(disposition, reason string) {
+	s.phase = phaseDone
+	s.pending = nil
+	s.disposition, s.reason = disposition, reason
+}
+
+// choose handles the complaint phase: commit when exactly one protocol fits.
+func (s *session) choose(m message) {
+	pool := s.e.lib.protocols
+	if s.phase == phaseWhich {
+		// Prefer the offered candidates; fall back to the whole library
+		// when the patient names something else.
+		if matches := s.match(m, s.candidates); len(matches) == 1 {
+			s.commit(matches[0])
+			return
+		}
+	}
+	matches := s.match(m, pool)
+	s.consider(matches)
+	switch {
+	case len(matches) == 1:
+		s.commit(matches[0])
+	case len(matches) > 1:
+		if s.phase == phaseWhich {
+			s.prefix = s.e.replies.NotUnderstood
+		}
+		s.phase = phaseWhich
+		s.candidates = matches
+	case s.phase == phaseComplaint:
+		s.phase = phaseMainProblem
+	default:
+		s.prefix = s.e.replies.NotUnderstood
+	}
+}
+
+// match lists the protocols whose title or a trigger the message affirms.
+func (s *session) match(m message, pool []*Protocol) []*Protocol {
+	var out []*Protocol
+	for _, p := range pool {
+		if m.mention(p.title) == affirmed || triggered(m, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func triggered(m message, p *Protocol) bool {
+	for _, parts := range p.triggers {
+		all := true
+		for _, part := range parts {
+			if m.mention(part) != affirmed {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) consider(ps []*Protocol) {
+	for _, p := range ps {
+		known := false
+		for _, c := range s.candidates {
+			known = known || c == p
+		}
+		if !known {
+			s.candidates = append(s.candidates, p)
+		}
+	}
+}
+
+func (s *session) commit(p *Protocol) {
+	s.active = p
+	s.consider([]*Protocol{p})
+	s.phase = phaseQuestion
+	s.committed = true
+}
+
+// answerPending records the reply to the question just asked, or sets a
+// clarifying prefix so the question is asked again. A question is asked at
+// most twice: a second unclear reply is recorded as unsure, which for a red
+// flag means "not excluded".
+func (s *session) answerPending(m message) {
+	q := s.pending
+	if q == nil {
+		return
+	}
+	a, ok := s.interpret(q, m)
+	retry := s.asked[q.Fact] < 2
+	switch {
+	case !ok && retry:
+		s.prefix = s.e.replies.NotUnderstood
+		return
+	case !ok:
+		a = answer{value: valUnsure, unsureTwice: true}
+	case a.value == valUnsure && s.isRedFlag(q.Fact) && retry:
+		s.prefix = s.e.replies.NeedClearAnswer
+		return
+	}
+	a.words, a.source = m.raw, sourceAsked
+	s.facts[q.Fact] = a
+}
+
+func (s *session) interpret(q *Question, m message) (answer, bool) {
+	return q.interpret(m)
+}
+
+// volunteer records every still-open question that m already answers.
+// Hedged red flags are not taken: they are asked outright instead.
+func (s *session) volunteer(m message) {
+	for _, q := range s.questions() {
+		if _, done := s.facts[q.Fact]; done {
+			continue
+		}
+		a, ok := q.volunteer(m)
+		if !ok || (a.value == valUnsure && s.isRedFlag(q.Fact)) {
+			continue
+		}
+		a.words, a.source = m.raw, sourceVolunteered
+		s.facts[q.Fact] = a
+	}
+}
+
+// questions lists everything the committed protocol may ask, in order:
+// demographics, red flags, then the protocol's own questions.
+func (s *session) questions() []*Question {
+	r := s.e.replies
+	qs := []*Question{&r.Age, &r.Sex}
+	if s.pregnancyRelevant() {
+		qs = append(qs, &r.Pregnancy)
+	}
+	if s.active != nil {
+		for i := range s.active.redFlags {
+			qs = append(qs, &s.active.redFlags[i])
+		}
+		for i := range s.active.Questions {
+			qs = append(qs, &s.active.Questions[i])
+		}
+	}
+	return qs
+}
+
+func (s *session) pregnancyRelevant() bool {
+	if s.active == nil || !s.active.PregnancyRelevant {
+		return false
+	}
+	if sex, ok := s.facts[factSex]; ok && sex.value == "male" {
+		return false
+	}
+	if age, ok := s.facts[factAge]; ok && age.hasNum {
+		r := s.e.replies
+		return age.num >= float64(r.PregnancyAgeFrom) && age.num <= float64(r.PregnancyAgeTo)
+	}
+	return true
+}
+
+func (s *session) next() *Question {
+	for _, q := range s.questions() {
+		if _, done := s.facts[q.Fact]; !done {
+			return q
+		}
+	}
+	return nil
+}
+
+func (s *session) isRedFlag(fact string) bool {
+	return s.redFlagFor(fact) != nil
+}
+
+func (s *session) redFlagFor(fact string) *RedFlag {
+	if s.active == nil {
+		return nil
+	}
+	for i := range s.active.RedFlags {
+		if s.active.RedFlags[i].Fact == fact {
+			return &s.active.RedFlags[i]
+		}
+	}
+	return nil
+}
+
+// positiveRedFlag returns the first red flag answered yes, or unsure after
+// being asked twice (it cannot be excluded).
+func (s *session) positiveRedFlag() *RedFlag {
+	if s.active == nil {
+		return nil
+	}
+	for i := range s.active.RedFlags {
+		rf := &s.active.RedFlags[i]
+		if a, ok := s.facts[rf.Fact]; ok && (a.value == valYes || a.value == valUnsure) {
+			return rf
+		}
+	}
+	return nil
+}
+
+// redFlagsNegative is true once every red flag was answered no.
+func (s *session) redFlagsNegative() bool {
+	if s.active == nil {
+		return false
+	}
+	for _, rf := range s.active.RedFlags {
+		if a, ok := s.facts[rf.Fact]; !ok || a.value != valNo {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *session) emergencyIn(m message, turn int) *emergencyHit {
+	for _, em := range s.e.replies.Emergencies {
+		for _, ph := range em.phrases {
+			if p := m.mention(ph); p == affirmed || p == uncertain {
+				return &emergencyHit{turn: turn + 1, words: m.raw, note: em.Note}
+			}
+		}
+	}
+	return nil
+}

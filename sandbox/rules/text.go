@@ -1,0 +1,260 @@
+package rules
+
+import (
+	"strings"
+	"unicode"
+)
+
+// message is one patient message prepared for matching: split into clauses
+// (so "no fever but a cough" keeps the negation on "fever" only), lowercased,
+// apostrophes dropped ("don't" → "dont") and number words turned into digits.
+type message struct {
+	raw     string
+	lx      *lexicon
+	clauses [][]string
+	tokens  []string // every clause's tokens, in order
+}
+
+// parse prepares a patient message for matching.
+func (lx *lexicon) parse(raw string) message {
+	m := message{raw: raw, lx: lx}
+	lower := strings.ToLower(raw)
+	lower = strings.NewReplacer("’", "", "'", "", "`", "").Replace(lower)
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			m.clauses = append(m.clauses, lx.wordsToDigits(cur))
+			m.tokens = append(m.tokens, m.clauses[len(m.clauses)-1]...)
+		}
+		cur = nil
+	}
+	for _, part := range strings.FieldsFunc(lower, isClauseBreak) {
+		for _, w := range strings.FieldsFunc(part, notWordRune) {
+			if lx.clauseWords[w] {
+				flush()
+				continue
+			}
+			cur = append(cur, w)
+		}
+		flush()
+	}
+	return m
+}
+
+func isClauseBreak(r rune) bool {
+	switch r {
+	case '.', ',', ';', ':', '!', '?', '\n', '(', ')':
+		return true
+	}
+	return false
+}
+
+func notWordRune(r rune) bool {
+	return !(unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// normalisePhrase prepares a keyword from the protocol library the same way
+// patient text is prepared, so both sides compare equal.
+// A trailing "*" on a word (a prefix match) survives normalisation.
+func (lx *lexicon) normalisePhrase(s string) []string {
+	const star = "qqstarqq"
+	toks := lx.parse(strings.ReplaceAll(s, "*", star)).tokens
+	for i, t := range toks {
+		if strings.HasSuffix(t, star) {
+			toks[i] = strings.TrimSuffix(t, star) + "*"
+		}
+	}
+	return toks
+}
+
+// lexicon holds the word lists of the text understanding. It is built once by
+// New and shared read-only, so the engine keeps no mutable package state.
+type lexicon struct {
+	// clauseWords end a clause: a negation never reaches across them.
+	clauseWords map[string]bool
+	// negators flip a keyword found after them in the same clause. "cant"
+	// and "cannot" are missing on purpose: "I can't swallow" affirms a symptom.
+	negators map[string]bool
+	// hedges mark a keyword as uncertain; checked before negators because
+	// "not sure" contains "not".
+	hedges [][]string
+	// Plain answers: leading phrases decide first ("no idea" is not a "no"),
+	// then a leading yes/no word, then what the message contains.
+	leadingUnsure [][]string
+	yesWords      map[string]bool
+	noWords       map[string]bool
+	containsNo    [][]string
+	containsYes   [][]string
+	numbers       map[string]int // number words: "three" → 3, "thirty" → 30
+}
+
+func newLexicon() *lexicon {
+	lx := &lexicon{}
+	lx.clauseWords = map[string]bool{"but": true, "and": true, "though": true, "although": true, "however": true, "except": true}
+	lx.negators = map[string]bool{
+		"no": true, "not": true, "dont": true, "doesnt": true, "didnt": true,
+		"havent": true, "hasnt": true, "hadnt": true, "isnt": true, "arent": true,
+		"wasnt": true, "werent": true, "without": true, "never": true, "none": true,
+		"nor": true, "neither": true, "denies": true, "aint": true,
+	}
+	lx.hedges = [][]string{
+		{"not", "sure"}, {"dont", "know"}, {"not", "certain"}, {"no", "idea"},
+		{"maybe"}, {"might"}, {"possibly"}, {"perhaps"}, {"unsure"}, {"dunno"},
+		{"could", "be"}, {"cant", "tell"}, {"idk"},
+	}
+	lx.leadingUnsure = [][]string{
+		{"no", "idea"}, {"not", "sure"}, {"im", "not", "sure"}, {"i", "am", "not", "sure"},
+		{"i", "dont", "know"}, {"dont", "know"}, {"dunno"}, {"idk"}, {"unsure"}, {"im", "unsure"},
+		{"maybe"}, {"perhaps"}, {"possibly"}, {"not", "certain"}, {"cant", "say"}, {"cant", "tell"},
+		{"hard", "to", "say"}, {"i", "cant", "tell"},
+	}
+	lx.yesWords = map[string]bool{
+		"yes": true, "yeah": true, "yea": true, "yep": true, "yup": true, "ya": true,
+		"y": true, "aye": true, "sure": true, "definitely": true, "absolutely": true,
+		"correct": true, "indeed": true, "affirmative": true, "ok": true,
+	}
+	lx.noWords = map[string]bool{
+		"no": true, "nope": true, "nah": true, "n": true, "never": true, "none": true,
+		"negative": true, "nothing": true,
+	}
+	lx.containsNo = [][]string{
+		{"dont", "think", "so"}, {"not", "really"}, {"not", "at", "all"}, {"i", "dont"},
+		{"i", "havent"}, {"i", "am", "not"}, {"im", "not"}, {"not", "that", "i"},
+	}
+	lx.containsYes = [][]string{
+		{"i", "think", "so"}, {"i", "do"}, {"i", "have"}, {"i", "am"}, {"im"}, {"a", "bit"},
+		{"a", "little"}, {"sometimes"}, {"probably"}, {"it", "is"}, {"it", "does"},
+		{"i", "did"}, {"i", "was"}, {"true"}, {"right"},
+	}
+	lx.numbers = numberWords()
+	return lx
+}
+
+// polarity is what a message says about a keyword.
+type polarity int
+
+const (
+	absent polarity = iota
+	affirmed
+	negated
+	uncertain
+)
+
+// negationWindow is how many tokens before a keyword a negator or hedge may
+// sit: "I don't think I have a fever" puts "dont" five tokens back.
+const negationWindow = 6
+
+// mention reports what the message says about phrase (already normalised).
+// A phrase token ending in "*" matches any token it prefixes. The last
+// occurrence wins: a patient correcting themselves is believed.
+func (m message) mention(phrase []string) polarity {
+	result := absent
+	for _, cl := range m.clauses {
+		for i := 0; i+len(phrase) <= len(cl); i++ {
+			if matchAt(cl, i, phrase) {
+				result = m.lx.prefixPolarity(cl[:i])
+			}
+		}
+	}
+	return result
+}
+
+// mentionAny folds mention over several phrases: an affirmation or a
+// negation beats uncertainty, uncertainty beats absence.
+func (m message) mentionAny(phrases [][]string) polarity {
+	best := absent
+	for _, p := range phrases {
+		switch pol := m.mention(p); {
+		case pol == affirmed || pol == negated:
+			return pol
+		case pol == uncertain:
+			best = uncertain
+		}
+	}
+	return best
+}
+
+func matchAt(tokens []string, i int, phrase []string) bool {
+	for j, p := range phrase {
+		t := tokens[i+j]
+		if strings.HasSuffix(p, "*") {
+			if !strings.HasPrefix(t, strings.TrimSuffix(p, "*")) {
+				return false
+			}
+		} else if t != p {
+			return false
+		}
+	}
+	return true
+}
+
+func (lx *lexicon) prefixPolarity(before []string) polarity {
+	if len(before) > negationWindow {
+		before = before[len(before)-negationWindow:]
+	}
+	for _, h := range lx.hedges {
+		if containsSeq(before, h) {
+			return uncertain
+		}
+	}
+	for _, t := range before {
+		if lx.negators[t] {
+			return negated
+		}
+	}
+	return affirmed
+}
+
+func containsSeq(tokens, seq []string) bool {
+	for i := 0; i+len(seq) <= len(tokens); i++ {
+		if matchAt(tokens, i, seq) {
+			return true
+		}
+	}
+	return false
+}
+
+func startsWithSeq(tokens, seq []string) bool {
+	return len(tokens) >= len(seq) && matchAt(tokens, 0, seq)
+}
+
+// yesNo classifies a plain answer. ok is false when the message says neither.
+func (m message) yesNo() (p polarity, ok bool) {
+	lx := m.lx
+	t := m.tokens
+	if len(t) == 0 {
+		return absent, false
+	}
+	for _, s := range lx.leadingUnsure {
+		if startsWithSeq(t, s) {
+			return uncertain, true
+		}
+	}
+	if lx.yesWords[t[0]] {
+		return affirmed, true
+	}
+	if lx.noWords[t[0]] {
+		return negated, true
+	}
+	for _, s := range lx.containsNo {
+		if containsSeq(t, s) {
+			return negated, true
+		}
+	}
+	for _, h := range lx.hedges {
+		if containsSeq(t, h) {
+			return uncertain, true
+		}
+	}
+	for _, w := range t {
+		if lx.negators[w] {
+			return negated, true
+		}
+	}
+	for _, s := range lx.containsYes {
+		if containsSeq(t, s) {
+			return affirmed, true
+		}
+	}
+	return absent, false
+}
