@@ -19,6 +19,7 @@ type answer struct {
 	words       string // the patient's message that gave it
 	source      string // sourceAsked, sourceVolunteered or sourceDemographics
 	unsureTwice bool   // recorded as unsure after two unclear replies
+	approx      string // how to describe an approximate number ("within the past week")
 }
 
 const (
@@ -37,6 +38,12 @@ func polarityValue(p polarity) string {
 	return valUnsure
 }
 
+func durationAnswer(days float64, approx string) answer {
+	a := numberAnswer(days)
+	a.approx = approx
+	return a
+}
+
 func numberAnswer(n float64) answer {
 	return answer{value: strconv.FormatFloat(n, 'f', -1, 64), num: n, hasNum: true}
 }
@@ -53,8 +60,8 @@ func (q *Question) interpret(m message) (answer, bool) {
 			return answer{value: polarityValue(p)}, true
 		}
 	case kindDuration:
-		if d, ok := duration(m.tokens); ok {
-			return numberAnswer(d), true
+		if d, approx, ok := duration(m.tokens); ok {
+			return durationAnswer(d, approx), true
 		}
 		// A bare number answers "how many days".
 		if len(m.tokens) == 1 {
@@ -86,13 +93,13 @@ func (q *Question) volunteer(m message) (answer, bool) {
 			return answer{value: polarityValue(p)}, true
 		}
 	case kindDuration:
-		if d, ok := duration(m.tokens); ok {
-			return numberAnswer(d), true
+		if d, approx, ok := duration(m.tokens); ok {
+			return durationAnswer(d, approx), true
 		}
 	case kindChoice:
 		// An option counts only beside one of the question's own keywords,
 		// so "every day" in a reply about something else is not taken.
-		if len(q.keywords) > 0 && m.mentionAny(q.keywords) == affirmed {
+		if len(q.keywords) > 0 && m.mentionAny(q.keywords) != absent {
 			if o := q.matchOption(m); o != nil {
 				return answer{value: o.Value}, true
 			}

@@ -76,7 +76,7 @@ func isWeekday(tok string) bool {
 // "a couple of weeks", "since yesterday", "since Tuesday". A weekday means
 // "within the past week" and counts as 7 days, the upper bound, because the
 // engine has no calendar (it must not read the clock).
-func duration(tokens []string) (float64, bool) {
+func duration(tokens []string) (days float64, approx string, ok bool) {
 	for i, t := range tokens {
 		if unit, ok := durationUnit(t); ok {
 			if unit == 365 && i+1 < len(tokens) && tokens[i+1] == "old" {
@@ -85,13 +85,13 @@ func duration(tokens []string) (float64, bool) {
 			qty, found := quantityBefore(tokens, i)
 			if !found {
 				if t == "hours" || t == "hrs" {
-					return 0, true // "for hours"
+					return 0, "", true // "for hours"
 				}
 				if t == "night" && i > 0 && tokens[i-1] == "last" {
-					return 1, true
+					return 1, "", true
 				}
 				if (t == "week" || t == "month") && i > 0 && tokens[i-1] == "last" {
-					return unit, true
+					return unit, "", true
 				}
 				continue
 			}
@@ -99,20 +99,20 @@ func duration(tokens []string) (float64, bool) {
 			if lessThan(tokens, i) && days >= 1 {
 				days--
 			}
-			return days, true
+			return days, "", true
 		}
 		switch {
 		case t == "yesterday":
-			return 1, true
+			return 1, "", true
 		case t == "today" || t == "tonight" || t == "morning" && i > 0 && tokens[i-1] == "this":
-			return 0, true
+			return 0, "", true
 		case (t == "since" || t == "on" || t == "last") && i+1 < len(tokens) && isWeekday(tokens[i+1]):
-			return 7, true
+			return 7, "within the past week", true
 		case (t == "since" || t == "last") && i+2 < len(tokens) && tokens[i+1] == "the" && isWeekday(tokens[i+2]):
-			return 7, true
+			return 7, "within the past week", true
 		}
 	}
-	return 0, false
+	return 0, "", false
 }
 
 // quantityBefore reads the amount in front of a unit: "3", "a", "couple of",

@@ -106,6 +106,8 @@ func (s *session) display(q *Question, a answer) string {
 	switch {
 	case a.unsureTwice:
 		return "unclear after asking twice"
+	case q.Kind == kindDuration && a.approx != "":
+		return a.approx
 	case q.Kind == kindDuration && a.hasNum:
 		return describeDays(a.num)
 	case q.Kind == kindChoice:
