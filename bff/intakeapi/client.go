@@ -446,6 +446,10 @@ func (c *Client) newRequest(ctx context.Context, r request) (*http.Request, erro
 	if err != nil {
 		return nil, errors.New(c.redact(err.Error()))
 	}
+	// Without GetBody net/http cannot replay the POST by itself (it would
+	// for a request carrying Idempotency-Key on a reused connection that
+	// broke), so every attempt is one the Gate saw and counted.
+	req.GetBody = nil
 	for k, v := range r.header {
 		req.Header[k] = v
 	}
