@@ -11,11 +11,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -897,6 +900,36 @@ func TestOpenAPIConformanceIntakeLifecycle(t *testing.T) {
 
 	x := l.do(t, http.MethodGet, "/v1/health", "", nil, nil)
 	l.expect(t, x, http.StatusOK, "", true)
+	var health struct {
+		Release string `json:"release"`
+	}
+	x.decode(t, &health)
+	if rel, _, _ := strings.Cut(x.header.Get("x-service-release"), "+"); rel != health.Release {
+		t.Errorf("health release %q is not the release of x-service-release %q", health.Release, x.header.Get("x-service-release"))
+	}
+
+	// The intake's identity and times (README choices 13 and 14, spec's two hours).
+	x = l.do(t, http.MethodPost, "/v1/intakes", oaKeyA, map[string]any{}, nil)
+	l.expect(t, x, http.StatusCreated, "", true)
+	var in struct {
+		EncounterID string `json:"encounter_id"`
+		CreatedAt   string `json:"created_at"`
+		ExpiresAt   string `json:"expires_at"`
+	}
+	x.decode(t, &in)
+	sum := sha256.Sum256([]byte(oaKeyA))
+	if !regexp.MustCompile(`^enc_` + hex.EncodeToString(sum[:])[:8] + `_[0-9a-f]{16}$`).MatchString(in.EncounterID) {
+		t.Errorf("encounter_id %q is not enc_<first 8 hex of sha256(key)>_<16 hex> (README choice 13)", in.EncounterID)
+	}
+	stamp := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+	created, err1 := time.Parse(time.RFC3339, in.CreatedAt)
+	expires, err2 := time.Parse(time.RFC3339, in.ExpiresAt)
+	switch {
+	case !stamp.MatchString(in.CreatedAt) || !stamp.MatchString(in.ExpiresAt) || err1 != nil || err2 != nil:
+		t.Errorf("times %q, %q are not RFC 3339 UTC with milliseconds (README choice 14)", in.CreatedAt, in.ExpiresAt)
+	case expires.Sub(created) != 2*time.Hour:
+		t.Errorf("expires_at - created_at = %v, the spec says two hours", expires.Sub(created))
+	}
 
 	// Create: no body, an empty object, every field at its limits.
 	x = l.do(t, http.MethodPost, "/v1/intakes", oaKeyA, nil, nil)
@@ -955,12 +988,12 @@ func TestOpenAPIConformanceIntakeLifecycle(t *testing.T) {
 	l.expect(t, x, http.StatusConflict, "intake_closed", true)
 	x = l.do(t, http.MethodGet, "/v1/intakes/"+id, oaKeyA, nil, nil)
 	l.expect(t, x, http.StatusOK, "", true)
-	var sum struct {
+	var summary struct {
 		Status string `json:"status"`
 	}
-	x.decode(t, &sum)
-	if sum.Status != "closed" {
-		t.Errorf("summary status %q after the terminal turn, want closed", sum.Status)
+	x.decode(t, &summary)
+	if summary.Status != "closed" {
+		t.Errorf("summary status %q after the terminal turn, want closed", summary.Status)
 	}
 	x = l.do(t, http.MethodGet, "/v1/intakes/"+id+"/handoff", oaKeyA, nil, nil)
 	l.expect(t, x, http.StatusOK, "", true)
@@ -1212,10 +1245,16 @@ func TestOpenAPIConformanceLimits(t *testing.T) {
 	for _, path := range []string{"/v1/intakes/" + id, "/v1/intakes/" + id + "/handoff", "/v1/openapi.yaml"} {
 		x = l.do(t, http.MethodGet, path, oaKeyA, nil, nil)
 		l.expect(t, x, http.StatusTooManyRequests, "rate_limited", true)
-		if x.header.Get("Retry-After") == "" {
-			t.Errorf("%s: rate_limited without Retry-After", x)
+		// README choice 1: whole seconds until the oldest counted request
+		// leaves the rolling minute; the clock has not moved, so 60.
+		if got := x.header.Get("Retry-After"); got != "60" {
+			t.Errorf("%s: Retry-After %q, want 60", x, got)
 		}
 	}
+	// Refused requests did not count: a minute later the key is served again.
+	l.clock.Advance(time.Minute + time.Second)
+	x = l.do(t, http.MethodGet, "/v1/intakes/"+id, oaKeyA, nil, nil)
+	l.expect(t, x, http.StatusOK, "", true)
 	// Another key has its own window, and its own daily quota.
 	other := l.create(t, oaKeyB)
 	l.turn(t, oaKeyB, other, "hello", nil)
