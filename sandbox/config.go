@@ -50,7 +50,7 @@ func DefaultConfig() Config {
 		TurnsPerDay:     100,
 		IntakesPerDay:   100,
 		SessionTTL:      2 * time.Hour,
-		FragmentDelay:   60 * time.Millisecond,
+		FragmentDelay:   150 * time.Millisecond,
 		FaultRetryAfter: 3 * time.Second,
 		SlowStart:       5 * time.Second,
 		Release:         "sandbox-2026.08",
