@@ -1,0 +1,92 @@
+package rules
+
+import "testing"
+
+func TestPlainAnswers(t *testing.T) {
+	lx := newLexicon()
+	cases := map[string]polarity{
+		"yes": affirmed, "Yeah": affirmed, "yep!": affirmed, "I think so": affirmed, "a bit": affirmed,
+		"no": negated, "Nope.": negated, "not really": negated, "I don't think so": negated, "nah": negated,
+		"not sure": uncertain, "I'm not sure": uncertain, "no idea": uncertain, "maybe": uncertain, "I don't know": uncertain,
+	}
+	for in, want := range cases {
+		got, ok := lx.parse(in).yesNo()
+		if !ok || got != want {
+			t.Errorf("yesNo(%q) = %v, %v; want %v", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"banana", "purple", ""} {
+		if _, ok := lx.parse(in).yesNo(); ok {
+			t.Errorf("yesNo(%q) understood; want not understood", in)
+		}
+	}
+}
+
+func TestNegationAndHedging(t *testing.T) {
+	lx := newLexicon()
+	fever := lx.normalisePhrase("fever*")
+	rash := lx.normalisePhrase("rash")
+	cases := []struct {
+		in     string
+		phrase []string
+		want   polarity
+	}{
+		{"no fever", fever, negated},
+		{"I've had a fever", fever, affirmed},
+		{"feverish since last night", fever, affirmed},
+		{"I don't think I have a fever", fever, negated},
+		{"not sure if I have a fever", fever, uncertain},
+		{"I might have a fever", fever, uncertain},
+		{"I don't have a rash", rash, negated},
+		{"no cough but a rash", rash, affirmed},
+		{"a rash, no fever", fever, negated},
+		{"a rash, no fever", rash, affirmed},
+		{"headache", rash, absent},
+	}
+	for _, c := range cases {
+		if got := lx.parse(c.in).mention(c.phrase); got != c.want {
+			t.Errorf("mention(%q, %v) = %v, want %v", c.in, c.phrase, got, c.want)
+		}
+	}
+}
+
+func TestDurations(t *testing.T) {
+	lx := newLexicon()
+	cases := map[string]float64{
+		"3 days": 3, "three days": 3, "for about 2 weeks": 14, "a couple of weeks": 14, "since yesterday": 1,
+		"since Tuesday": 7, "started today": 0, "a few days": 3, "more than 3 weeks": 21, "a month": 30,
+		"for a few hours": 0.125, "last night": 1, "less than a week": 6,
+	}
+	for in, want := range cases {
+		got, _, ok := duration(lx.parse(in).tokens)
+		if !ok || got != want {
+			t.Errorf("duration(%q) = %v, %v; want %v", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"I'm 34", "34 years old", "no"} {
+		if got, _, ok := duration(lx.parse(in).tokens); ok {
+			t.Errorf("duration(%q) = %v; want none", in, got)
+		}
+	}
+}
+
+func TestAges(t *testing.T) {
+	lx := newLexicon()
+	volunteered := map[string]int{
+		"I'm 34": 34, "I am 34 and have a cough": 34, "34 years old": 34, "aged 71": 71,
+		"I'm thirty four": 34, "a 52 year old man": 52,
+	}
+	for in, want := range volunteered {
+		if got, ok := volunteeredAge(lx.parse(in).tokens); !ok || got != want {
+			t.Errorf("volunteeredAge(%q) = %v, %v; want %v", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"3 days", "I have had it for 2 weeks", "I'm 3 days in", "temperature 39"} {
+		if got, ok := volunteeredAge(lx.parse(in).tokens); ok {
+			t.Errorf("volunteeredAge(%q) = %v; want none", in, got)
+		}
+	}
+	if got, ok := answeredAge(lx.parse("34").tokens); !ok || got != 34 {
+		t.Errorf("answeredAge(34) = %v, %v", got, ok)
+	}
+}
