@@ -209,7 +209,7 @@ func (s *session) answerPending(m message) {
 	if q == nil {
 		return
 	}
-	a, ok := s.interpret(q, m)
+	a, ok := q.interpret(m)
 	retry := s.asked[q.Fact] < 2
 	switch {
 	case !ok && retry:
@@ -223,10 +223,6 @@ func (s *session) answerPending(m message) {
 	}
 	a.words, a.source = m.raw, sourceAsked
 	s.facts[q.Fact] = a
-}
-
-func (s *session) interpret(q *Question, m message) (answer, bool) {
-	return q.interpret(m)
 }
 
 // volunteer records every still-open question that m already answers.
