@@ -27,6 +27,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/enginetest"
+	"github.com/clinical-intake/intake-web/sandbox/rules"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/config"
@@ -1424,5 +1425,65 @@ func TestOpenAPIValidationDetectsDrift(t *testing.T) {
 		if ok, errs := l.http.ValidateHttpResponse(req, tc.x.response(req)); !ok {
 			t.Errorf("%s: the real document refuses %s:%s", tc.name, tc.x, oaDescribeAll(errs))
 		}
+	}
+}
+
+// The rules engine the binaries run: a whole conversation, blocking and
+// streamed turns alternating, every response held to the document, so real
+// clinical content (scores, facts, notes, provenance) is validated too.
+func TestOpenAPIConformanceRulesEngine(t *testing.T) {
+	eng, err := rules.New()
+	if err != nil {
+		t.Fatalf("rules engine: %v", err)
+	}
+	l := oaStart(t, func(c *sandbox.Config) { c.Engine = eng })
+	x := l.do(t, http.MethodPost, "/v1/intakes", oaKeyA, map[string]any{
+		"demographics":    map[string]any{"age_years": 30, "sex": "male"},
+		"patient_history": "penicillin allergy",
+	}, nil)
+	l.expect(t, x, http.StatusCreated, "", true)
+	var in struct {
+		EncounterID string `json:"encounter_id"`
+	}
+	x.decode(t, &in)
+	turns := "/v1/intakes/" + in.EncounterID + "/turns"
+
+	script := []string{"I have a sore throat", "no", "no", "no", "No", "Yes", "No", "No", "1 to 2 days"}
+	const maxTurns = 15 // the rules engine's longest path
+	terminal := false
+	for i := 0; i < maxTurns && !terminal; i++ {
+		msg := "no"
+		if i < len(script) {
+			msg = script[i]
+		}
+		stream := i%2 == 1
+		x := l.do(t, http.MethodPost, turns, oaKeyA, map[string]any{"message": msg, "stream": stream}, nil)
+		var tr oaTurn
+		if stream {
+			events := l.expectStream(t, x)
+			if err := json.Unmarshal(events[len(events)-1].data, &tr); err != nil {
+				t.Fatalf("turn %d: %v", i+1, err)
+			}
+		} else {
+			l.expect(t, x, http.StatusOK, "", true)
+			x.decode(t, &tr)
+		}
+		terminal = tr.Terminal
+		x = l.do(t, http.MethodGet, "/v1/intakes/"+in.EncounterID+"/handoff", oaKeyA, nil, nil)
+		l.expect(t, x, http.StatusOK, "", true)
+	}
+	if !terminal {
+		t.Fatalf("the sore-throat conversation did not end within %d turns", maxTurns)
+	}
+	x = l.do(t, http.MethodGet, "/v1/intakes/"+in.EncounterID, oaKeyA, nil, nil)
+	l.expect(t, x, http.StatusOK, "", true)
+
+	// A red flag ends another intake at once.
+	urgent := l.create(t, oaKeyA)
+	_, tr := l.turn(t, oaKeyA, urgent, "I have crushing chest pain and I can't breathe", nil)
+	x = l.do(t, http.MethodGet, "/v1/intakes/"+urgent+"/handoff", oaKeyA, nil, nil)
+	l.expect(t, x, http.StatusOK, "", true)
+	if !tr.Terminal || !tr.Urgent {
+		t.Errorf("the red-flag message did not give the urgent terminal turn this test validates (terminal %v, urgent %v)", tr.Terminal, tr.Urgent)
 	}
 }
