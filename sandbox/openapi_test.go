@@ -973,6 +973,10 @@ func TestOpenAPIConformanceIntakeLifecycle(t *testing.T) {
 	if !bytes.Equal(first.body, again.body) {
 		t.Errorf("the replay differs from the stored response:\n%s\n%s", first.body, again.body)
 	}
+	// The same key with another message: refused (README choice 5), though
+	// the document cannot tell the request from a valid one.
+	x = l.do(t, http.MethodPost, "/v1/intakes/"+id+"/turns", oaKeyA, map[string]any{"message": "something else"}, idem)
+	l.expect(t, x, http.StatusBadRequest, "invalid_request", true)
 
 	// The summary and handoff of an open intake with turns.
 	x = l.do(t, http.MethodGet, "/v1/intakes/"+id, oaKeyA, nil, nil)
@@ -1132,6 +1136,7 @@ func TestOpenAPIConformanceInvalidRequests(t *testing.T) {
 		"history 4001":      `{"patient_history":"` + strings.Repeat("é", 4001) + `"}`,
 		"history null":      `{"patient_history":null}`,
 		"demographics list": `{"demographics":[]}`,
+		"demographics null": `{"demographics":null}`,
 	}
 	for name, body := range creates {
 		x := l.do(t, http.MethodPost, "/v1/intakes", oaKeyA, body, nil)
@@ -1152,6 +1157,7 @@ func TestOpenAPIConformanceInvalidRequests(t *testing.T) {
 		"stream string":   `{"message":"hi","stream":"true"}`,
 		"unknown field":   `{"message":"hi","trace_id":"x"}`,
 		"body not object": `"hi"`,
+		"stream null":     `{"message":"hi","stream":null}`,
 	}
 	for name, body := range turnBodies {
 		x := l.do(t, http.MethodPost, turns, oaKeyA, body, nil)
@@ -1168,6 +1174,7 @@ func TestOpenAPIConformanceInvalidRequests(t *testing.T) {
 		"256 characters": strings.Repeat("k", 256),
 		"a space":        "two words",
 		"non-ASCII":      "clé",
+		"empty":          "",
 	}
 	for name, k := range keys {
 		x := l.do(t, http.MethodPost, turns, oaKeyA, `{"message":"hi"}`, http.Header{"Idempotency-Key": {k}})
