@@ -1,0 +1,64 @@
+package bff
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes: each maps to one HTTP status in package web. Messages of an
+// *Error are safe to show to the user; anything else is an internal error,
+// logged and never shown.
+const (
+	ECONFLICT     = "conflict"     // the request clashes with the current state
+	EINTERNAL     = "internal"     // a fault of ours: logged, never detailed
+	EINVALID      = "invalid"      // bad input; Field names the form field
+	ENOTFOUND     = "not_found"    // no such thing, or not the caller's
+	EUNAUTHORIZED = "unauthorized" // sign-in required or failed
+	EGONE         = "gone"         // the intake expired
+	ERATELIMIT    = "rate_limited" // too many requests; RetryAfter says how long
+	EQUOTA        = "quota"        // the day's turns or intakes are spent
+	EUNAVAILABLE  = "unavailable"  // the service cannot be reached right now
+)
+
+// Error is an application error with a code and a message safe to show.
+type Error struct {
+	Code    string
+	Message string
+	Field   string // for EINVALID: the form field at fault
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("bff error: code=%s message=%s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns an EINVALID error about one field.
+func Invalid(field, format string, args ...any) *Error {
+	return &Error{Code: EINVALID, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err, EINTERNAL for errors that are not ours.
+func ErrorCode(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the message of err safe to show.
+func ErrorMessage(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Something went wrong on our side. It has been logged; please try again."
+}
