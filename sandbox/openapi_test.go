@@ -420,7 +420,11 @@ type oaExchange struct {
 }
 
 func (x *oaExchange) String() string {
-	return fmt.Sprintf("%s %s -> %d %s", x.method, x.url, x.status, oaTruncate(x.body))
+	var k string
+	if v, ok := x.reqHeader["Idempotency-Key"]; ok {
+		k = fmt.Sprintf(" (Idempotency-Key %q)", v)
+	}
+	return fmt.Sprintf("%s %s%s -> %d %s", x.method, x.url, k, x.status, oaTruncate(x.body))
 }
 
 func oaTruncate(b []byte) string {
@@ -518,6 +522,19 @@ func oaDo(t testing.TB, method, url, key string, body []byte, header http.Header
 // document and the sandbox agree on what is a valid request.
 func (c *oaContract) expect(t testing.TB, x *oaExchange, status int, code string, requestValid bool) {
 	t.Helper()
+	c.expectResponse(t, x, status, code)
+	ok, errs := c.http.ValidateHttpRequest(x.request(t))
+	switch {
+	case requestValid && !ok:
+		t.Errorf("%s: the sandbox processed a request the document refuses:%s", x, oaDescribeAll(errs))
+	case !requestValid && ok:
+		t.Errorf("%s: the sandbox refused a request the document accepts", x)
+	}
+}
+
+// expectResponse is expect without the request check.
+func (c *oaContract) expectResponse(t testing.TB, x *oaExchange, status int, code string) {
+	t.Helper()
 	if x.status != status {
 		t.Fatalf("%s: status %d, want %d", x, x.status, status)
 	}
@@ -531,14 +548,6 @@ func (c *oaContract) expect(t testing.TB, x *oaExchange, status int, code string
 		t.Errorf("%s: the response does not conform to the document:%s", x, oaDescribeAll(errs))
 	}
 	c.checkOptionalHeaders(t, x, req)
-
-	ok, errs := c.http.ValidateHttpRequest(x.request(t))
-	switch {
-	case requestValid && !ok:
-		t.Errorf("%s: the sandbox processed a request the document refuses:%s", x, oaDescribeAll(errs))
-	case !requestValid && ok:
-		t.Errorf("%s: the sandbox refused a request the document accepts", x)
-	}
 	c.record(x)
 }
 
@@ -1174,7 +1183,6 @@ func TestOpenAPIConformanceInvalidRequests(t *testing.T) {
 		"256 characters": strings.Repeat("k", 256),
 		"a space":        "two words",
 		"non-ASCII":      "clé",
-		"empty":          "",
 	}
 	for name, k := range keys {
 		x := l.do(t, http.MethodPost, turns, oaKeyA, `{"message":"hi"}`, http.Header{"Idempotency-Key": {k}})
@@ -1184,6 +1192,12 @@ func TestOpenAPIConformanceInvalidRequests(t *testing.T) {
 		}
 		l.expect(t, x, http.StatusBadRequest, "invalid_request", false)
 	}
+
+	// An empty Idempotency-Key: refused. The document refuses it too
+	// (minLength 1), but libopenapi-validator v0.13.8 checks an empty header
+	// value only some of the time, so only the response is checked here.
+	x = l.do(t, http.MethodPost, turns, oaKeyA, `{"message":"hi"}`, http.Header{"Idempotency-Key": {""}})
+	l.expectResponse(t, x, http.StatusBadRequest, "invalid_request")
 
 	faults := map[string]string{
 		"unknown kind":  `{"kind":"meteor"}`,
@@ -1294,11 +1308,10 @@ func TestOpenAPIConformanceFaults(t *testing.T) {
 			code = "upstream_error"
 		}
 		l.expect(t, x, c.status, code, true)
-		if c.kind == "rate_limited" && x.header.Get("Retry-After") != "7" {
-			// sandbox.DefaultConfig sets FaultRetryAfter to 3 s; the README's
-			// fault table promises 7.
-			t.Errorf("MISMATCH sandbox vs README: an injected rate_limited answers Retry-After %q; "+
-				"the README's fault table documents \"429 rate_limited with Retry-After: 7\"", x.header.Get("Retry-After"))
+		// The README's fault table: "429 rate_limited with Retry-After: 3
+		// (Config.FaultRetryAfter)".
+		if c.kind == "rate_limited" && x.header.Get("Retry-After") != "3" {
+			t.Errorf("%s: an injected rate_limited answers Retry-After %q; the README documents 3", x, x.header.Get("Retry-After"))
 		}
 	}
 
