@@ -1,0 +1,138 @@
+package relay
+
+import (
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+)
+
+func ids(evs []Event) []int64 {
+	out := make([]int64, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// collect reads a subscription to its end.
+func collect(sub *Subscription) []Event {
+	var out []Event
+	for ev := range sub.C {
+		out = append(out, ev)
+	}
+	return out
+}
+
+func TestSubscribersJoiningAnyTimeSeeEveryEventOnce(t *testing.T) {
+	h := NewHub(time.Minute, nil)
+	h.Open("t")
+	const total = 2000
+	var wg sync.WaitGroup
+	results := make([][]Event, 20)
+	for i := range results {
+		wg.Go(func() {
+			// Join at different points, some from a resume id.
+			after := int64(i * 7)
+			replay, sub, found := h.Subscribe("t", after)
+			if !found {
+				t.Error("stream not found")
+				return
+			}
+			got := append([]Event{}, replay...)
+			if sub != nil {
+				got = append(got, collect(sub)...)
+			}
+			// A subscriber that fell behind resumes from its last id.
+			for len(got) > 0 && got[len(got)-1].Name != "final" {
+				replay, sub, _ = h.Subscribe("t", got[len(got)-1].ID)
+				got = append(got, replay...)
+				if sub != nil {
+					got = append(got, collect(sub)...)
+				}
+			}
+			results[i] = got
+		})
+	}
+	for i := 1; i < total; i++ {
+		h.Publish("t", "delta", map[string]int{"n": i})
+	}
+	h.Publish("t", "final", struct{}{})
+	h.Close("t")
+	wg.Wait()
+	for i, got := range results {
+		after := int64(i * 7)
+		if int64(len(got)) != total-after {
+			t.Fatalf("subscriber %d (after %d) got %d events, want %d", i, after, len(got), total-after)
+		}
+		for j, ev := range got {
+			if ev.ID != after+int64(j)+1 {
+				t.Fatalf("subscriber %d: event %d has id %d, want %d (gap or duplicate)", i, j, ev.ID, after+int64(j)+1)
+			}
+		}
+	}
+}
+
+func TestLateSubscriberReplaysAnEndedStream(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	h := NewHub(10*time.Minute, func() time.Time { return now })
+	h.Publish("t", "delta", map[string]string{"text": "Hel"})
+	h.Publish("t", "delta", map[string]string{"text": "lo"})
+	h.Publish("t", "final", map[string]bool{"terminal": false})
+	h.Close("t")
+	h.Publish("t", "delta", map[string]string{"text": "ignored"})
+
+	replay, sub, found := h.Subscribe("t", 1)
+	if !found || sub != nil || len(replay) != 2 || replay[0].Name != "delta" || replay[1].Name != "final" {
+		t.Fatalf("replay %v sub %v found %v", replay, sub, found)
+	}
+	var d map[string]string
+	if err := json.Unmarshal(replay[0].Data, &d); err != nil || d["text"] != "lo" {
+		t.Fatalf("data = %s", replay[0].Data)
+	}
+	// Ended streams are forgotten after the retention, when the hub is next used.
+	now = now.Add(11 * time.Minute)
+	h.Open("other")
+	if _, _, found := h.Subscribe("t", 0); found {
+		t.Fatal("an ended stream outlived its retention")
+	}
+	if _, _, found := h.Subscribe("never", 0); found {
+		t.Fatal("a stream that never existed was found")
+	}
+}
+
+func TestSlowSubscriberIsCutLooseNotBlocking(t *testing.T) {
+	h := NewHub(time.Minute, nil)
+	h.Open("t")
+	_, slow, _ := h.Subscribe("t", 0)
+	for i := 0; i < h.buffer+10; i++ {
+		h.Publish("t", "delta", i) // never blocks, though nobody reads
+	}
+	got := collect(slow)
+	if len(got) != h.buffer {
+		t.Fatalf("slow subscriber got %d events before being cut, want %d", len(got), h.buffer)
+	}
+	if h.Subscribers() != 0 {
+		t.Fatalf("%d subscribers left", h.Subscribers())
+	}
+	replay, _, _ := h.Subscribe("t", got[len(got)-1].ID)
+	if len(replay) != 10 || replay[0].ID != int64(h.buffer)+1 {
+		t.Fatalf("resume gave %v", ids(replay))
+	}
+}
+
+func TestCancelIsIdempotent(t *testing.T) {
+	h := NewHub(time.Minute, nil)
+	h.Open("t")
+	_, sub, _ := h.Subscribe("t", 0)
+	sub.Cancel()
+	sub.Cancel()
+	if _, ok := <-sub.C; ok {
+		t.Fatal("cancelled subscription still open")
+	}
+	h.Publish("t", "delta", 1)
+	h.Close("t")
+	if h.Subscribers() != 0 {
+		t.Fatal("cancelled subscriber still counted")
+	}
+}
