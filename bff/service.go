@@ -1,0 +1,131 @@
+package bff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/relay"
+)
+
+// Service runs intakes and turns: it is what the web handlers call. Turns run
+// detached from the request that sent them (DESIGN.md, decision 2).
+type Service struct {
+	client   *intakeapi.Client
+	intakes  IntakeStore
+	turns    TurnStore
+	handoffs HandoffStore
+	hub      *relay.Hub
+	now      func() time.Time
+	log      *slog.Logger
+
+	// base is the context of detached turns: cancelled only when Shutdown's
+	// grace period runs out.
+	base    context.Context
+	abandon context.CancelFunc
+	running sync.WaitGroup
+
+	mu       sync.Mutex
+	creating map[string]*creation // double-submit guard for new intakes
+}
+
+// Deps are the Service's collaborators.
+type Deps struct {
+	Client   *intakeapi.Client
+	Intakes  IntakeStore
+	Turns    TurnStore
+	Handoffs HandoffStore
+	Hub      *relay.Hub
+	Now      func() time.Time // nil = time.Now
+	Logger   *slog.Logger     // nil = discard
+}
+
+// NewService returns a Service.
+func NewService(d Deps) *Service {
+	s := &Service{
+		client: d.Client, intakes: d.Intakes, turns: d.Turns, handoffs: d.Handoffs, hub: d.Hub,
+		now: d.Now, log: d.Logger, creating: map[string]*creation{},
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s.base, s.abandon = context.WithCancel(context.Background())
+	return s
+}
+
+// Hub is the relay the turns publish to.
+func (s *Service) Hub() *relay.Hub { return s.hub }
+
+// Shutdown waits for running turns to finish until ctx ends, then abandons
+// the rest (they are settled by reconciliation at the next start).
+func (s *Service) Shutdown(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.running.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.abandon()
+		<-done
+		return fmt.Errorf("shutdown: running turns abandoned: %w", ctx.Err())
+	}
+}
+
+// TurnKey names a turn's stream in the relay.
+func TurnKey(intakeID string, index int) string { return fmt.Sprintf("%s/%d", intakeID, index) }
+
+// upstreamError maps what the client or the pacer reported to an error the
+// patient can be shown. The original is logged by the caller.
+func upstreamError(err error, now time.Time) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return Errorf(EUNAVAILABLE, "The intake service did not answer in time. Please try again.")
+	}
+	var qe *pacer.QuotaError
+	if errors.As(err, &qe) {
+		return quotaMessage(qe.Quota, qe.ResetAt, now)
+	}
+	ae, ok := intakeapi.AsError(err)
+	if !ok {
+		return Errorf(EUNAVAILABLE, "The intake service could not be reached. Please try again in a moment.")
+	}
+	switch ae.Code {
+	case intakeapi.CodeRateLimited:
+		return &Error{Code: ERATELIMIT, Message: fmt.Sprintf("The intake service is busy; please try again in %d seconds.", int(math.Ceil(max(ae.RetryAfter, time.Second).Seconds())))}
+	case intakeapi.CodeQuotaExceeded:
+		return quotaMessage("turns or intakes", time.Time{}, now)
+	case intakeapi.CodeIntakeClosed:
+		return Errorf(ECONFLICT, "This intake has ended; no more messages can be sent.")
+	case intakeapi.CodeIntakeExpired:
+		return Errorf(EGONE, "This intake passed its two-hour limit. Start a new intake; this one stays readable.")
+	case intakeapi.CodeNotFound:
+		return Errorf(ENOTFOUND, "The intake service no longer knows this intake.")
+	case intakeapi.CodeTurnInProgress:
+		return Errorf(ECONFLICT, "The previous reply is still being written; please wait for it.")
+	case intakeapi.CodeInvalidRequest:
+		return Errorf(EINVALID, "The intake service refused the request: %s", ae.Message)
+	}
+	return Errorf(EUNAVAILABLE, "The intake service is having trouble. Please try again in a moment.")
+}
+
+func quotaMessage(what string, reset, now time.Time) *Error {
+	if reset.IsZero() {
+		y, m, d := now.UTC().Date()
+		reset = time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
+	}
+	left := reset.Sub(now).Round(time.Minute)
+	return &Error{Code: EQUOTA, Message: fmt.Sprintf("Today's %s for this service key are used up. They reset at 00:00 UTC (in %d h %02d min).",
+		what, int(left.Hours()), int(left.Minutes())%60)}
+}
