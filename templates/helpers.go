@@ -1,0 +1,205 @@
+package templates
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Defaults used when a view leaves a field at its zero value.
+const (
+	defaultStartAction = "/intakes"
+	defaultSignOutURL  = "/signout"
+	defaultMaxChars    = 8000
+	defaultHistoryMax  = 4000
+	defaultAgeMax      = 130
+	notReported        = "not reported yet"
+)
+
+// thousands formats n with comma separators: 8000 -> "8,000".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// runes counts Unicode code points, as the server and app.js count them.
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+// counterText is the character counter: "12 / 8,000".
+func counterText(s string, max int) string {
+	return thousands(runes(s)) + " / " + thousands(max)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func orNotReported(s string) string { return orDefault(s, notReported) }
+
+func maxChars(c ComposerView) int {
+	if c.MaxChars > 0 {
+		return c.MaxChars
+	}
+	return defaultMaxChars
+}
+
+func historyMax(l StartLimits) int {
+	if l.HistoryMax > 0 {
+		return l.HistoryMax
+	}
+	return defaultHistoryMax
+}
+
+func ageMax(l StartLimits) int {
+	if l.AgeMax > 0 {
+		return l.AgeMax
+	}
+	return defaultAgeMax
+}
+
+// describedBy joins the ids of the elements that describe a field, skipping
+// empty ones.
+func describedBy(ids ...string) string {
+	out := ids[:0:0]
+	for _, id := range ids {
+		if id != "" {
+			out = append(out, id)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// errID returns the id of a field's error element when the field has an error.
+func errID(errs FieldErrors, field string) string {
+	if errs[field] != "" {
+		return field + "-error"
+	}
+	return ""
+}
+
+// hasFieldErrors reports whether any error (field or form-level) is set.
+func hasFieldErrors(errs FieldErrors) bool {
+	for _, m := range errs {
+		if m != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// startFieldOrder is the order of the start form's fields in the error summary.
+var startFieldOrder = []struct{ Key, ID string }{
+	{"age", "age"},
+	{"sex", "sex"},
+	{"history", "history"},
+	{"synthetic", "synthetic"},
+}
+
+type summaryItem struct{ Href, Message string }
+
+func startErrorSummary(errs FieldErrors) []summaryItem {
+	var items []summaryItem
+	for _, f := range startFieldOrder {
+		if m := errs[f.Key]; m != "" {
+			items = append(items, summaryItem{Href: "#" + f.ID, Message: m})
+		}
+	}
+	return items
+}
+
+// turnsLabel is "1 turn", "3 turns".
+func turnsLabel(n int) string {
+	if n == 1 {
+		return "1 turn"
+	}
+	return strconv.Itoa(n) + " turns"
+}
+
+// statusLabel capitalises an intake status for display ("open" -> "Open")
+// without changing unknown values.
+func statusLabel(s string) string {
+	switch s {
+	case "open":
+		return "Open"
+	case "closed":
+		return "Closed"
+	case "expired":
+		return "Expired"
+	case "":
+		return "Unknown"
+	}
+	return s
+}
+
+// turnStatusText is the note shown under a reply that is not complete yet.
+func turnStatusText(t TurnView) string {
+	switch t.Status {
+	case "queued":
+		return "Waiting for a slot…"
+	case "streaming":
+		return "Writing a reply…"
+	}
+	return "Waiting for the reply…"
+}
+
+// withEvents gives the page's pending turn the page's events URL when the
+// turn has none of its own.
+func withEvents(t TurnView, url string) TurnView {
+	if t.Pending && !t.Failed && t.EventsURL == "" {
+		t.EventsURL = url
+	}
+	return t
+}
+
+func errorHeading(p ErrorPage) string {
+	if p.Heading != "" {
+		return p.Heading
+	}
+	switch p.Status {
+	case 400:
+		return "The request could not be understood"
+	case 403:
+		return "This action is not allowed"
+	case 404:
+		return "Page not found"
+	case 409:
+		return "This intake has ended"
+	case 410:
+		return "This intake has expired"
+	case 429:
+		return "Too many requests"
+	case 502, 503, 504:
+		return "The intake service is not responding"
+	}
+	return "Something went wrong"
+}
+
+func composerNote(c ComposerView) string {
+	return orDefault(c.Note, "This conversation has ended. No more messages can be sent.")
+}
+
+func sexOptions() []struct{ Value, Label string } {
+	return []struct{ Value, Label string }{
+		{"", "Prefer not to say"},
+		{"female", "Female"},
+		{"male", "Male"},
+		{"intersex", "Intersex"},
+	}
+}
