@@ -124,8 +124,10 @@ func (s *Service) stream(w http.ResponseWriter, p *turnPlan) {
 		case evNameDelta:
 			out.event(st.event, evDelta{Text: st.text})
 		case evNameCompleted:
-			out.event(st.event, evCompleted{ElapsedMS: s.now().Sub(p.started).Milliseconds()})
+			// Free the intake first: a client may send its next turn the
+			// moment it reads this event.
 			s.unblock(p)
+			out.event(st.event, evCompleted{ElapsedMS: s.now().Sub(p.started).Milliseconds()})
 		case evNameCompiling:
 			out.event(st.event, evCompiling{Terminal: p.result.Terminal})
 			body, _ = json.Marshal(s.turnBody(p))
