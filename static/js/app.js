@@ -1,1 +1,499 @@
-// app.js
+// Clinical intake: progressive enhancement for the server-rendered pages.
+// Every page works without this module (plain forms, post-redirect-get).
+// With it: live character counters, turns sent with fetch and their replies
+// streamed in over EventSource, a status region that announces progress, and
+// a countdown of the time left. Server-rendered HTML fragments (our own templ
+// components) are parsed with <template>; text from the engine or the
+// patient is only ever inserted as text.
+
+const doc = document;
+doc.documentElement.classList.add('js');
+
+const numberFormat = new Intl.NumberFormat('en-GB');
+const fmt = (n) => numberFormat.format(n);
+
+/** Counts Unicode code points, as the server does. */
+const codePoints = (s) => [...s].length;
+
+const csrfToken = () => doc.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
+
+// ---------------------------------------------------------------------------
+// Status region: the one role="status" element (#status).
+
+let statusTicker = 0;
+
+function stopTicker() {
+  if (statusTicker) {
+    clearInterval(statusTicker);
+    statusTicker = 0;
+  }
+}
+
+/**
+ * Writes a message into #status. `extra`, when given, is shown after it in an
+ * aria-hidden span, so a value that changes often (elapsed seconds, progress)
+ * is visible without being re-announced every time.
+ */
+function announce(text, { error = false, extra = '' } = {}) {
+  const el = doc.getElementById('status');
+  if (!el) return;
+  stopTicker();
+  el.classList.toggle('status--error', error);
+  const main = doc.createElement('span');
+  main.textContent = text;
+  const more = doc.createElement('span');
+  more.setAttribute('aria-hidden', 'true');
+  more.className = 'status__extra';
+  more.textContent = extra;
+  el.replaceChildren(main, more);
+}
+
+/** Updates only the aria-hidden part of #status (if it is there). */
+function setStatusExtra(extra) {
+  const more = doc.querySelector('#status .status__extra');
+  if (more) more.textContent = extra;
+}
+
+/** "Writing a reply… 12 s", the seconds ticking once a second. */
+function announceTicking(text, since) {
+  const secs = () => ` ${Math.max(0, Math.round((Date.now() - since) / 1000))} s`;
+  announce(text, { extra: secs() });
+  statusTicker = setInterval(() => setStatusExtra(secs()), 1000);
+}
+
+// ---------------------------------------------------------------------------
+// Character counters: textarea[data-max][data-counter].
+
+function updateCounter(ta) {
+  const out = doc.getElementById(ta.dataset.counter ?? '');
+  const max = Number(ta.dataset.max);
+  if (!out || !max) return;
+  const n = codePoints(ta.value);
+  let text = `${fmt(n)} / ${fmt(max)}`;
+  if (n > max) text += ` (${fmt(n - max)} over the limit)`;
+  else if (n >= max * 0.9) text += ` (${fmt(max - n)} left)`;
+  out.textContent = text;
+  out.classList.toggle('counter--over', n > max);
+  out.classList.toggle('counter--near', n <= max && n >= max * 0.9);
+}
+
+function setupCounters(root = doc) {
+  for (const ta of root.querySelectorAll('textarea[data-max][data-counter]')) {
+    updateCounter(ta);
+  }
+}
+
+doc.addEventListener('input', (ev) => {
+  const t = ev.target;
+  if (t instanceof HTMLTextAreaElement && t.dataset.max && t.dataset.counter) updateCounter(t);
+});
+
+// ---------------------------------------------------------------------------
+// HTML fragments from the server.
+
+/** Parses one trusted server-rendered fragment into its first element. */
+function fragment(html) {
+  const tpl = doc.createElement('template');
+  tpl.innerHTML = String(html ?? '').trim();
+  return tpl.content.firstElementChild;
+}
+
+function replaceById(id, html) {
+  const next = fragment(html);
+  const cur = doc.getElementById(id);
+  if (!next || !cur) return null;
+  cur.replaceWith(next);
+  return next;
+}
+
+/** Swaps #composer, keeping what the user typed meanwhile and the focus. */
+function replaceComposer(html) {
+  const old = doc.getElementById('composer');
+  const next = fragment(html);
+  if (!old || !next) return;
+  const oldBox = old.querySelector('#message');
+  const typed = oldBox ? oldBox.value : '';
+  const hadFocus = old.contains(doc.activeElement);
+  const focusedBox = hadFocus && doc.activeElement === oldBox;
+  const sel = focusedBox ? [oldBox.selectionStart, oldBox.selectionEnd] : null;
+  old.replaceWith(next);
+  const box = next.querySelector('#message');
+  if (box && typed && box.value === '') box.value = typed;
+  setupCounters(next);
+  if (hadFocus) {
+    const target = box ?? next.querySelector('a, button:not([disabled]), textarea, input:not([type="hidden"])');
+    if (target) {
+      target.focus();
+      if (box && sel) box.setSelectionRange(sel[0], sel[1]);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Sending turns: every form[data-turn-form] (message box, quick replies,
+// "Send again") is posted with fetch; the server answers 202 with the new
+// turn's HTML and its events URL.
+
+let inFlight = false; // a POST is on its way
+let following = null; // the turn being followed: { es, url }
+
+function turnForms() {
+  return doc.querySelectorAll('form[data-turn-form]');
+}
+
+/** Disables (or re-enables) every submit button of the turn forms. */
+function setSendDisabled(disabled) {
+  for (const form of turnForms()) {
+    for (const b of form.querySelectorAll('button[type="submit"], button:not([type])')) {
+      b.disabled = disabled;
+    }
+  }
+}
+
+function showFieldError(message) {
+  const err = doc.getElementById('message-error');
+  const box = doc.getElementById('message');
+  if (err) {
+    err.replaceChildren();
+    if (message) {
+      const prefix = doc.createElement('span');
+      prefix.className = 'visually-hidden';
+      prefix.textContent = 'Error: ';
+      err.append(prefix, message);
+    }
+    err.hidden = !message;
+  }
+  if (box) {
+    const ids = (box.getAttribute('aria-describedby') ?? '').split(/\s+/).filter((id) => id && id !== 'message-error');
+    if (message) {
+      ids.push('message-error');
+      box.setAttribute('aria-invalid', 'true');
+    } else {
+      box.removeAttribute('aria-invalid');
+    }
+    box.setAttribute('aria-describedby', ids.join(' '));
+  }
+}
+
+function newSubmissionID() {
+  if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+function refreshSubmissionIDs() {
+  const id = newSubmissionID();
+  for (const input of doc.querySelectorAll('form[data-turn-form] input[name="submission_id"]')) {
+    input.value = id;
+  }
+}
+
+async function readJSON(res) {
+  try {
+    return await res.json();
+  } catch {
+    return null;
+  }
+}
+
+function fallbackError(status) {
+  if (status === 403) return 'Your session has changed. Reload the page and try again.';
+  if (status === 429) return 'Too many messages at once. Wait a moment and try again.';
+  if (status >= 500) return 'The message could not be sent because of a server problem. Try again in a moment.';
+  return `The message could not be sent (error ${status}).`;
+}
+
+async function sendTurn(form, submitter) {
+  const body = new FormData(form, submitter ?? undefined);
+  // Browsers without the submitter argument leave the quick reply out.
+  if (submitter?.name && !body.has(submitter.name)) body.append(submitter.name, submitter.value);
+  const message = String(body.get('message') ?? '');
+  const fromBox = form.contains(doc.getElementById('message'));
+  const max = Number(doc.getElementById('message')?.dataset.max) || 8000;
+
+  if (message.trim() === '') {
+    showFieldError('Type a message before sending.');
+    announce('Type a message before sending.', { error: true });
+    doc.getElementById('message')?.focus();
+    return;
+  }
+  if (codePoints(message) > max) {
+    const text = `Your message is ${fmt(codePoints(message) - max)} characters over the ${fmt(max)} limit. Shorten it and send again.`;
+    showFieldError(text);
+    announce(text, { error: true });
+    return;
+  }
+
+  inFlight = true;
+  setSendDisabled(true);
+  announce('Sending your message…');
+  let res;
+  try {
+    res = await fetch(form.action, {
+      method: 'POST',
+      body,
+      credentials: 'same-origin',
+      headers: { Accept: 'application/json', 'X-CSRF-Token': csrfToken() },
+    });
+  } catch {
+    inFlight = false;
+    setSendDisabled(false);
+    const text = 'Could not reach the server. Check your connection and try again.';
+    showFieldError(text);
+    announce(text, { error: true });
+    return;
+  }
+  const data = await readJSON(res);
+  inFlight = false;
+
+  if (res.status === 202 && data && data.events_url) {
+    showFieldError('');
+    const transcript = doc.getElementById('transcript');
+    const exists = transcript?.querySelector(`[data-index="${Number(data.index)}"]`);
+    if (transcript && !exists) {
+      const item = fragment(data.turn_html);
+      if (item) transcript.append(item);
+    }
+    doc.getElementById('transcript-empty')?.remove();
+    if (fromBox) {
+      const box = doc.getElementById('message');
+      if (box && box.value === message) box.value = '';
+      if (box) updateCounter(box);
+    }
+    refreshSubmissionIDs();
+    follow(data.events_url);
+    return;
+  }
+
+  if (!data && res.ok) {
+    // Not the JSON contract (a redirect to an HTML page): show that page.
+    window.location.assign(res.url || window.location.href);
+    return;
+  }
+
+  setSendDisabled(false);
+  const err = data?.error ?? {};
+  const text = err.message || fallbackError(res.status);
+  showFieldError(text);
+  announce(text, { error: true });
+}
+
+doc.addEventListener('submit', (ev) => {
+  const form = ev.target;
+  if (!(form instanceof HTMLFormElement) || !form.hasAttribute('data-turn-form')) return;
+  if (typeof window.fetch !== 'function' || typeof window.EventSource !== 'function') return; // plain post
+  ev.preventDefault();
+  if (inFlight || following) return; // no double sends
+  sendTurn(form, ev.submitter);
+});
+
+// Ctrl+Enter (Cmd+Enter) in the message box sends it.
+doc.addEventListener('keydown', (ev) => {
+  const t = ev.target;
+  if (ev.key !== 'Enter' || !(ev.ctrlKey || ev.metaKey) || !(t instanceof HTMLTextAreaElement) || t.id !== 'message') return;
+  const send = t.form?.querySelector('button[type="submit"]:not([disabled])');
+  if (send) {
+    ev.preventDefault();
+    t.form.requestSubmit(send);
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Following a turn's events.
+
+function ordinal(n) {
+  const s = ['th', 'st', 'nd', 'rd'];
+  const v = n % 100;
+  return n + (s[(v - 20) % 10] || s[v] || s[0]);
+}
+
+function aboutSeconds(secs) {
+  const s = Math.max(0, Math.round(Number(secs) || 0));
+  if (s < 60) return `about ${s} s`;
+  return `about ${Math.round(s / 60)} min`;
+}
+
+function parseData(ev) {
+  try {
+    return JSON.parse(ev.data || '{}') ?? {};
+  } catch {
+    return {};
+  }
+}
+
+function pendingItem() {
+  return doc.getElementById('pending');
+}
+
+function setTypingText(text) {
+  const el = pendingItem()?.querySelector('.typing__text');
+  if (el) el.textContent = text;
+}
+
+function stopFollowing() {
+  if (following) {
+    following.es.close();
+    following = null;
+  }
+  stopTicker();
+}
+
+/** Opens an EventSource on a turn's events and renders them. */
+function follow(url) {
+  stopFollowing();
+  setSendDisabled(true);
+
+  // The server replays the turn from its first event: start from empty.
+  const reply = pendingItem()?.querySelector('[data-reply]');
+  if (reply) reply.textContent = '';
+
+  const es = new EventSource(url, { withCredentials: true });
+  const me = { es, url };
+  following = me;
+  let lastID = -1; // highest numeric event id seen, to drop duplicates
+  let writingSince = 0;
+  let done = false;
+
+  const fresh = (ev) => {
+    const id = Number(ev.lastEventId);
+    if (ev.lastEventId === '' || !Number.isFinite(id)) return true;
+    if (id <= lastID) return false;
+    lastID = id;
+    return true;
+  };
+  const on = (name, fn) =>
+    es.addEventListener(name, (ev) => {
+      if (following !== me || done || !fresh(ev)) return;
+      fn(parseData(ev));
+    });
+
+  on('queued', (d) => {
+    const pos = Number(d.position) || 0;
+    const where = pos <= 1 ? 'you are next' : `you are ${ordinal(pos)} in line`;
+    const text = `Waiting for a slot: ${where}, ${aboutSeconds(d.wait_seconds)}`;
+    announce(text);
+    setTypingText('Waiting for a slot…');
+  });
+
+  on('started', () => {
+    writingSince = Date.now();
+    pendingItem()?.classList.add('turn--writing');
+    setTypingText('Writing a reply…');
+    announceTicking('Writing a reply…', writingSince);
+  });
+
+  on('delta', (d) => {
+    const el = pendingItem()?.querySelector('[data-reply]');
+    if (el && typeof d.text === 'string') el.append(d.text); // text node, never HTML
+    if (!writingSince) {
+      writingSince = Date.now();
+      announceTicking('Writing a reply…', writingSince);
+    }
+  });
+
+  on('completed', () => {
+    stopTicker();
+    setTypingText('Reply complete.');
+    announce('Reply complete. Preparing the next step…');
+  });
+
+  on('compiling', () => {
+    setTypingText('Compiling the clinical summary…');
+    announce('Compiling the clinical summary…');
+  });
+
+  on('progress', (d) => {
+    const chars = Number(d.chars);
+    if (Number.isFinite(chars) && chars > 0) setStatusExtra(` ${fmt(chars)} characters`);
+  });
+
+  on('final', (d) => {
+    done = true;
+    stopFollowing();
+    swapTurn(d.turn_html);
+    if (d.state_html) replaceById('state', d.state_html);
+    if (d.composer_html) replaceComposer(d.composer_html);
+    setSendDisabled(false);
+    announce(d.terminal ? 'Reply received. This intake is complete: no more messages can be sent.' : 'Reply received.');
+  });
+
+  on('failed', (d) => {
+    done = true;
+    stopFollowing();
+    swapTurn(d.turn_html);
+    if (d.state_html) replaceById('state', d.state_html);
+    if (d.composer_html) replaceComposer(d.composer_html);
+    setSendDisabled(false);
+    announce(d.message || 'The reply could not be completed.', { error: true });
+  });
+
+  es.onerror = () => {
+    if (following !== me || done) return;
+    if (es.readyState === EventSource.CLOSED) {
+      // The server refused the stream (404, 429, ...): the browser will not retry.
+      following = null;
+      stopTicker();
+      setSendDisabled(false);
+      announce('Lost the connection to the reply. Reload the page to see it.', { error: true });
+    } else {
+      announce('Connection interrupted. Reconnecting…');
+    }
+  };
+}
+
+/** Replaces the pending item (or the item of the same index) with the final turn. */
+function swapTurn(html) {
+  const next = fragment(html);
+  if (!next) return;
+  const transcript = doc.getElementById('transcript');
+  const idx = next.getAttribute('data-index');
+  const cur = pendingItem() ?? (idx ? transcript?.querySelector(`[data-index="${CSS.escape(idx)}"]`) : null);
+  if (cur) cur.replaceWith(next);
+  else transcript?.append(next);
+}
+
+// ---------------------------------------------------------------------------
+// Countdown of the time left: [data-expires-at], updated each minute.
+
+function timeLeftText(ms) {
+  if (ms <= 0) return 'Time limit reached: this intake has expired.';
+  const mins = Math.ceil(ms / 60000);
+  if (mins < 2) return 'Less than 2 min left';
+  const h = Math.floor(mins / 60);
+  const m = mins % 60;
+  if (h === 0) return `${m} min left`;
+  return m === 0 ? `${h} h left` : `${h} h ${m} min left`;
+}
+
+function setupCountdown() {
+  const el = doc.querySelector('[data-expires-at]');
+  const at = el ? Date.parse(el.getAttribute('data-expires-at') ?? '') : NaN;
+  if (!el || Number.isNaN(at)) return;
+  let warned = false;
+  const tick = () => {
+    const ms = at - Date.now();
+    el.textContent = timeLeftText(ms);
+    el.classList.toggle('time-left--soon', ms <= 10 * 60000);
+    if (!warned && ms > 0 && ms <= 5 * 60000 && !following) {
+      warned = true;
+      announce('About 5 minutes left before this intake expires.');
+    }
+    if (ms <= 0) return;
+    setTimeout(tick, ms % 60000 || 60000);
+  };
+  tick();
+}
+
+// ---------------------------------------------------------------------------
+// Start.
+
+function init() {
+  setupCounters();
+  setupCountdown();
+  doc.getElementById('error-summary')?.focus();
+  const pending = doc.querySelector('#pending[data-events-url]');
+  if (pending) follow(pending.getAttribute('data-events-url'));
+}
+
+if (doc.readyState === 'loading') doc.addEventListener('DOMContentLoaded', init);
+else init();
