@@ -400,3 +400,56 @@ func deref(p *string) string {
 	}
 	return *p
 }
+
+// Turn returns a turn of owner's intake, with the intake.
+func (s *Service) Turn(ctx context.Context, owner, intakeID string, index int) (*Intake, *Turn, error) {
+	in, err := s.owned(ctx, owner, intakeID)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := s.turns.Turn(ctx, intakeID, index)
+	if err != nil {
+		return nil, nil, err
+	}
+	return in, t, nil
+}
+
+// WaitSettled blocks until the turn's stream publishes its final or failed
+// event, the stream ends, or ctx ends.
+func (s *Service) WaitSettled(ctx context.Context, intakeID string, index int) {
+	key := TurnKey(intakeID, index)
+	var last int64
+	for {
+		replay, sub, found := s.hub.Subscribe(key, last)
+		if !found {
+			return
+		}
+		for _, ev := range replay {
+			last = ev.ID
+			if ev.Name == EventFinal || ev.Name == EventFailed {
+				sub.Cancel()
+				return
+			}
+		}
+		if sub == nil {
+			return
+		}
+		for open := true; open; {
+			select {
+			case ev, ok := <-sub.C:
+				if !ok {
+					open = false
+					break
+				}
+				last = ev.ID
+				if ev.Name == EventFinal || ev.Name == EventFailed {
+					sub.Cancel()
+					return
+				}
+			case <-ctx.Done():
+				sub.Cancel()
+				return
+			}
+		}
+	}
+}

@@ -402,3 +402,7 @@ func vcsRevision() string {
 	}
 	return ""
 }
+
+// Key returns the first accepted key, for a process that embeds the sandbox
+// and generated it.
+func (s *Service) Key() string { return s.cfg.Keys[0] }

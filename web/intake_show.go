@@ -1,0 +1,20 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/clinical-intake/intake-web/templates"
+)
+
+// showIntake is the conversation page of one of this browser's intakes.
+func (s *Server) showIntake(c *fiber.Ctx) error {
+	in, turns, err := s.svc.Intake(c.UserContext(), s.owner(c, false), utils.CopyString(c.Params("id")))
+	if err != nil {
+		return err
+	}
+	page := s.intakePage(s.layout(c, "Intake conversation"), in, turns, s.now())
+	return render(c, http.StatusOK, templates.IntakePageView(page))
+}

@@ -1,0 +1,154 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+)
+
+// Session keys.
+const (
+	sessOwner = "owner" // a patient's owner id: the intakes this browser created
+	sessCSRF  = "csrf"  // the synchronizer token of this session
+)
+
+type ctxKey int
+
+const keyRequestID ctxKey = iota
+
+// contentSecurityPolicy allows only the app's own script and style files:
+// no inline script, no inline style, no framing.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+func (s *Server) securityHeaders(c *fiber.Ctx) error {
+	h := &c.Response().Header
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// Not no-referrer: same-origin POSTs keep their Referer (notes: csrf).
+	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	if s.cfg.secureCookies() {
+		h.Set("Strict-Transport-Security", "max-age=31536000")
+	}
+	return c.Next()
+}
+
+func (s *Server) requestID(c *fiber.Ctx) error {
+	id := randomHex(8)
+	c.SetUserContext(context.WithValue(c.UserContext(), keyRequestID, id))
+	c.Set("X-Request-Id", id)
+	return c.Next()
+}
+
+func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("handler panic", "panic", v, "path", c.Path(), "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return c.Next()
+}
+
+// loadSession loads the scs session for the request and commits it (writing
+// the cookie) when the handler changed it. For event streams the commit
+// happens before the stream runs, so streams never write to the session.
+func (s *Server) loadSession(c *fiber.Ctx) error {
+	// Copy: Fiber reuses the cookie's buffer for the next request on the
+	// connection, and scs keeps the token (notes: scs with Fiber).
+	token := utils.CopyString(c.Cookies(s.sessions.Cookie.Name))
+	ctx, err := s.sessions.Load(c.UserContext(), token)
+	if err != nil {
+		s.log.Warn("session load failed; starting a new one", "err", err)
+		ctx, err = s.sessions.Load(c.UserContext(), "")
+		if err != nil {
+			return fmt.Errorf("load session: %w", err)
+		}
+	}
+	c.SetUserContext(ctx)
+	herr := c.Next()
+	switch s.sessions.Status(ctx) {
+	case scs.Modified:
+		tok, expiry, err := s.sessions.Commit(ctx)
+		if err != nil {
+			return fmt.Errorf("commit session: %w", err)
+		}
+		s.setSessionCookie(c, tok, expiry)
+	case scs.Destroyed:
+		s.setSessionCookie(c, "", time.Unix(1, 0))
+	}
+	return herr
+}
+
+func (s *Server) setSessionCookie(c *fiber.Ctx, token string, expiry time.Time) {
+	ck := s.sessions.Cookie
+	cookie := &fiber.Cookie{
+		Name: ck.Name, Value: token, Path: "/", HTTPOnly: true, Secure: ck.Secure,
+		SameSite: fiber.CookieSameSiteLaxMode, Expires: expiry,
+	}
+	if token == "" {
+		cookie.MaxAge = -1
+	}
+	c.Cookie(cookie)
+}
+
+// csrfToken returns the session's token, creating it (and the session's
+// owner id) on first use.
+func (s *Server) csrfToken(c *fiber.Ctx) string {
+	ctx := c.UserContext()
+	tok := s.sessions.GetString(ctx, sessCSRF)
+	if tok == "" {
+		tok = randomHex(32)
+		s.sessions.Put(ctx, sessCSRF, tok)
+	}
+	return tok
+}
+
+// owner returns the patient owner id of the session, creating it if asked.
+func (s *Server) owner(c *fiber.Ctx, create bool) string {
+	ctx := c.UserContext()
+	o := s.sessions.GetString(ctx, sessOwner)
+	if o == "" && create {
+		o = "own_" + randomHex(16)
+		s.sessions.Put(ctx, sessOwner, o)
+	}
+	return o
+}
+
+// csrf refuses every unsafe request whose token (form field _csrf or header
+// X-CSRF-Token) does not match the session's, compared in constant time.
+func (s *Server) csrf(c *fiber.Ctx) error {
+	switch c.Method() {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		return c.Next()
+	}
+	want := s.sessions.GetString(c.UserContext(), sessCSRF)
+	got := c.Get("X-CSRF-Token")
+	if got == "" {
+		got = c.FormValue("_csrf")
+	}
+	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
+		return errForbidden
+	}
+	return c.Next()
+}
+
+var errForbidden = fiber.NewError(http.StatusForbidden, "This form has expired or did not come from this site. Reload the page and try again.")
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

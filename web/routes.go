@@ -1,0 +1,40 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+
+	"github.com/clinical-intake/intake-web/static"
+)
+
+// routes builds the Fiber app: one line per route, each handler in its own
+// file named after the action.
+func (s *Server) routes() *fiber.App {
+	app := fiber.New(fiber.Config{
+		AppName:               "intake-web",
+		DisableStartupMessage: true,
+		ErrorHandler:          s.handleError,
+		BodyLimit:             256 << 10, // a message (8,000 characters) and a history (4,000) with room to spare
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+		// No WriteTimeout: browser event streams run for minutes.
+	})
+	app.Use(s.recoverPanics, s.requestID, s.securityHeaders)
+	app.Use("/static", filesystem.New(filesystem.Config{
+		Root:   http.FS(static.FS),
+		MaxAge: 3600,
+	}))
+	app.Use(s.loadSession, s.csrf)
+
+	app.Get("/", s.showStart)
+	app.Post("/intakes", s.createIntake)
+	app.Get("/intakes/:id", s.showIntake)
+	app.Post("/intakes/:id/turns", s.createTurn)
+	app.Get("/intakes/:id/turns/:n/events", s.turnEvents)
+
+	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	return app
+}

@@ -1,0 +1,149 @@
+// Package web is the Fiber front of the app: routes, middleware, handlers
+// (one small file per action) and the browser's event streams. It maps the
+// bff core to templates' view types and bff errors to statuses.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/relay"
+	"github.com/clinical-intake/intake-web/bff/store"
+)
+
+// Server is the running app.
+type Server struct {
+	URL string // base URL of the listener
+
+	cfg      Config
+	log      *slog.Logger
+	app      *fiber.App
+	db       *store.DB
+	sessions *scs.SessionManager
+	sstore   *store.SessionStore
+	svc      *bff.Service
+	client   *intakeapi.Client
+	pacer    *pacer.Pacer
+	ln       net.Listener
+	served   chan error
+	// done is closed when shutdown starts: open browser streams end with a
+	// retry hint instead of holding the shutdown up.
+	done chan struct{}
+}
+
+// Open wires the app from cfg and starts serving on cfg.ListenAddr.
+func Open(ctx context.Context, cfg Config) (*Server, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	db, err := store.Open(ctx, cfg.DatabasePath, log)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", cfg.DatabasePath, err)
+	}
+	s := &Server{cfg: cfg, log: log, db: db, served: make(chan error, 1), done: make(chan struct{})}
+	if err := s.wire(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	var lc net.ListenConfig
+	s.ln, err = lc.Listen(ctx, "tcp", cfg.ListenAddr)
+	if err != nil {
+		s.closeStores()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+	}
+	s.URL = "http://" + s.ln.Addr().String()
+	go func() { s.served <- s.app.Listener(s.ln) }()
+	log.Info("intake-web listening", "url", s.URL, "public_url", cfg.PublicURL, "upstream", cfg.UpstreamURL, "embedded_sandbox", cfg.Embedded)
+	return s, nil
+}
+
+func (s *Server) wire() error {
+	cfg := s.cfg
+	s.pacer = pacer.New(pacer.Config{
+		PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay,
+		Logger: s.log.With("component", "pacer"),
+	})
+	client, err := intakeapi.New(intakeapi.Config{
+		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: s.pacer,
+		Logger: s.log.With("component", "intakeapi"),
+	})
+	if err != nil {
+		return fmt.Errorf("intake service client: %w", err)
+	}
+	s.client = client
+	s.svc = bff.NewService(bff.Deps{
+		Client: client, Intakes: s.db, Turns: s.db, Handoffs: s.db,
+		Hub:    relay.NewHub(10*time.Minute, nil),
+		Logger: s.log.With("component", "turns"),
+	})
+	s.sstore = store.NewSessionStoreWithCleanup(s.db, 10*time.Minute)
+	s.sessions = scs.New()
+	s.sessions.Store = s.sstore
+	s.sessions.Lifetime = 12 * time.Hour
+	s.sessions.IdleTimeout = 4 * time.Hour
+	s.sessions.Cookie.Name = "intake_session"
+	s.sessions.Cookie.HttpOnly = true
+	s.sessions.Cookie.SameSite = http.SameSiteLaxMode
+	s.sessions.Cookie.Secure = cfg.secureCookies()
+	s.app = s.routes()
+	return nil
+}
+
+// Close stops the server at once.
+func (s *Server) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = s.Shutdown(ctx)
+}
+
+// Shutdown stops taking requests, ends browser streams with a retry hint,
+// lets running turns finish within the grace period, and closes the stores.
+func (s *Server) Shutdown(ctx context.Context) error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	close(s.done)
+	var errs []error
+	if err := s.app.ShutdownWithContext(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("stop http: %w", err))
+	}
+	if err := s.svc.Shutdown(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	s.closeStores()
+	if err := <-s.served; err != nil && !errors.Is(err, net.ErrClosed) {
+		errs = append(errs, err)
+	}
+	s.log.Info("intake-web stopped")
+	return errors.Join(errs...)
+}
+
+func (s *Server) closeStores() {
+	if s.sstore != nil {
+		s.sstore.StopCleanup()
+	}
+	_ = s.db.Close()
+}
+
+func (s *Server) now() time.Time { return time.Now() }
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,56 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/templates"
+)
+
+// createTurn sends a patient message. With JavaScript (Accept: JSON) it
+// answers 202 at once with the turn's events URL and the rendered pending
+// exchange. Without, it waits for the reply and redirects back to the
+// conversation (post-redirect-get); a refused message is shown again in the
+// box with the reason beside it.
+func (s *Server) createTurn(c *fiber.Ctx) error {
+	id := utils.CopyString(c.Params("id"))
+	message := utils.CopyString(c.FormValue("message"))
+	submission := utils.CopyString(c.FormValue("submission_id"))
+	owner := s.owner(c, false)
+	t, err := s.svc.SendTurn(c.UserContext(), owner, id, message, submission)
+	if wantsJSON(c) {
+		if err != nil {
+			return err
+		}
+		html, ferr := fragment(c.UserContext(), templates.TurnItem(turnView(t, s.csrfToken(c))))
+		if ferr != nil {
+			return ferr
+		}
+		return c.Status(http.StatusAccepted).JSON(fiber.Map{
+			"index": t.Index, "status": t.Status, "events_url": eventsURL(id, t.Index), "turn_html": html,
+		})
+	}
+	if err != nil {
+		if code := bff.ErrorCode(err); code == bff.ENOTFOUND || code == bff.EINTERNAL {
+			return err
+		}
+		in, turns, lerr := s.svc.Intake(c.UserContext(), owner, id)
+		if lerr != nil {
+			return lerr
+		}
+		page := s.intakePage(s.layout(c, "Intake conversation"), in, turns, s.now())
+		page.Composer.Message, page.Composer.Error = message, bff.ErrorMessage(err)
+		return render(c, statusOf(err), templates.IntakePageView(page))
+	}
+	// No script will follow the stream: wait for the reply (a turn takes up
+	// to the gateway's 240 s), then show the page.
+	ctx, cancel := context.WithTimeout(c.UserContext(), 5*time.Minute)
+	defer cancel()
+	s.svc.WaitSettled(ctx, id, t.Index)
+	return c.Redirect("/intakes/"+id+"#turn-"+itoa(t.Index), http.StatusSeeOther)
+}

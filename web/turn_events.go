@@ -1,0 +1,189 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/relay"
+	"github.com/clinical-intake/intake-web/templates"
+)
+
+const heartbeatEvery = 15 * time.Second
+
+// turnEvents is the EventSource of one turn: every event after Last-Event-ID,
+// then live events, heartbeats while idle, and a last event (final or failed)
+// carrying the rendered exchange, state and composer, after which the page
+// closes the stream.
+func (s *Server) turnEvents(c *fiber.Ctx) error {
+	id := utils.CopyString(c.Params("id"))
+	n, err := strconv.Atoi(c.Params("n"))
+	if err != nil || n < 1 {
+		return fiber.ErrNotFound
+	}
+	owner := s.owner(c, false)
+	if _, _, err := s.svc.Turn(c.UserContext(), owner, id, n); err != nil {
+		return err
+	}
+	after, _ := strconv.ParseInt(c.Get("Last-Event-ID", c.Query("last_event_id")), 10, 64)
+	st := &turnStream{s: s, owner: owner, intakeID: id, index: n, after: after, csrf: s.csrfToken(c)}
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	// Everything the stream needs is captured above: the writer runs after
+	// this handler returns and must not touch c (notes: SSE through Fiber).
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer func() {
+			if v := recover(); v != nil { // a panic here would kill the process
+				s.log.Error("event stream panic", "panic", v, "encounter_id", id, "turn", n)
+			}
+		}()
+		st.run(w)
+	})
+	return nil
+}
+
+type turnStream struct {
+	s        *Server
+	owner    string
+	intakeID string
+	index    int
+	after    int64
+	csrf     string
+}
+
+func (t *turnStream) run(w *bufio.Writer) {
+	key := bff.TurnKey(t.intakeID, t.index)
+	// Headers leave with the first flushed bytes; say how soon to reconnect.
+	if !write(w, "retry: 2000\n: ok\n\n") {
+		return
+	}
+	heartbeat := time.NewTicker(heartbeatEvery)
+	defer heartbeat.Stop()
+	last := t.after
+	for {
+		replay, sub, found := t.s.svc.Hub().Subscribe(key, last)
+		if !found {
+			// The turn's stream is gone (it ended long ago, or the app
+			// restarted): answer from the store.
+			t.settledFromStore(w, last+1)
+			return
+		}
+		for _, ev := range replay {
+			if !t.send(w, ev) || settles(ev) {
+				sub.Cancel()
+				return
+			}
+			last = ev.ID
+		}
+		if sub == nil {
+			return
+		}
+		for open := true; open; {
+			select {
+			case ev, ok := <-sub.C:
+				if !ok {
+					open = false // ended, or we fell behind: resubscribe from last
+					break
+				}
+				if !t.send(w, ev) || settles(ev) {
+					sub.Cancel()
+					return
+				}
+				last = ev.ID
+			case <-heartbeat.C:
+				if !write(w, ": heartbeat\n\n") {
+					sub.Cancel() // the browser is gone
+					return
+				}
+			case <-t.s.done:
+				// Shutting down: the browser reconnects (with Last-Event-ID)
+				// to whichever instance serves next.
+				write(w, "retry: 1000\n\n")
+				sub.Cancel()
+				return
+			}
+		}
+	}
+}
+
+func settles(ev relay.Event) bool { return ev.Name == bff.EventFinal || ev.Name == bff.EventFailed }
+
+// send writes one event; a settling event gets the rendered fragments.
+func (t *turnStream) send(w *bufio.Writer, ev relay.Event) bool {
+	data := ev.Data
+	if settles(ev) {
+		var err error
+		if data, err = t.settledData(ev.Data); err != nil {
+			t.s.log.Error("render settled turn", "encounter_id", t.intakeID, "turn", t.index, "err", err)
+			data = ev.Data
+		}
+	}
+	return write(w, fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, data))
+}
+
+// settledFromStore answers a reconnect for a turn whose stream is gone.
+func (t *turnStream) settledFromStore(w *bufio.Writer, id int64) {
+	ctx := context.Background()
+	_, turn, err := t.s.svc.Turn(ctx, t.owner, t.intakeID, t.index)
+	if err != nil || turn.Status.Pending() {
+		return // the browser retries in a moment
+	}
+	name := bff.EventFinal
+	if turn.Status == bff.TurnFailed {
+		name = bff.EventFailed
+	}
+	raw, _ := json.Marshal(bff.SettledData{Index: turn.Index, Status: string(turn.Status), Message: turn.ErrorMessage})
+	t.send(w, relay.Event{ID: id, Name: name, Data: raw})
+}
+
+// settledData adds the rendered exchange, state panel and composer to a
+// final or failed event, from what the store now holds.
+func (t *turnStream) settledData(raw []byte) ([]byte, error) {
+	var d struct {
+		bff.SettledData
+		Terminal     bool   `json:"terminal"`
+		TurnHTML     string `json:"turn_html"`
+		StateHTML    string `json:"state_html"`
+		ComposerHTML string `json:"composer_html"`
+	}
+	if err := json.Unmarshal(raw, &d.SettledData); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	in, turns, err := t.s.svc.Intake(ctx, t.owner, t.intakeID)
+	if err != nil {
+		return nil, err
+	}
+	now := t.s.now()
+	for _, turn := range turns {
+		if turn.Index == t.index {
+			if d.TurnHTML, err = fragment(ctx, templates.TurnItem(turnView(turn, t.csrf))); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if d.StateHTML, err = fragment(ctx, templates.StatePanel(stateView(in))); err != nil {
+		return nil, err
+	}
+	if d.ComposerHTML, err = fragment(ctx, templates.ComposerPanel(composerView(in, turns, t.csrf, now))); err != nil {
+		return nil, err
+	}
+	d.Terminal = in.Terminal
+	return json.Marshal(d)
+}
+
+// write sends s and flushes; false means the browser is gone.
+func write(w *bufio.Writer, s string) bool {
+	if _, err := w.WriteString(s); err != nil {
+		return false
+	}
+	return w.Flush() == nil
+}

@@ -1,0 +1,140 @@
+package web
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/templates"
+)
+
+// The mapping from bff's domain types to templates' view types. State fields
+// pass through unchanged: nothing here computes or overrides them.
+
+func turnsURL(intakeID string) string { return "/intakes/" + intakeID + "/turns" }
+
+func eventsURL(intakeID string, index int) string {
+	return fmt.Sprintf("/intakes/%s/turns/%d/events", intakeID, index)
+}
+
+func turnView(t *bff.Turn, csrf string) templates.TurnView {
+	v := templates.TurnView{
+		Index:        t.Index,
+		Message:      t.Message,
+		Reply:        t.Reply,
+		Status:       string(t.Status),
+		Pending:      t.Status.Pending(),
+		Failed:       t.Status == bff.TurnFailed,
+		ErrorMessage: t.ErrorMessage,
+	}
+	if v.Pending {
+		v.EventsURL = eventsURL(t.IntakeID, t.Index)
+	}
+	if v.Failed && t.ErrorCode == "not_landed" {
+		// Only a turn proven not to have landed may be sent again.
+		v.Retry = templates.RetryForm{Action: turnsURL(t.IntakeID), CSRF: csrf, SubmissionID: newSubmissionID()}
+	}
+	return v
+}
+
+func stateView(in *bff.Intake) templates.StateView {
+	return templates.StateView{
+		Urgent:           in.Urgent,
+		SafetyStatus:     in.SafetyStatus,
+		DispositionLabel: in.DispositionLabel,
+		Disposition:      in.Disposition,
+		Terminal:         in.Terminal,
+	}
+}
+
+// composerView is the message box for in; turns decide the quick replies
+// (the last completed turn's choices) and whether a turn is still running.
+func composerView(in *bff.Intake, turns []*bff.Turn, csrf string, now time.Time) templates.ComposerView {
+	v := templates.ComposerView{
+		Open:         in.Open(now),
+		Action:       turnsURL(in.ID),
+		CSRF:         csrf,
+		SubmissionID: newSubmissionID(),
+		NewIntakeURL: "/",
+		MaxChars:     bff.MaxMessageChars,
+		Note:         statusNote(in, now),
+	}
+	for i := len(turns) - 1; i >= 0; i-- {
+		t := turns[i]
+		if t.Status.Pending() {
+			v.Busy = true
+		}
+		if t.Status == bff.TurnCompleted {
+			if !v.Busy {
+				v.Choices = t.Choices
+			}
+			break
+		}
+	}
+	return v
+}
+
+func statusNote(in *bff.Intake, now time.Time) string {
+	switch {
+	case in.Terminal || in.Status == bff.StatusClosed:
+		return "This intake is complete: the engine reached a final disposition, and no more messages can be sent. A clinician reviews the handoff."
+	case in.Status == bff.StatusExpired || !now.Before(in.ExpiresAt):
+		return "This intake expired: it passed the service's two-hour session limit before it was complete. What was said stays readable; start a new intake to continue."
+	}
+	return ""
+}
+
+func timeLeft(in *bff.Intake, now time.Time) string {
+	if !in.Open(now) {
+		return ""
+	}
+	d := in.ExpiresAt.Sub(now)
+	if d < time.Minute {
+		return "less than a minute left"
+	}
+	h, m := int(d.Hours()), int(d.Minutes())%60
+	if h == 0 {
+		return strconv.Itoa(m) + " min left"
+	}
+	return fmt.Sprintf("%d h %d min left", h, m)
+}
+
+func (s *Server) intakePage(layout templates.Layout, in *bff.Intake, turns []*bff.Turn, now time.Time) templates.IntakePage {
+	p := templates.IntakePage{
+		Layout:     layout,
+		ID:         in.ID,
+		URL:        "/intakes/" + in.ID,
+		Status:     in.Status,
+		StatusNote: statusNote(in, now),
+		TimeLeft:   timeLeft(in, now),
+		ExpiresAt:  in.ExpiresAt.UTC().Format(time.RFC3339),
+		State:      stateView(in),
+		Composer:   composerView(in, turns, layout.CSRF, now),
+	}
+	for _, t := range turns {
+		tv := turnView(t, layout.CSRF)
+		if tv.Pending {
+			p.EventsURL = tv.EventsURL
+		}
+		p.Turns = append(p.Turns, tv)
+	}
+	return p
+}
+
+func intakeLinks(ins []*bff.Intake) []templates.IntakeLink {
+	out := make([]templates.IntakeLink, 0, len(ins))
+	for _, in := range ins {
+		out = append(out, templates.IntakeLink{
+			URL:              "/intakes/" + in.ID,
+			Created:          in.CreatedAt.UTC().Format("2 Jan 2006, 15:04 UTC"),
+			Status:           in.Status,
+			DispositionLabel: in.DispositionLabel,
+			Urgent:           in.Urgent,
+			Turns:            in.TurnCount,
+		})
+	}
+	return out
+}
+
+func newSubmissionID() string { return "sub_" + randomHex(12) }
