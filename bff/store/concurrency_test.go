@@ -1,0 +1,224 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/bff/store/storetest"
+)
+
+// 50 browsers send at once on one intake: exactly one turn becomes pending,
+// every other gets the pending conflict, and nothing fails inside SQLite.
+func TestConcurrentCreateTurnOnePendingWins(t *testing.T) {
+	db := storetest.MustOpenDB(t)
+	ctx := context.Background()
+	mustCreateIntake(t, db, "enc_race")
+
+	const n = 50
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_race", SubmissionID: fmt.Sprint("sub-", i), Message: "hi"})
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	wins := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case bff.ErrorCode(err) == bff.ECONFLICT && bff.ErrorMessage(err) == store.MsgTurnPending:
+		default:
+			t.Errorf("goroutine %d: %v", i, err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d turns created, want exactly 1", wins)
+	}
+	turns, err := db.Turns(ctx, "enc_race")
+	if err != nil || len(turns) != 1 || turns[0].Index != 1 {
+		t.Fatalf("turns %v, %v", turnKeys(turns), err)
+	}
+}
+
+// 50 goroutines each get one turn onto one intake: whoever wins completes
+// its turn, the others retry. Indexes come out 1..50, each once.
+func TestConcurrentCreateTurnIndexesUnique(t *testing.T) {
+	db := storetest.MustOpenDB(t)
+	ctx := context.Background()
+	mustCreateIntake(t, db, "enc_seq")
+
+	const n = 50
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			tr := &bff.Turn{IntakeID: "enc_seq", SubmissionID: fmt.Sprint("sub-", i), Message: fmt.Sprint("m", i)}
+			for {
+				err := db.CreateTurn(ctx, tr)
+				if bff.ErrorCode(err) == bff.ECONFLICT && bff.ErrorMessage(err) == store.MsgTurnPending {
+					runtime.Gosched()
+					continue
+				} else if err != nil {
+					errs[i] = err
+					return
+				}
+				tr.Status = bff.TurnCompleted
+				errs[i] = db.UpdateTurn(ctx, tr)
+				return
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("goroutine %d: %v", i, err)
+		}
+	}
+	turns, err := db.Turns(ctx, "enc_seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx []int
+	subs := map[string]bool{}
+	for _, tr := range turns {
+		idx = append(idx, tr.Index)
+		subs[tr.SubmissionID] = true
+		if tr.Status != bff.TurnCompleted {
+			t.Errorf("turn %d is %s", tr.Index, tr.Status)
+		}
+	}
+	want := make([]int, n)
+	for i := range want {
+		want[i] = i + 1
+	}
+	if !slices.Equal(idx, want) || len(subs) != n {
+		t.Fatalf("indexes %v, %d distinct submissions", idx, len(subs))
+	}
+}
+
+// Many intakes written at once, with readers alongside: no error, nothing
+// lost.
+func TestConcurrentWritersOnDifferentIntakes(t *testing.T) {
+	db := storetest.MustOpenDB(t)
+	ctx := context.Background()
+	const intakes, turnsEach = 40, 15
+	for i := range intakes {
+		mustCreateIntake(t, db, fmt.Sprint("enc_", i))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, intakes*2)
+	for i := range intakes {
+		id := fmt.Sprint("enc_", i)
+		wg.Go(func() { // writer
+			for j := range turnsEach {
+				tr := &bff.Turn{IntakeID: id, SubmissionID: fmt.Sprint("s", j), Message: "m"}
+				if err := db.CreateTurn(ctx, tr); err != nil {
+					errs <- fmt.Errorf("%s create %d: %w", id, j, err)
+					return
+				}
+				tr.Status, tr.Reply = bff.TurnCompleted, "ok"
+				if err := db.UpdateTurn(ctx, tr); err != nil {
+					errs <- fmt.Errorf("%s update %d: %w", id, j, err)
+					return
+				}
+				in, err := db.Intake(ctx, id)
+				if err != nil {
+					errs <- err
+					return
+				}
+				in.TurnCount = tr.Index
+				if err := db.UpdateIntake(ctx, in); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+		wg.Go(func() { // reader
+			for range turnsEach {
+				if _, err := db.Turns(ctx, id); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := db.PendingTurns(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := range intakes {
+		id := fmt.Sprint("enc_", i)
+		turns, err := db.Turns(ctx, id)
+		if err != nil || len(turns) != turnsEach || turns[turnsEach-1].Index != turnsEach {
+			t.Fatalf("%s: %d turns, %v", id, len(turns), err)
+		}
+		in, err := db.Intake(ctx, id)
+		if err != nil || in.TurnCount != turnsEach {
+			t.Fatalf("%s: turn count %d, %v", id, in.TurnCount, err)
+		}
+	}
+	if p, err := db.PendingTurns(ctx); err != nil || len(p) != 0 {
+		t.Fatalf("pending %v, %v", turnKeys(p), err)
+	}
+}
+
+// Two handles on one file stand for two processes: busy_timeout makes
+// their writers wait for each other; the constraints still decide.
+func TestTwoHandlesOneFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	var dbs [2]*store.DB
+	for i := range dbs {
+		db, err := store.Open(ctx, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		dbs[i] = db
+	}
+	mustCreateIntake(t, dbs[0], "enc_two")
+	const n = 40
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = dbs[i%2].CreateTurn(ctx, &bff.Turn{IntakeID: "enc_two", SubmissionID: fmt.Sprint("s", i), Message: "m"})
+		})
+	}
+	close(start)
+	wg.Wait()
+	wins := 0
+	for i, err := range errs {
+		if err == nil {
+			wins++
+		} else if bff.ErrorCode(err) != bff.ECONFLICT {
+			t.Errorf("goroutine %d: %v", i, err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d wins, want 1", wins)
+	}
+}
