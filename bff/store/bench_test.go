@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,7 +35,11 @@ func benchTurns(b *testing.B, writers int, parallel bool) {
 	db.w.SetMaxOpenConns(writers)
 	db.w.SetMaxIdleConns(writers)
 
-	var seq, failures atomic.Int64
+	var (
+		seq, failures atomic.Int64
+		mu            sync.Mutex
+		lat           []time.Duration // per turn, both writes
+	)
 	newIntake := func() string {
 		id := fmt.Sprint("enc_", seq.Add(1))
 		now := time.Now()
@@ -43,6 +49,13 @@ func benchTurns(b *testing.B, writers int, parallel bool) {
 		return id
 	}
 	turn := func(id string, i int) {
+		began := time.Now()
+		defer func() {
+			d := time.Since(began)
+			mu.Lock()
+			lat = append(lat, d)
+			mu.Unlock()
+		}()
 		t := &bff.Turn{IntakeID: id, SubmissionID: fmt.Sprint("s", i), Message: "I have had a sore throat since Monday"}
 		if err := db.CreateTurn(ctx, t); err != nil {
 			failures.Add(1)
@@ -75,4 +88,10 @@ func benchTurns(b *testing.B, writers int, parallel bool) {
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "turns/s")
 	b.ReportMetric(float64(failures.Load()), "failures")
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")
+	}
 }

@@ -17,7 +17,8 @@ import (
 // Migrations are migrations/NNNN_name.sql, applied in version order, each in
 // its own transaction together with its row in schema_migrations. A new
 // schema change is a new file with the next number; an applied file is never
-// edited.
+// edited. Each file runs with foreign keys on, inside a transaction (so it
+// must not change PRAGMA foreign_keys or journal_mode); tables are STRICT.
 //
 //go:embed migrations/*.sql
 var migrationFS embed.FS

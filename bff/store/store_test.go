@@ -102,7 +102,7 @@ func TestIntakes(t *testing.T) {
 	a := newIntake("enc_a", "alice", t0)
 	a.AgeYears = ptr(0) // an infant: 0 is not "not given"
 	a.Sex, a.History = "female", "asthma\n  inhaler"
-	b := newIntake("enc_b", "bob", t0.Add(time.Second))
+	b := newIntake("enc_b", "bob", t0.Add(time.Second).In(time.FixedZone("CET", 3600))) // stored as UTC
 	c := newIntake("enc_c", "alice", t0.Add(2*time.Second))
 	for _, in := range []*bff.Intake{a, b, c} {
 		if err := db.CreateIntake(ctx, in); err != nil {
