@@ -6,7 +6,10 @@ import "time"
 // instead of sleeping (see package pacertest).
 type Clock interface {
 	Now() time.Time
-	NewTimer(d time.Duration) Timer
+	// NewTimerAt returns a timer firing at the instant at (at once if it has
+	// passed). An absolute deadline, not a duration, so a manual clock that
+	// moves between Now and NewTimerAt cannot push the deadline later.
+	NewTimerAt(at time.Time) Timer
 }
 
 // Timer is the part of *time.Timer the pacer uses.
@@ -21,8 +24,8 @@ type SystemClock struct{}
 // Now returns time.Now().
 func (SystemClock) Now() time.Time { return time.Now() }
 
-// NewTimer returns a real timer.
-func (SystemClock) NewTimer(d time.Duration) Timer { return sysTimer{time.NewTimer(d)} }
+// NewTimerAt returns a real timer.
+func (SystemClock) NewTimerAt(at time.Time) Timer { return sysTimer{time.NewTimer(time.Until(at))} }
 
 type sysTimer struct{ t *time.Timer }
 

@@ -39,6 +39,7 @@ const (
 	DefaultPerMinute     = 6
 	DefaultTurnsPerDay   = 100
 	DefaultIntakesPerDay = 100
+	DefaultMargin        = time.Second
 )
 
 // Config configures a Pacer. Zero values take the spec's limits.
@@ -48,6 +49,12 @@ type Config struct {
 	PerMinute int
 	// Window is the rolling window; 0 means one minute.
 	Window time.Duration
+	// Margin keeps each grant in the window this much longer than Window.
+	// The pacer stamps a request when it lets it go, the service when it
+	// arrives; latency that varies between the two would otherwise let a
+	// request reach the service a moment before its window has room.
+	// 0 means DefaultMargin; negative means none.
+	Margin time.Duration
 	// TurnsPerDay and IntakesPerDay are the daily quotas (UTC day); 0 means
 	// the default of 100, negative means no quota.
 	TurnsPerDay, IntakesPerDay int
@@ -95,9 +102,10 @@ type Stats struct {
 // Pacer is a sliding-window gate with a priority queue. It implements
 // intakeapi.Gate. The zero value is not usable; call New.
 type Pacer struct {
-	cfg Config
-	clk Clock
-	log *slog.Logger
+	cfg  Config
+	hold time.Duration // how long a grant occupies the window: Window + Margin
+	clk  Clock
+	log  *slog.Logger
 
 	mu          sync.Mutex
 	window      []time.Time // grant times within the window, ascending
@@ -134,6 +142,12 @@ func New(cfg Config) *Pacer {
 	if cfg.Window <= 0 {
 		cfg.Window = time.Minute
 	}
+	switch {
+	case cfg.Margin == 0:
+		cfg.Margin = DefaultMargin
+	case cfg.Margin < 0:
+		cfg.Margin = 0
+	}
 	if cfg.TurnsPerDay == 0 {
 		cfg.TurnsPerDay = DefaultTurnsPerDay
 	}
@@ -148,7 +162,7 @@ func New(cfg Config) *Pacer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pacer{cfg: cfg, clk: clk, log: log, changed: make(chan struct{})}
+	return &Pacer{cfg: cfg, hold: cfg.Window + cfg.Margin, clk: clk, log: log, changed: make(chan struct{})}
 }
 
 var _ intakeapi.Gate = (*Pacer)(nil)
@@ -201,7 +215,7 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 				p.mu.Unlock()
 				return release, nil
 			}
-			timer = p.clk.NewTimer(next.Sub(now))
+			timer = p.clk.NewTimerAt(next)
 			tc = timer.C()
 		}
 		prog := Progress{Position: pos, Wait: p.estimate(pos, now)}
@@ -301,7 +315,7 @@ func (p *Pacer) remove(w *waiter) {
 
 func (p *Pacer) prune(now time.Time) {
 	n := 0
-	for n < len(p.window) && !p.window[n].Add(p.cfg.Window).After(now) {
+	for n < len(p.window) && !p.window[n].Add(p.hold).After(now) {
 		n++
 	}
 	if n > 0 {
@@ -317,7 +331,7 @@ func (p *Pacer) nextSlot(now time.Time) time.Time {
 		t = p.pausedUntil
 	}
 	if n := p.cfg.PerMinute; n > 0 && len(p.window) >= n {
-		if free := p.window[len(p.window)-n].Add(p.cfg.Window); free.After(t) {
+		if free := p.window[len(p.window)-n].Add(p.hold); free.After(t) {
 			t = free
 		}
 	}
@@ -341,7 +355,7 @@ func (p *Pacer) estimate(pos int, now time.Time) time.Duration {
 	for range pos {
 		t = start
 		if len(grants) >= n {
-			if free := grants[len(grants)-n].Add(p.cfg.Window); free.After(t) {
+			if free := grants[len(grants)-n].Add(p.hold); free.After(t) {
 				t = free
 			}
 		}

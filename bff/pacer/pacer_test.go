@@ -63,7 +63,7 @@ func TestWindowNeverExceededUnderConcurrency(t *testing.T) {
 	for _, perMinute := range []int{6, 10} {
 		t.Run(fmt.Sprintf("per_minute_%d", perMinute), func(t *testing.T) {
 			clk := pacertest.NewClock(t0)
-			p := pacer.New(pacer.Config{PerMinute: perMinute, Clock: clk, TurnsPerDay: -1, IntakesPerDay: -1})
+			p := pacer.New(pacer.Config{Margin: -1, PerMinute: perMinute, Clock: clk, TurnsPerDay: -1, IntakesPerDay: -1})
 			const callers = 50
 			prios := []pacer.Priority{pacer.PatientTurn, pacer.CreateIntake, pacer.Reconciliation, pacer.ClinicianRead, pacer.Background}
 			var (
@@ -122,7 +122,7 @@ func TestWindowNeverExceededUnderConcurrency(t *testing.T) {
 
 func TestPrioritiesGoFirstThenArrivalOrder(t *testing.T) {
 	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{PerMinute: 1, Clock: clk})
+	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
 	fill(t, p, 1)
 
 	type entry struct {
@@ -183,7 +183,7 @@ func (r *progressRecorder) get() pacer.Progress {
 
 func TestQueuePositionAndExpectedWait(t *testing.T) {
 	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{PerMinute: 2, Clock: clk})
+	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 2, Clock: clk})
 	fill(t, p, 1)
 	clk.Advance(20 * time.Second)
 	fill(t, p, 1) // grants at 0 s and 20 s; now 20 s
@@ -229,7 +229,7 @@ func TestQueuePositionAndExpectedWait(t *testing.T) {
 
 func TestCancellationFreesThePlace(t *testing.T) {
 	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{PerMinute: 1, Clock: clk})
+	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
 	fill(t, p, 1)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -268,7 +268,7 @@ func TestCancellationFreesThePlace(t *testing.T) {
 
 func TestCancellationLeavesNoGoroutines(t *testing.T) {
 	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{PerMinute: 1, Clock: clk})
+	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
 	fill(t, p, 1)
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -294,7 +294,7 @@ func TestCancellationLeavesNoGoroutines(t *testing.T) {
 
 func TestRetryAfterPausesEveryone(t *testing.T) {
 	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{PerMinute: 6, Clock: clk})
+	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 6, Clock: clk})
 	mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeRateLimited, RetryAfter: 7 * time.Second})
 	if got := p.Stats().PausedUntil; !got.Equal(t0.Add(7 * time.Second)) {
 		t.Fatalf("paused until %v, want +7s", got)
@@ -317,7 +317,7 @@ func TestRetryAfterPausesEveryone(t *testing.T) {
 
 func TestDailyTurnQuota(t *testing.T) {
 	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{PerMinute: -1, TurnsPerDay: 3, IntakesPerDay: 1, Clock: clk})
+	p := pacer.New(pacer.Config{Margin: -1, PerMinute: -1, TurnsPerDay: 3, IntakesPerDay: 1, Clock: clk})
 
 	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})                         // counted
 	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200, Replayed: true})         // replay: free
@@ -360,7 +360,7 @@ func TestDailyTurnQuota(t *testing.T) {
 
 func TestServiceQuotaExceededIsBelieved(t *testing.T) {
 	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Clock: clk})
+	p := pacer.New(pacer.Config{Margin: -1, Clock: clk})
 	mustWait(t, p, turn())(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeQuotaExceeded})
 	if _, err := p.Wait(context.Background(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
 		t.Fatalf("after the service's quota_exceeded: %v, want ErrQuotaSpent", err)
@@ -375,7 +375,7 @@ func TestServiceQuotaExceededIsBelieved(t *testing.T) {
 
 func TestWaiterRefusedWhenQuotaSpentWhileQueued(t *testing.T) {
 	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{PerMinute: 1, TurnsPerDay: 5, Clock: clk})
+	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, TurnsPerDay: 5, Clock: clk})
 	inFlight := mustWait(t, p, turn()) // takes the minute's only slot
 	errc := make(chan error, 1)
 	go func() {
@@ -394,9 +394,29 @@ func TestWaiterRefusedWhenQuotaSpentWhileQueued(t *testing.T) {
 	}
 }
 
+func TestMarginHoldsEachGrantLonger(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	p := pacer.New(pacer.Config{PerMinute: 1, Clock: clk}) // default margin
+	fill(t, p, 1)
+	granted := make(chan time.Time, 1)
+	go func() {
+		mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 200})
+		granted <- clk.Now()
+	}()
+	waitFor(t, "queued", func() bool { return p.Stats().Waiting == 1 && clk.Pending() == 1 })
+	clk.Advance(time.Minute)
+	if p.Stats().Waiting != 1 {
+		t.Fatal("granted at 60 s; the margin should hold the slot to 61 s")
+	}
+	clk.AdvanceToNext()
+	if at := <-granted; !at.Equal(t0.Add(time.Minute + pacer.DefaultMargin)) {
+		t.Fatalf("granted at %s", at.Sub(t0))
+	}
+}
+
 func TestUnlimitedKey(t *testing.T) {
 	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{PerMinute: -1, TurnsPerDay: -1, Clock: clk})
+	p := pacer.New(pacer.Config{Margin: -1, PerMinute: -1, TurnsPerDay: -1, Clock: clk})
 	for range 500 {
 		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
 	}
@@ -407,7 +427,7 @@ func TestUnlimitedKey(t *testing.T) {
 
 func TestReleaseIsIdempotent(t *testing.T) {
 	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{TurnsPerDay: 5, Clock: clk})
+	p := pacer.New(pacer.Config{Margin: -1, TurnsPerDay: 5, Clock: clk})
 	rel := mustWait(t, p, turn())
 	rel(intakeapi.Outcome{Status: 502})
 	rel(intakeapi.Outcome{Status: 502})

@@ -27,12 +27,12 @@ func (c *Clock) Now() time.Time {
 	return c.now
 }
 
-// NewTimer returns a timer that fires when the clock reaches now+d.
-func (c *Clock) NewTimer(d time.Duration) pacer.Timer {
+// NewTimerAt returns a timer that fires when the clock reaches at.
+func (c *Clock) NewTimerAt(at time.Time) pacer.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &timer{c: c, when: c.now.Add(d), ch: make(chan time.Time, 1)}
-	if d <= 0 {
+	t := &timer{c: c, when: at, ch: make(chan time.Time, 1)}
+	if !at.After(c.now) {
 		t.ch <- c.now
 		return t
 	}
