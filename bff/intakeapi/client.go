@@ -481,6 +481,11 @@ func (c *Client) readError(resp *http.Response) *Error {
 		e.Code = env.Error.Code
 		e.Message = c.redact(env.Error.Message)
 		e.EncounterID = env.Error.EncounterID
+		if e.Code == CodeRateLimited && e.RetryAfter == 0 {
+			// The spec promises Retry-After here; without one, retrying at
+			// once would only be refused again.
+			e.RetryAfter = time.Second
+		}
 		return e
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))

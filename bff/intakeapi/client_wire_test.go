@@ -293,6 +293,38 @@ func TestRateLimitedWaitsInTheGateThenRetries(t *testing.T) {
 	}
 }
 
+func TestRateLimitedWithoutRetryAfterStillWaits(t *testing.T) {
+	s := &scripted{resps: []func(http.ResponseWriter, *http.Request){
+		reply(429, nil, envelope("rate_limited", "slow down")),
+		reply(200, nil, `{"ok":true,"release":"r","build_sha":"abc"}`),
+	}}
+	c, gate, _ := newTestClient(t, serve(t, s), nil)
+	if _, _, err := c.Health(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, outs := gate.snapshot(); len(outs) != 2 || outs[0].RetryAfter != time.Second {
+		t.Fatalf("outcomes %+v: the gate must pause before the retry", outs)
+	}
+}
+
+func TestPriorityTravelsInTheContext(t *testing.T) {
+	s := &scripted{resps: []func(http.ResponseWriter, *http.Request){
+		reply(200, nil, `{}`), reply(200, nil, `{}`), reply(200, nil, `{}`),
+	}}
+	c, gate, _ := newTestClient(t, serve(t, s), nil)
+	ctx := context.Background()
+	c.Handoff(ctx, "e")
+	c.Handoff(intakeapi.WithPriority(ctx, intakeapi.PriorityReconciliation), "e")
+	c.Health(ctx)
+	calls, _ := gate.snapshot()
+	want := []intakeapi.Priority{intakeapi.PriorityClinicianRead, intakeapi.PriorityReconciliation, intakeapi.PriorityBackground}
+	for i, c := range calls {
+		if c.Priority != want[i] {
+			t.Errorf("call %d (%s): priority %s, want %s", i, c.Op, c.Priority, want[i])
+		}
+	}
+}
+
 func TestRateLimitedNotRetriedPastTheDeadline(t *testing.T) {
 	s := &scripted{resps: []func(http.ResponseWriter, *http.Request){
 		reply(429, map[string]string{"Retry-After": "600"}, envelope("rate_limited", "slow down")),

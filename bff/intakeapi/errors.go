@@ -44,7 +44,8 @@ type Error struct {
 	// could not be decoded.
 	Message     string
 	EncounterID string
-	// RetryAfter is the Retry-After header (0 when absent).
+	// RetryAfter is the Retry-After header (0 when absent; 1 s for a
+	// rate_limited answer that lacks it).
 	RetryAfter time.Duration
 	// Release is the x-service-release of the response, if any.
 	Release string

@@ -175,6 +175,9 @@ var _ intakeapi.Gate = (*Pacer)(nil)
 // arrival order. Call.Progress is told the position and expected wait each
 // time they change.
 func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.Outcome), error) {
+	if err := context.Cause(ctx); err != nil {
+		return nil, fmt.Errorf("pacer: not waiting: %w", err)
+	}
 	kind := quotaOf(call.Op)
 	p.mu.Lock()
 	if err := p.quotaErr(kind, p.clk.Now()); err != nil {

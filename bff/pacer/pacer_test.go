@@ -266,6 +266,18 @@ func TestCancellationFreesThePlace(t *testing.T) {
 	}
 }
 
+func TestCancelledContextIsNotGranted(t *testing.T) {
+	p := pacer.New(pacer.Config{Clock: pacertest.NewClock(t0)})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Wait(ctx, turn()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait with a cancelled context: %v", err)
+	}
+	if s := p.Stats(); s.InWindow != 0 || s.TurnsUsed != 0 {
+		t.Fatalf("a cancelled caller spent budget: %+v", s)
+	}
+}
+
 func TestCancellationLeavesNoGoroutines(t *testing.T) {
 	clk := pacertest.NewClock(t0)
 	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
