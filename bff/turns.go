@@ -102,8 +102,11 @@ func checkMessage(m string) error {
 	return nil
 }
 
-// start runs t detached from any request.
-func (s *Service) start(t *Turn) {
+// start runs t detached from any request, on its own copy: the caller keeps
+// reading the one it has.
+func (s *Service) start(queued *Turn) {
+	t := new(Turn)
+	*t = *queued
 	key := TurnKey(t.IntakeID, t.Index)
 	s.hub.Open(key)
 	s.running.Add(1)

@@ -1,0 +1,278 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/clinical-intake/intake-web/web"
+)
+
+func TestPagesCarryStrictSecurityHeaders(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	p := b.get("/")
+	csp := p.header.Get("Content-Security-Policy")
+	for _, want := range []string{"script-src 'self'", "frame-ancestors 'none'", "object-src 'none'", "default-src 'self'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+		t.Errorf("CSP allows inline code: %q", csp)
+	}
+	if p.header.Get("X-Content-Type-Options") != "nosniff" || p.header.Get("Referrer-Policy") != "strict-origin-when-cross-origin" {
+		t.Errorf("headers: %v", p.header)
+	}
+	// No inline script or style the CSP would have to allow.
+	if strings.Contains(p.body, "<script>") || strings.Contains(p.body, " style=") || strings.Contains(p.body, "onclick=") {
+		t.Error("the page has inline script or style")
+	}
+	ck := p.header.Get("Set-Cookie")
+	if !strings.Contains(ck, "HttpOnly") || !strings.Contains(ck, "SameSite=Lax") || strings.Contains(strings.ToLower(ck), "secure") {
+		t.Errorf("session cookie over http: %q", ck)
+	}
+	// Over https the cookie is Secure and HSTS is on.
+	s := startApp(t, func(c *web.Config) { c.PublicURL = "https://intake.example" }).browser().get("/")
+	if !strings.Contains(strings.ToLower(s.header.Get("Set-Cookie")), "; secure") || s.header.Get("Strict-Transport-Security") == "" {
+		t.Errorf("https public URL: cookie %q, HSTS %q", s.header.Get("Set-Cookie"), s.header.Get("Strict-Transport-Security"))
+	}
+}
+
+func TestEveryPostNeedsTheSessionsCSRFToken(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	other := a.browser()
+	otherToken := other.csrf()
+	for _, form := range []url.Values{
+		{"message": {"hi"}},
+		{"message": {"hi"}, "_csrf": {"deadbeef"}},
+		{"message": {"hi"}, "_csrf": {otherToken}}, // a valid token of another session
+	} {
+		if p := b.post(intake+"/turns", form); p.status != http.StatusForbidden {
+			t.Fatalf("turn with %v: %d", form, p.status)
+		}
+		if p := b.post("/intakes", form); p.status != http.StatusForbidden {
+			t.Fatalf("start with %v: %d", form, p.status)
+		}
+	}
+	if a.upstreamTurns() != 0 || a.upstreamCreate() != 1 {
+		t.Fatalf("refused posts reached the service: %d turns, %d creates", a.upstreamTurns(), a.upstreamCreate())
+	}
+	// The header works too (the page script sends it).
+	if p := b.post(intake+"/turns", url.Values{"message": {"hi"}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json"); p.status != http.StatusAccepted {
+		t.Fatalf("turn with the header token: %d %s", p.status, p.body)
+	}
+}
+
+func TestStartFormErrorsShowNextToTheFieldAndKeepValues(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	cases := []struct {
+		form  url.Values
+		field string
+		text  string
+	}{
+		{url.Values{"age": {"200"}, "history": {"Asthma; salbutamol <inhaler>"}, "synthetic": {"on"}}, "age", "Age must be a whole number from 0 to 130"},
+		{url.Values{"age": {"forty"}, "synthetic": {"on"}}, "age", "Age must be a whole number"},
+		{url.Values{"sex": {"unknown"}, "synthetic": {"on"}}, "sex", "Sex must be"},
+		{url.Values{"history": {strings.Repeat("x", 4001)}, "synthetic": {"on"}}, "history", "at most 4,000 characters"},
+		{url.Values{"age": {"40"}}, "synthetic", "synthetic scenario"},
+	}
+	for _, c := range cases {
+		c.form.Set("_csrf", b.csrf())
+		p := b.post("/intakes", c.form)
+		if p.status != http.StatusUnprocessableEntity {
+			t.Fatalf("%v: status %d", c.form, p.status)
+		}
+		if !strings.Contains(p.body, c.text) {
+			t.Errorf("%v: the page does not say %q", c.form, c.text)
+		}
+		if !strings.Contains(p.body, `id="`+c.field+`"`) || !strings.Contains(p.body, `aria-invalid="true"`) {
+			t.Errorf("%v: field %s not marked invalid", c.form, c.field)
+		}
+		// What was typed is still there (escaped).
+		if h := c.form.Get("history"); h != "" && len(h) < 100 && !strings.Contains(p.body, "Asthma; salbutamol &lt;inhaler&gt;") {
+			t.Errorf("history not kept: %s", h)
+		}
+		if age := c.form.Get("age"); age != "" && !strings.Contains(p.body, `value="`+age+`"`) {
+			t.Errorf("age %q not kept", age)
+		}
+	}
+	if n := a.upstreamCreate(); n != 0 {
+		t.Fatalf("%d invalid forms reached the service", n)
+	}
+}
+
+func TestAConversationWithoutJavaScript(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start("age", "34", "sex", "female")
+	p := b.say(intake, "My   throat <hurts>\nsince Tuesday")
+	if p.status != http.StatusOK {
+		t.Fatalf("after a turn: %d", p.status)
+	}
+	// The reply is shown unedited: escaped, whitespace kept (pre-wrap).
+	for _, want := range []string{
+		`Reply 1: You said &#34;My   throat &lt;hurts&gt;\nsince Tuesday&#34;.
+  Anything else?`,
+		`role="log"`, `aria-label="Conversation"`, `aria-label="Suggested replies"`,
+		`value="Yes"`, `value="No"`, `no_red_flags_yet`, `Intake in progress`, `<label for="message">Your message</label>`,
+	} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("intake page lacks %q", want)
+		}
+	}
+	if strings.Contains(p.body, `role="alert"`) {
+		t.Error("an urgent alert on a non-urgent intake")
+	}
+	// The terminal turn: the box goes, the disposition stands, and no
+	// further turn reaches the service.
+	p = b.say(intake, "I am done")
+	if strings.Contains(p.body, `id="message"`) || !strings.Contains(p.body, "Self-care advice") || !strings.Contains(p.body, "cannot_miss_negative") {
+		t.Fatalf("terminal page: box present=%v", strings.Contains(p.body, `id="message"`))
+	}
+	if !strings.Contains(p.body, "Start a new intake") {
+		t.Error("a closed intake does not offer a new one")
+	}
+	before := a.upstreamTurns()
+	refused := b.post(intake+"/turns", url.Values{"_csrf": {b.csrf()}, "message": {"one more"}, "submission_id": {"x"}})
+	if refused.status != http.StatusConflict || !strings.Contains(refused.body, "no more messages can be sent") {
+		t.Fatalf("turn after terminal: %d", refused.status)
+	}
+	if a.upstreamTurns() != before {
+		t.Fatal("a turn after terminal was sent upstream")
+	}
+}
+
+func TestUrgentEscalationShowsAnAlert(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	p := b.say(intake, "this is an emergency")
+	if !strings.Contains(p.body, `role="alert"`) || !strings.Contains(p.body, "Urgent escalation") || !strings.Contains(p.body, "cannot_miss_positive") {
+		t.Fatal("urgent intake without its alert, label or safety status")
+	}
+	if strings.Contains(p.body, `id="message"`) {
+		t.Fatal("the message box is still there after a terminal escalation")
+	}
+}
+
+func TestMessageErrorsKeepTheText(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	long := strings.Repeat("ü", 8001)
+	for _, c := range []struct{ message, text string }{
+		{"   ", "Type a message before sending"},
+		{long, "the limit is 8,000"},
+	} {
+		p := b.post(intake+"/turns", url.Values{"_csrf": {b.csrf()}, "message": {c.message}, "submission_id": {"e"}})
+		if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, c.text) {
+			t.Fatalf("message %.10q: %d, says %q? %v", c.message, p.status, c.text, strings.Contains(p.body, c.text))
+		}
+		if len(c.message) > 100 && !strings.Contains(p.body, long) {
+			t.Error("the refused message was not kept in the box")
+		}
+		// JSON callers get the field and the rule.
+		j := b.post(intake+"/turns", url.Values{"message": {c.message}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+		e := jsonOf(t, j.body)["error"].(map[string]any)
+		if j.status != http.StatusUnprocessableEntity || e["field"] != "message" || !strings.Contains(e["message"].(string), c.text) {
+			t.Fatalf("JSON error: %d %v", j.status, e)
+		}
+	}
+	if a.upstreamTurns() != 0 {
+		t.Fatal("an invalid message reached the service")
+	}
+}
+
+func TestPatientsSeeOnlyTheirOwnIntakes(t *testing.T) {
+	a := startApp(t)
+	alice, mallory := a.browser(), a.browser()
+	intake := alice.start()
+	alice.say(intake, "hello")
+	if p := mallory.get(intake); p.status != http.StatusNotFound || strings.Contains(p.body, "hello") {
+		t.Fatalf("another browser opened the intake: %d", p.status)
+	}
+	p := mallory.post(intake+"/turns", url.Values{"_csrf": {mallory.csrf()}, "message": {"injected"}}, "Accept", "application/json")
+	if p.status != http.StatusNotFound {
+		t.Fatalf("another browser's turn: %d", p.status)
+	}
+	if p := mallory.get(intake + "/turns/1/events"); p.status != http.StatusNotFound {
+		t.Fatalf("another browser's events: %d", p.status)
+	}
+	if strings.Contains(mallory.get("/").body, strings.TrimPrefix(intake, "/intakes/")) {
+		t.Fatal("another browser's start page lists the intake")
+	}
+	if !strings.Contains(alice.get("/").body, strings.TrimPrefix(intake, "/intakes/")) {
+		t.Fatal("the owner's start page does not list the intake to resume")
+	}
+}
+
+func TestStreamedTurnWithReplayAndDoubleSubmit(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	send := func() map[string]any {
+		p := b.post(intake+"/turns", url.Values{"message": {"hello there"}, "submission_id": {"same"}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+		if p.status != http.StatusAccepted {
+			t.Fatalf("turn: %d %s", p.status, p.body)
+		}
+		return jsonOf(t, p.body)
+	}
+	first := send()
+	if !strings.Contains(first["turn_html"].(string), `id="pending"`) || first["events_url"] != intake+"/turns/1/events" {
+		t.Fatalf("202 body: %v", first)
+	}
+	lines := b.events(first["events_url"].(string), "")
+	joined := strings.Join(lines, "\n")
+	for _, want := range []string{"event: started", "event: delta", "event: completed", "event: final", `id=\"turn-1\"`, "state_html", "composer_html"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("stream lacks %q", want)
+		}
+	}
+	var text strings.Builder
+	ids := 0
+	for i, l := range lines {
+		if l == "event: delta" {
+			text.WriteString(jsonOf(t, strings.TrimPrefix(lines[i+1], "data: "))["text"].(string))
+		}
+		if strings.HasPrefix(l, "id: ") {
+			ids++
+		}
+	}
+	if text.String() != "Reply 1: You said \"hello there\".\n  Anything else?" {
+		t.Fatalf("deltas joined: %q", text.String())
+	}
+	// Resuming after id 3 gives the rest and nothing before it.
+	rest := b.events(first["events_url"].(string), "3")
+	if got := strings.Count(strings.Join(rest, "\n"), "\nid: ") + 0; got != ids-3-1 && got != ids-3 {
+		t.Fatalf("resume after 3 of %d events gave %d", ids, got)
+	}
+	if strings.Contains(strings.Join(rest, "\n"), "id: 3\n") || !strings.Contains(strings.Join(rest, "\n"), "id: 4") {
+		t.Fatal("resume replayed an event already seen, or skipped one")
+	}
+	// The same submission again is the same turn, not a second one.
+	again := send()
+	if again["index"] != float64(1) || a.upstreamTurns() != 1 {
+		t.Fatalf("double submit: index %v, %d upstream turns", again["index"], a.upstreamTurns())
+	}
+}
+
+func TestErrorsShowNoInternals(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	for _, path := range []string{"/nowhere", "/intakes/enc_x_y", "/intakes/enc_x_y/turns/1/events", "/intakes/x/turns/zero/events"} {
+		p := b.get(path)
+		if p.status != http.StatusNotFound || !strings.Contains(p.body, "Not found") {
+			t.Errorf("%s: %d", path, p.status)
+		}
+		for _, leak := range []string{"sql", "goroutine", ".go:", "Cannot GET"} {
+			if strings.Contains(p.body, leak) {
+				t.Errorf("%s: the error page shows %q", path, leak)
+			}
+		}
+	}
+}
