@@ -332,7 +332,10 @@ func (s *Service) readHandoff(ctx context.Context, id string) *intakeapi.Handoff
 }
 
 func (s *Service) storeHandoff(ctx context.Context, h *intakeapi.Handoff, release string) {
-	raw, err := json.Marshal(h)
+	raw, err := []byte(h.Raw), error(nil)
+	if len(raw) == 0 { // a handoff we built (reconciliation), not one received
+		raw, err = json.Marshal(h)
+	}
 	if err != nil {
 		s.log.Error("encode handoff", "encounter_id", h.EncounterID, "err", err)
 		return

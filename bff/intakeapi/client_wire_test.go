@@ -7,6 +7,7 @@ package intakeapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -705,5 +706,23 @@ func TestServerEchoingTheKeyIsRedacted(t *testing.T) {
 	_, _, err := c.Summary(context.Background(), "e")
 	if !intakeapi.IsUnauthorized(err) || strings.Contains(err.Error(), testKey) || !strings.Contains(err.Error(), "cis_sb_…(redacted)") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+func TestHandoffKeepsItsRawBytes(t *testing.T) {
+	raw := `{"encounter_id":"enc_a_b", "terminal":true,"future_field":{"x":[1, 2]},"conversation":[]}`
+	var h intakeapi.Handoff
+	if err := json.Unmarshal([]byte(raw), &h); err != nil {
+		t.Fatal(err)
+	}
+	if string(h.Raw) != raw || h.EncounterID != "enc_a_b" || !h.Terminal {
+		t.Fatalf("Raw = %s, fields %+v", h.Raw, h)
+	}
+	var turn intakeapi.Turn
+	if err := json.Unmarshal([]byte(`{"turn_index":3,"terminal":true,"handoff":`+raw+`}`), &turn); err != nil {
+		t.Fatal(err)
+	}
+	if turn.Handoff == nil || string(turn.Handoff.Raw) != raw {
+		t.Fatalf("nested handoff Raw = %s", turn.Handoff.Raw)
 	}
 }

@@ -144,6 +144,23 @@ type Handoff struct {
 	Scores             []Score       `json:"scores"`
 	Conversation       []Message     `json:"conversation"`
 	Provenance         Provenance    `json:"provenance"`
+
+	// Raw is the handoff object exactly as the service sent it (unknown
+	// fields included), for storing and downloading it unchanged. It is set
+	// when the handoff was decoded from JSON.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes a handoff and keeps its raw bytes in Raw.
+func (h *Handoff) UnmarshalJSON(b []byte) error {
+	type plain Handoff // no methods: no recursion
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*h = Handoff(p)
+	h.Raw = append(json.RawMessage(nil), b...)
+	return nil
 }
 
 // SOAP is the clinician note of a handoff.
