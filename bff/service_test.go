@@ -1,0 +1,271 @@
+package bff_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/relay"
+	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/sandbox"
+	"github.com/clinical-intake/intake-web/sandbox/enginetest"
+)
+
+const key = "cis_sb_0123456789abcdef0123456789abcdef"
+
+type fixture struct {
+	t   *testing.T
+	svc *bff.Service
+	sb  *sandbox.Server
+	db  interface {
+		bff.IntakeStore
+		bff.TurnStore
+		bff.HandoffStore
+	}
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	cfg := sandbox.DefaultConfig()
+	cfg.Keys, cfg.Engine = []string{key}, enginetest.Scripted{}
+	cfg.RPM, cfg.FragmentDelay, cfg.Faults, cfg.FaultRetryAfter = 0, time.Millisecond, true, time.Second
+	sb, err := sandbox.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sb.Close)
+	client, err := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, BackoffBase: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.MustOpenDB(t)
+	svc := bff.NewService(bff.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)})
+	t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
+	return &fixture{t: t, svc: svc, sb: sb, db: db}
+}
+
+func (f *fixture) start() string {
+	f.t.Helper()
+	in, err := f.svc.StartIntake(context.Background(), "owner-1", bff.StartForm{Synthetic: true, SubmissionID: f.t.Name()})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return in.ID
+}
+
+// send sends a turn and waits until it settles; it returns the stored turn
+// and the events the relay published.
+func (f *fixture) send(id, message string) (*bff.Turn, []relay.Event) {
+	f.t.Helper()
+	ctx := context.Background()
+	t, err := f.svc.SendTurn(ctx, "owner-1", id, message, "sub-"+message+time.Now().String())
+	if err != nil {
+		f.t.Fatalf("send %q: %v", message, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	f.svc.WaitSettled(wctx, id, t.Index)
+	replay, sub, _ := f.svc.Hub().Subscribe(bff.TurnKey(id, t.Index), 0)
+	sub.Cancel()
+	_, got, err := f.svc.Turn(ctx, "owner-1", id, t.Index)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return got, replay
+}
+
+func (f *fixture) arm(id, kind string) {
+	f.t.Helper()
+	body, _ := json.Marshal(map[string]any{"encounter_id": id, "kind": kind})
+	req, _ := http.NewRequest("POST", f.sb.URL+"/v1/sandbox/faults", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		f.t.Fatalf("arm %s: %v %v", kind, err, res)
+	}
+	res.Body.Close()
+}
+
+// upstream is the sandbox's own record of the intake.
+func (f *fixture) upstream(id string) (conv []intakeapi.Message, raw []byte) {
+	f.t.Helper()
+	req, _ := http.NewRequest("GET", f.sb.URL+"/v1/intakes/"+id+"/handoff", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ = io.ReadAll(res.Body)
+	var h intakeapi.Handoff
+	if err := json.Unmarshal(raw, &h); err != nil {
+		f.t.Fatal(err)
+	}
+	return h.Conversation, raw
+}
+
+func names(evs []relay.Event) string {
+	var out []string
+	for _, e := range evs {
+		if n := len(out); n == 0 || out[n-1] != e.Name {
+			out = append(out, e.Name)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func TestATurnIsRelayedAndRecorded(t *testing.T) {
+	f := newFixture(t)
+	id := f.start()
+	turn, evs := f.send(id, "hello")
+	if got := names(evs); got != "started delta completed compiling progress final" {
+		t.Fatalf("events: %s", got)
+	}
+	if turn.Status != bff.TurnCompleted || turn.Reply != "Reply 1: You said \"hello\".\n  Anything else?" || strings.Join(turn.Choices, ",") != "Yes,No" {
+		t.Fatalf("turn = %+v", turn)
+	}
+	in, _, _ := f.svc.Intake(context.Background(), "owner-1", id)
+	if in.TurnCount != 1 || in.SafetyStatus != "no_red_flags_yet" || in.Disposition != "continue_intake" || in.Release == "" {
+		t.Fatalf("intake = %+v", in)
+	}
+}
+
+func TestFaultsSettleWithoutLossOrDuplication(t *testing.T) {
+	cases := []struct {
+		fault    string
+		status   bff.TurnStatus
+		code     string
+		upstream int // patient messages in the sandbox's record afterwards
+	}{
+		{"stream_drop", bff.TurnCompleted, "", 1},
+		{"stream_error", bff.TurnFailed, "not_landed", 0},
+		{"upstream_error", bff.TurnFailed, "not_landed", 0},
+		{"unavailable", bff.TurnFailed, "not_landed", 0},
+		{"internal_error", bff.TurnFailed, "not_landed", 0},
+		{"rate_limited", bff.TurnCompleted, "", 1}, // the client waits Retry-After and retries
+		{"quota_exceeded", bff.TurnFailed, "quota_exceeded", 0},
+		{"null_state", bff.TurnCompleted, "", 1},
+		{"slow_start", bff.TurnCompleted, "", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.fault, func(t *testing.T) {
+			f := newFixture(t)
+			id := f.start()
+			f.arm(id, c.fault)
+			turn, _ := f.send(id, "my message")
+			if turn.Status != c.status || turn.ErrorCode != c.code {
+				t.Fatalf("turn settled %s/%q (%s), want %s/%q", turn.Status, turn.ErrorCode, turn.ErrorMessage, c.status, c.code)
+			}
+			conv, _ := f.upstream(id)
+			patient := 0
+			for _, m := range conv {
+				if m.Role == intakeapi.RolePatient {
+					patient++
+				}
+			}
+			if patient != c.upstream {
+				t.Fatalf("the sandbox holds %d patient messages, want %d", patient, c.upstream)
+			}
+			if turn.Status == bff.TurnCompleted && turn.Reply != conv[1].Text {
+				t.Fatalf("reply %q, the sandbox says %q", turn.Reply, conv[1].Text)
+			}
+			if turn.Status == bff.TurnFailed && turn.ErrorMessage == "" {
+				t.Fatal("a failed turn without a message for the patient")
+			}
+			// The conversation goes on coherently: the next turn is turn 2
+			// upstream exactly when the first landed.
+			next, _ := f.send(id, "next message")
+			if next.Status != bff.TurnCompleted || !strings.HasPrefix(next.Reply, "Reply "+itoa(c.upstream+1)+":") {
+				t.Fatalf("next turn: %s %q", next.Status, next.Reply)
+			}
+		})
+	}
+}
+
+func TestNullStateTakesTheStateFromTheHandoff(t *testing.T) {
+	f := newFixture(t)
+	id := f.start()
+	f.arm(id, "null_state")
+	turn, _ := f.send(id, "hello")
+	if turn.SafetyStatus != nil || turn.Disposition != nil || turn.DispositionLabel != nil {
+		t.Fatalf("the turn's null state was filled in: %+v", turn)
+	}
+	in, _, _ := f.svc.Intake(context.Background(), "owner-1", id)
+	if in.SafetyStatus != "no_red_flags_yet" || in.DispositionLabel != "Intake in progress" {
+		t.Fatalf("intake state not read from the handoff: %+v", in)
+	}
+}
+
+func TestTerminalHandoffIsStoredExactlyAsReceived(t *testing.T) {
+	f := newFixture(t)
+	id := f.start()
+	turn, _ := f.send(id, "I am done")
+	if !turn.Terminal {
+		t.Fatal("not terminal")
+	}
+	stored, err := f.db.Handoff(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, raw := f.upstream(id)
+	if !bytes.Equal(stored.JSON, raw) || !stored.Terminal || stored.Release == "" {
+		t.Fatalf("stored handoff differs from the service's:\n%s\n%s", stored.JSON, raw)
+	}
+	before := f.sb.Service.Stats().Requests["turn"]
+	_, err = f.svc.SendTurn(context.Background(), "owner-1", id, "more", "after-end")
+	if bff.ErrorCode(err) != bff.ECONFLICT || f.sb.Service.Stats().Requests["turn"] != before {
+		t.Fatalf("turn after terminal: %v; upstream turns %d -> %d", err, before, f.sb.Service.Stats().Requests["turn"])
+	}
+}
+
+func TestOneTurnAtATime(t *testing.T) {
+	f := newFixture(t)
+	id := f.start()
+	ctx := context.Background()
+	first, err := f.svc.SendTurn(ctx, "owner-1", id, "first", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.SendTurn(ctx, "owner-1", id, "second", "b"); bff.ErrorCode(err) != bff.ECONFLICT {
+		t.Fatalf("a second turn while the first runs: %v", err)
+	}
+	again, err := f.svc.SendTurn(ctx, "owner-1", id, "first", "a")
+	if err != nil || again.Index != first.Index {
+		t.Fatalf("resubmission: %v %+v", err, again)
+	}
+	if _, err := f.svc.SendTurn(ctx, "someone-else", id, "x", "c"); bff.ErrorCode(err) != bff.ENOTFOUND {
+		t.Fatalf("another owner: %v", err)
+	}
+}
+
+func TestStartFormRules(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Age: "131", Sex: "x", History: strings.Repeat("h", 4001)})
+	fe, ok := err.(*bff.FormError)
+	if !ok || len(fe.Fields) != 4 {
+		t.Fatalf("err = %v", err)
+	}
+	for _, field := range []string{"age", "sex", "history", "synthetic"} {
+		if fe.Fields[field] == "" {
+			t.Errorf("no message for %s", field)
+		}
+	}
+	if n := f.sb.Service.Stats().Requests["create"]; n != 0 {
+		t.Fatalf("%d invalid forms reached the service", n)
+	}
+	// The same submission twice is one intake.
+	a, _ := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Synthetic: true, SubmissionID: "same"})
+	b, _ := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Synthetic: true, SubmissionID: "same"})
+	if a.ID != b.ID || f.sb.Service.Stats().Requests["create"] != 1 {
+		t.Fatalf("double submit made %s and %s", a.ID, b.ID)
+	}
+}
+
+func itoa(n int) string { return string(rune('0' + n)) }
