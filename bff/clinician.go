@@ -1,0 +1,75 @@
+package bff
+
+import (
+	"context"
+	"time"
+)
+
+// Clinician is an account that may sign in to review handoffs.
+type Clinician struct {
+	Username     string
+	PasswordHash []byte // bcrypt
+	Disabled     bool
+	CreatedAt    time.Time
+}
+
+// Review is a clinician's mark that a handoff was reviewed.
+type Review struct {
+	IntakeID   string
+	Clinician  string
+	Note       string // optional
+	ReviewedAt time.Time
+}
+
+// AuditEntry records who did what to which intake, and when.
+type AuditEntry struct {
+	ID       int64 // assigned by the store, increasing
+	At       time.Time
+	Actor    string // clinician username, or "system"
+	Action   string // one of the Audit* constants
+	IntakeID string // "" for actions on no intake
+	Detail   string // short, no patient content
+}
+
+// Audited actions.
+const (
+	AuditSignIn       = "sign_in"
+	AuditSignInFailed = "sign_in_failed"
+	AuditSignOut      = "sign_out"
+	AuditViewHandoff  = "view_handoff"
+	AuditDownload     = "download_handoff"
+	AuditRefresh      = "refresh_handoff"
+	AuditReview       = "review"
+)
+
+// ClinicianStore keeps clinician accounts. Error contract as for the other
+// stores (ENOTFOUND, ECONFLICT as *Error; anything else internal).
+type ClinicianStore interface {
+	// CreateClinician inserts c; ECONFLICT if the username exists.
+	CreateClinician(ctx context.Context, c *Clinician) error
+	// Clinician returns the account with username (exact match).
+	Clinician(ctx context.Context, username string) (*Clinician, error)
+	// Clinicians returns every account ordered by username.
+	Clinicians(ctx context.Context) ([]*Clinician, error)
+	// SetClinicianDisabled enables or disables an account; ENOTFOUND if none.
+	SetClinicianDisabled(ctx context.Context, username string, disabled bool) error
+}
+
+// ReviewStore keeps reviews. A handoff may be reviewed more than once.
+type ReviewStore interface {
+	// AddReview inserts r; ENOTFOUND if the intake does not exist.
+	AddReview(ctx context.Context, r *Review) error
+	// Reviews returns an intake's reviews, newest first.
+	Reviews(ctx context.Context, intakeID string) ([]*Review, error)
+	// LatestReviews returns the newest review of every reviewed intake.
+	LatestReviews(ctx context.Context) (map[string]*Review, error)
+}
+
+// AuditStore keeps the audit log: append-only.
+type AuditStore interface {
+	// AddAudit appends e, setting e.ID.
+	AddAudit(ctx context.Context, e *AuditEntry) error
+	// Audit returns entries newest first: at most limit, with ID < before
+	// (before <= 0 means from the newest).
+	Audit(ctx context.Context, limit int, before int64) ([]*AuditEntry, error)
+}
