@@ -1,0 +1,131 @@
+package templates
+
+// View types of the clinician area. Values are display-ready strings; the
+// handoff's fields are passed through as the service sent them.
+
+// SignInPage is the clinician sign-in form.
+type SignInPage struct {
+	Layout
+	Action   string // "/clinician/signin"
+	Next     string // where to go after signing in (a local path)
+	Username string // kept after a failure
+	Error    string // shown above the form (role="alert")
+}
+
+// WorklistPage lists every intake for review.
+type WorklistPage struct {
+	Layout
+	Filter    WorklistFilter
+	Rows      []WorklistRow
+	RowsURL   string // GET: the rows fragment for the current filter (JS refresh)
+	EventsURL string // the live feed (EventSource)
+	AuditURL  string
+}
+
+// WorklistFilter is the filter form's state (GET form, no JS needed).
+type WorklistFilter struct {
+	Status     string // "", "open", "closed", "expired"
+	UrgentOnly bool
+	Unreviewed bool
+}
+
+// WorklistRow is one intake in the worklist.
+type WorklistRow struct {
+	ID               string
+	URL              string // the handoff view
+	Group            string // "Urgent", "Awaiting review", "Open", "Expired", "Reviewed"
+	Created          string
+	Updated          string
+	Status           string // open, closed, expired as received
+	Turns            int
+	SafetyStatus     string // as received; "" = not reported
+	DispositionLabel string
+	Urgent           bool
+	ActiveProtocol   string
+	Reviewed         bool
+	ReviewedBy       string
+	ReviewedAt       string
+}
+
+// HandoffPage is the clinician's view of one handoff.
+type HandoffPage struct {
+	Layout
+	ID          string
+	BackURL     string // the worklist
+	Status      string // intake status as received
+	Urgent      bool
+	Terminal    bool
+	CapturedAt  string // "as of" time from the handoff
+	FetchedAt   string // when this app last read it from the service ("last updated")
+	Release     string // x-service-release of the read that served it
+	Stale       bool   // a re-read failed; StaleReason says why
+	StaleReason string
+	// RefreshAction is the POST URL of the refresh button; "" when the
+	// handoff can no longer change (closed or expired intakes).
+	RefreshAction string
+	DownloadURL   string // GET: the handoff as JSON, exactly as received
+	CSRF          string
+
+	SafetyStatus     string // as received; "" = null
+	Disposition      string
+	DispositionLabel string
+	IntakeStatus     string
+
+	SOAP               SOAPView
+	SafetyNotes        []string
+	Facts              []Fact // Age, Sex, Pregnancy, in that order
+	ActiveProtocol     string
+	CandidateProtocols []string
+	Scores             []ScoreView
+	Conversation       []MessageView
+	Provenance         []Fact // every provenance field, in the spec's order; "" value = null
+
+	Reviews      []ReviewView
+	ReviewAction string // POST URL of the review form
+	ReviewNote   string // kept after an error
+	ReviewError  string
+}
+
+// SOAPView is the clinician note.
+type SOAPView struct {
+	Subjective, Objective, Assessment, Plan string
+}
+
+// Fact is a named value; an empty Value is shown as "not captured" (facts)
+// or "null" (provenance).
+type Fact struct {
+	Name  string // field name as in the spec, e.g. "audit_ref"
+	Label string // human label, e.g. "Audit reference"
+	Value string
+	Copy  bool // offer a copy button (audit_ref)
+}
+
+// ScoreView is one score; Band is strong, mid or weak as received.
+type ScoreView struct {
+	Key, Total, Band, Components string
+}
+
+// MessageView is one line of the patient-facing conversation.
+type MessageView struct {
+	Role string // "patient" or "assistant" as received
+	Text string
+}
+
+// ReviewView is one review of the handoff.
+type ReviewView struct {
+	By, At, Note string
+}
+
+// AuditPage is the audit log.
+type AuditPage struct {
+	Layout
+	Entries  []AuditRow
+	OlderURL string // next page, "" when none
+}
+
+// AuditRow is one audit entry.
+type AuditRow struct {
+	At, Actor, Action, Detail string
+	IntakeID                  string
+	IntakeURL                 string // "" when the entry concerns no intake
+}
