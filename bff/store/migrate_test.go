@@ -18,7 +18,7 @@ func TestEmbeddedMigrationsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) < 2 || ms[0].name != "core" || ms[1].name != "sessions" {
+	if len(ms) < 3 || ms[0].name != "core" || ms[1].name != "sessions" || ms[2].name != "clinicians" {
 		t.Fatalf("migrations %+v", ms)
 	}
 }
@@ -64,7 +64,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join(versions(t, db), ","); got != "1_core,2_sessions" {
+		if got := strings.Join(versions(t, db), ","); got != "1_core,2_sessions,3_clinicians" {
 			t.Fatalf("versions %s", got)
 		}
 		if err := db.Close(); err != nil {
@@ -82,28 +82,28 @@ func TestMigrationsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	later := append(ms, migration{version: len(ms) + 1, name: "clinicians",
-		sql: `CREATE TABLE clinicians (username TEXT PRIMARY KEY); INSERT INTO clinicians VALUES ('dr_a');`})
+	later := append(ms, migration{version: len(ms) + 1, name: "later",
+		sql: `CREATE TABLE later (name TEXT PRIMARY KEY); INSERT INTO later VALUES ('dr_a');`})
 	for range 2 {
 		if err := applyMigrations(ctx, db.w, db.logger, later); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var n int
-	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM clinicians`).Scan(&n); err != nil || n != 1 {
-		t.Fatalf("clinicians rows %d, %v", n, err)
+	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM later`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("later rows %d, %v", n, err)
 	}
 
 	broken := append(later, migration{version: len(later) + 1, name: "broken",
-		sql: `CREATE TABLE reviews (id INTEGER PRIMARY KEY); INSERT INTO nowhere VALUES (1);`})
+		sql: `CREATE TABLE half (id INTEGER PRIMARY KEY); INSERT INTO nowhere VALUES (1);`})
 	if err := applyMigrations(ctx, db.w, db.logger, broken); err == nil {
 		t.Fatal("broken migration applied")
 	}
-	if got := strings.Join(versions(t, db), ","); got != "1_core,2_sessions,3_clinicians" {
+	if got := strings.Join(versions(t, db), ","); got != "1_core,2_sessions,3_clinicians,4_later" {
 		t.Fatalf("versions after a failure %s", got)
 	}
-	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'reviews'`).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("half-applied migration left reviews: %d, %v", n, err)
+	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'half'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("half-applied migration left half: %d, %v", n, err)
 	}
 
 	// An older binary opening the newer file starts (with a warning).
