@@ -135,6 +135,7 @@ func (s *Service) createIntake(ctx context.Context, owner string, ni intakeapi.N
 		return nil, fmt.Errorf("store new intake: %w", err)
 	}
 	s.log.Info("intake created", "encounter_id", in.ID, "release", meta.Release)
+	s.changed(in)
 	return in, nil
 }
 

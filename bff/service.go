@@ -26,6 +26,17 @@ type Service struct {
 	now      func() time.Time
 	log      *slog.Logger
 
+	clinicians ClinicianStore
+	reviews    ReviewStore
+	audit      AuditStore
+	feed       *relay.Feed // worklist updates for signed-in clinicians
+	bcryptCost int
+	attempts   *attempts
+	dummyOnce  sync.Once
+	dummy      []byte
+	fetchMu    sync.Mutex
+	fetching   map[string]*sync.Mutex // one upstream handoff read per intake at a time
+
 	// base is the context of detached turns: cancelled only when Shutdown's
 	// grace period runs out.
 	base    context.Context
@@ -45,6 +56,13 @@ type Deps struct {
 	Hub      *relay.Hub
 	Now      func() time.Time // nil = time.Now
 	Logger   *slog.Logger     // nil = discard
+
+	// The clinician area's stores; the patient side works without them.
+	Clinicians ClinicianStore
+	Reviews    ReviewStore
+	Audit      AuditStore
+	Feed       *relay.Feed // nil = a new one
+	BcryptCost int         // 0 = bcrypt.DefaultCost+2 (12); tests use bcrypt.MinCost
 }
 
 // NewService returns a Service.
@@ -52,6 +70,14 @@ func NewService(d Deps) *Service {
 	s := &Service{
 		client: d.Client, intakes: d.Intakes, turns: d.Turns, handoffs: d.Handoffs, hub: d.Hub,
 		now: d.Now, log: d.Logger, creating: map[string]*creation{},
+		clinicians: d.Clinicians, reviews: d.Reviews, audit: d.Audit, feed: d.Feed,
+		bcryptCost: d.BcryptCost, fetching: map[string]*sync.Mutex{},
+	}
+	if s.feed == nil {
+		s.feed = relay.NewFeed(200)
+	}
+	if s.bcryptCost == 0 {
+		s.bcryptCost = 12
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -60,7 +86,22 @@ func NewService(d Deps) *Service {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s.base, s.abandon = context.WithCancel(context.Background())
+	s.attempts = newAttempts(s.now)
 	return s
+}
+
+// Feed is the worklist's live feed: an event each time an intake changes.
+func (s *Service) Feed() *relay.Feed { return s.feed }
+
+// IntakeChanged is the data of a worklist feed event.
+type IntakeChanged struct {
+	IntakeID string `json:"intake_id"`
+	Status   string `json:"status"`
+	Urgent   bool   `json:"urgent"`
+}
+
+func (s *Service) changed(in *Intake) {
+	s.feed.Publish("intake", IntakeChanged{IntakeID: in.ID, Status: in.Status, Urgent: in.Urgent})
 }
 
 // Hub is the relay the turns publish to.

@@ -229,6 +229,7 @@ func (s *Service) complete(ctx context.Context, t *Turn, up *intakeapi.Turn, rel
 	if err := s.intakes.UpdateIntake(ctx, in); err != nil {
 		s.log.Error("record intake after a turn", "encounter_id", t.IntakeID, "err", err)
 	}
+	s.changed(in)
 	s.hub.Publish(TurnKey(t.IntakeID, t.Index), EventFinal, SettledData{Index: t.Index, Status: string(t.Status)})
 }
 
