@@ -132,6 +132,18 @@ func (s *Service) run(ctx context.Context, t *Turn) {
 	}
 	cctx := intakeapi.WithProgress(intakeapi.WithPriority(ctx, intakeapi.PriorityPatientTurn), progress)
 	st, err := s.client.StreamTurn(cctx, t.IntakeID, t.Message)
+	// The service may still be producing the previous reply (after a dropped
+	// stream it runs to its end upstream): turn_in_progress applied nothing,
+	// so waiting and sending again is safe.
+	for wait := 500 * time.Millisecond; intakeapi.IsTurnInProgress(err) && wait <= 16*time.Second; wait *= 2 {
+		log.Info("previous reply still in progress upstream; waiting", "wait", wait)
+		s.hub.Publish(key, EventQueued, QueuedData{Position: 1, WaitSeconds: int(math.Ceil(wait.Seconds()))})
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		st, err = s.client.StreamTurn(cctx, t.IntakeID, t.Message)
+	}
 	if err != nil {
 		log.Warn("turn refused before its stream", "err", err)
 		s.settleRefused(ctx, t, err)
