@@ -24,12 +24,17 @@ type Config struct {
 	UpstreamURL string `env:"INTAKE_BASE_URL"` // the Clinical Intake Service; empty = embedded sandbox
 	APIKey      string `env:"INTAKE_API_KEY"`  // never logged; or INTAKE_API_KEY_FILE
 	Embedded    bool   // the upstream is the embedded sandbox (set by cmd/intake-web)
+	// DemoClinician creates a "demo" clinician with a random password on a
+	// database without clinicians, and logs the credentials once. Only with
+	// the embedded sandbox.
+	DemoClinician bool
 
 	PacerPerMinute int `env:"PACER_PER_MINUTE"` // default 6; negative = no pacing
 	TurnsPerDay    int `env:"PACER_TURNS_PER_DAY"`
 	IntakesPerDay  int `env:"PACER_INTAKES_PER_DAY"`
 
 	ShutdownGrace time.Duration `env:"SHUTDOWN_GRACE"` // default 30s: running turns may finish
+	BcryptCost    int           // 0 = the service's default (12); tests lower it
 	Logger        *slog.Logger
 }
 

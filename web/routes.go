@@ -35,6 +35,19 @@ func (s *Server) routes() *fiber.App {
 	app.Post("/intakes/:id/turns", s.createTurn)
 	app.Get("/intakes/:id/turns/:n/events", s.turnEvents)
 
+	app.Get("/clinician/signin", s.showSignIn)
+	app.Post("/clinician/signin", s.signIn)
+	clin := app.Group("/clinician", s.requireClinician)
+	clin.Post("/signout", s.signOut)
+	clin.Get("/", s.showWorklist)
+	clin.Get("/worklist/rows", s.showWorklistRows)
+	clin.Get("/events", s.worklistEvents)
+	clin.Get("/audit", s.showAudit)
+	clin.Get("/intakes/:id", s.showHandoff)
+	clin.Get("/intakes/:id/handoff.json", s.downloadHandoff)
+	clin.Post("/intakes/:id/refresh", s.refreshHandoff)
+	clin.Post("/intakes/:id/review", s.reviewHandoff)
+
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
 }

@@ -62,6 +62,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if cfg.DemoClinician {
+		if err := s.demoClinician(ctx); err != nil {
+			s.closeStores()
+			return nil, err
+		}
+	}
 	var lc net.ListenConfig
 	s.ln, err = lc.Listen(ctx, "tcp", cfg.ListenAddr)
 	if err != nil {
@@ -90,6 +96,7 @@ func (s *Server) wire() error {
 	s.client = client
 	s.svc = bff.NewService(bff.Deps{
 		Client: client, Intakes: s.db, Turns: s.db, Handoffs: s.db,
+		Clinicians: s.db, Reviews: s.db, Audit: s.db, BcryptCost: cfg.BcryptCost,
 		Hub:    relay.NewHub(10*time.Minute, nil),
 		Logger: s.log.With("component", "turns"),
 	})
@@ -147,3 +154,22 @@ func (s *Server) closeStores() {
 func (s *Server) now() time.Time { return time.Now() }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// demoClinician creates the demo account on a database with no clinicians,
+// and logs its password this once: it is never stored in clear.
+func (s *Server) demoClinician(ctx context.Context) error {
+	if !s.cfg.Embedded {
+		return errors.New("a demo clinician is only created with the embedded sandbox")
+	}
+	has, err := s.svc.HasClinicians(ctx)
+	if err != nil || has {
+		return err
+	}
+	password := randomHex(12)
+	if _, err := s.svc.AddClinician(ctx, "demo", password); err != nil {
+		return fmt.Errorf("create the demo clinician: %w", err)
+	}
+	s.log.Warn("created a demo clinician for the embedded sandbox; the password is shown only now",
+		"username", "demo", "password", password, "sign_in", "/clinician/signin")
+	return nil
+}

@@ -21,7 +21,13 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stderr, os.Getenv); err != nil {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "clinician" {
+		err = clinicianCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	} else {
+		err = run(os.Args[1:], os.Stderr, os.Getenv)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "intake-web:", err)
 		os.Exit(1)
 	}
@@ -57,6 +63,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) error {
 		}
 		defer sb.Close()
 		cfg.UpstreamURL, cfg.APIKey, cfg.Embedded = sb.URL, sb.Service.Key(), true
+		cfg.DemoClinician = true // never against a real upstream
 		log.Warn("INTAKE_BASE_URL is not set: using the EMBEDDED SANDBOX as the Clinical Intake Service "+
 			"(offline, deterministic rules engine, synthetic data only; limits as the spec)",
 			"sandbox_url", sb.URL, "faults", *sandboxFaults)

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/web"
+)
+
+const clinicianUsage = `usage:
+  intake-web clinician add USERNAME      # the password is read from a prompt, or from stdin
+  intake-web clinician list
+  intake-web clinician disable USERNAME
+The database is DATABASE_PATH, or -db FILE before the verb`
+
+// clinicianCommand manages clinician accounts in the app's database. The
+// password never comes from a flag (it would sit in shell history and ps).
+func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	cfg, err := web.ConfigFromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("intake-web clinician", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, "SQLite database file (DATABASE_PATH)")
+	fs.Usage = func() { fmt.Fprintln(stderr, clinicianUsage) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return errors.New(clinicianUsage)
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, cfg.DatabasePath, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", cfg.DatabasePath, err)
+	}
+	defer db.Close()
+	svc := bff.NewService(bff.Deps{Intakes: db, Turns: db, Handoffs: db, Clinicians: db, Reviews: db, Audit: db})
+
+	switch verb := rest[0]; {
+	case verb == "add" && len(rest) == 2:
+		password, err := readPassword(stdin, stderr)
+		if err != nil {
+			return err
+		}
+		c, err := svc.AddClinician(ctx, rest[1], password)
+		if err != nil {
+			return errors.New(bff.ErrorMessage(err))
+		}
+		fmt.Fprintf(stdout, "clinician %s added\n", c.Username)
+	case verb == "list" && len(rest) == 1:
+		cs, err := svc.Clinicians(ctx)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			state := "active"
+			if c.Disabled {
+				state = "disabled"
+			}
+			fmt.Fprintf(stdout, "%-32s %-8s created %s\n", c.Username, state, c.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+		}
+		if len(cs) == 0 {
+			fmt.Fprintln(stdout, "no clinicians")
+		}
+	case verb == "disable" && len(rest) == 2:
+		if err := svc.DisableClinician(ctx, rest[1]); err != nil {
+			if bff.ErrorCode(err) == bff.ENOTFOUND {
+				return fmt.Errorf("no clinician named %s", rest[1])
+			}
+			return err
+		}
+		fmt.Fprintf(stdout, "clinician %s disabled; their sessions lose access at their next request\n", rest[1])
+	default:
+		return errors.New(clinicianUsage)
+	}
+	return nil
+}
+
+// readPassword prompts twice without echo on a terminal; otherwise it reads
+// the first line of stdin (for scripts: printf '%s\n' "$PW" | intake-web ...).
+func readPassword(stdin io.Reader, stderr io.Writer) (string, error) {
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(stderr, "Password: ")
+		p1, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprint(stderr, "Again: ")
+		p2, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return "", err
+		}
+		if string(p1) != string(p2) {
+			return "", errors.New("the passwords do not match")
+		}
+		return string(p1), nil
+	}
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}

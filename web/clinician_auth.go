@@ -1,0 +1,104 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/templates"
+)
+
+// sessClinician holds the signed-in clinician's username. Only the sign-in
+// handler sets it: a patient's session never gains clinician rights.
+const sessClinician = "clinician"
+
+// requireClinician lets signed-in clinicians with an active account through.
+// Pages redirect to sign-in; streams and downloads answer 401 (an
+// EventSource must not follow a redirect to an HTML page).
+func (s *Server) requireClinician(c *fiber.Ctx) error {
+	name := s.sessions.GetString(c.UserContext(), sessClinician)
+	if name != "" {
+		if _, err := s.svc.ActiveClinician(c.UserContext(), name); err == nil {
+			c.Locals(sessClinician, name)
+			return c.Next()
+		} else if bff.ErrorCode(err) != bff.ENOTFOUND {
+			return err
+		}
+		s.sessions.Remove(c.UserContext(), sessClinician) // disabled or deleted
+	}
+	if c.Method() != fiber.MethodGet || strings.HasSuffix(c.Path(), "/events") || strings.HasSuffix(c.Path(), ".json") || wantsJSON(c) {
+		return fiber.NewError(http.StatusUnauthorized, "Sign in as a clinician to see this.")
+	}
+	return c.Redirect("/clinician/signin?next="+url.QueryEscape(c.OriginalURL()), http.StatusSeeOther)
+}
+
+func clinicianOf(c *fiber.Ctx) string {
+	name, _ := c.Locals(sessClinician).(string)
+	return name
+}
+
+// clinicianLayout is the frame of the clinician area's pages.
+func (s *Server) clinicianLayout(c *fiber.Ctx, title string) templates.Layout {
+	l := s.layout(c, title)
+	path := c.Path()
+	l.Nav = []templates.NavLink{
+		{Label: "Worklist", URL: "/clinician", Current: path == "/clinician"},
+		{Label: "Audit log", URL: "/clinician/audit", Current: path == "/clinician/audit"},
+	}
+	l.SignedInAs = clinicianOf(c)
+	l.SignOutURL = "/clinician/signout"
+	return l
+}
+
+func (s *Server) showSignIn(c *fiber.Ctx) error {
+	if name := s.sessions.GetString(c.UserContext(), sessClinician); name != "" {
+		return c.Redirect("/clinician", http.StatusSeeOther)
+	}
+	page := templates.SignInPage{Layout: s.layout(c, "Clinician sign-in"), Action: "/clinician/signin", Next: localNext(c.Query("next"))}
+	return render(c, http.StatusOK, templates.SignInPageView(page))
+}
+
+// signIn checks the credentials; on success the session token is renewed
+// (no fixation) and the CSRF token rotated.
+func (s *Server) signIn(c *fiber.Ctx) error {
+	username := utils.CopyString(c.FormValue("username"))
+	next := localNext(c.FormValue("next"))
+	_, err := s.svc.SignIn(c.UserContext(), username, c.FormValue("password"), c.IP())
+	if err != nil {
+		if code := bff.ErrorCode(err); code != bff.EUNAUTHORIZED && code != bff.ERATELIMIT {
+			return err
+		}
+		page := templates.SignInPage{Layout: s.layout(c, "Clinician sign-in"), Action: "/clinician/signin", Next: next, Username: username, Error: bff.ErrorMessage(err)}
+		return render(c, statusOf(err), templates.SignInPageView(page))
+	}
+	ctx := c.UserContext()
+	if err := s.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	s.sessions.Put(ctx, sessClinician, strings.ToLower(strings.TrimSpace(username)))
+	s.sessions.Put(ctx, sessCSRF, randomHex(32))
+	return c.Redirect(next, http.StatusSeeOther)
+}
+
+func (s *Server) signOut(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	s.svc.SignOut(ctx, clinicianOf(c))
+	if err := s.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	s.sessions.Remove(ctx, sessClinician)
+	s.sessions.Put(ctx, sessCSRF, randomHex(32))
+	return c.Redirect("/clinician/signin", http.StatusSeeOther)
+}
+
+// localNext keeps a post-sign-in redirect inside the clinician area.
+func localNext(next string) string {
+	if !strings.HasPrefix(next, "/clinician") || strings.HasPrefix(next, "/clinician/signin") || strings.ContainsAny(next, "\\\r\n") {
+		return "/clinician"
+	}
+	return next
+}

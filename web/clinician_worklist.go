@@ -1,0 +1,151 @@
+package web
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/templates"
+)
+
+func worklistFilter(c *fiber.Ctx) (bff.WorklistFilter, templates.WorklistFilter) {
+	f := bff.WorklistFilter{UrgentOnly: c.Query("urgent") != "", Unreviewed: c.Query("unreviewed") != ""}
+	switch st := c.Query("status"); st {
+	case bff.StatusOpen, bff.StatusClosed, bff.StatusExpired:
+		f.Status = st
+	}
+	return f, templates.WorklistFilter{Status: f.Status, UrgentOnly: f.UrgentOnly, Unreviewed: f.Unreviewed}
+}
+
+func filterQuery(f templates.WorklistFilter) string {
+	q := url.Values{}
+	if f.Status != "" {
+		q.Set("status", f.Status)
+	}
+	if f.UrgentOnly {
+		q.Set("urgent", "1")
+	}
+	if f.Unreviewed {
+		q.Set("unreviewed", "1")
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// showWorklist lists every intake for review; it updates itself live.
+func (s *Server) showWorklist(c *fiber.Ctx) error {
+	f, fv := worklistFilter(c)
+	items, err := s.svc.Worklist(c.UserContext(), f)
+	if err != nil {
+		return err
+	}
+	page := templates.WorklistPage{
+		Layout:    s.clinicianLayout(c, "Worklist"),
+		Filter:    fv,
+		Rows:      worklistRows(items),
+		RowsURL:   "/clinician/worklist/rows" + filterQuery(fv),
+		EventsURL: "/clinician/events",
+		AuditURL:  "/clinician/audit",
+	}
+	return render(c, http.StatusOK, templates.WorklistPageView(page))
+}
+
+// showWorklistRows is the rows fragment the page's script swaps in.
+func (s *Server) showWorklistRows(c *fiber.Ctx) error {
+	f, _ := worklistFilter(c)
+	items, err := s.svc.Worklist(c.UserContext(), f)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, templates.WorklistRows(worklistRows(items)))
+}
+
+var groupNames = map[int]string{
+	bff.GroupUrgent: "Urgent", bff.GroupToReview: "Awaiting review", bff.GroupOpen: "Open",
+	bff.GroupExpired: "Expired", bff.GroupReviewed: "Reviewed",
+}
+
+func worklistRows(items []bff.WorkItem) []templates.WorklistRow {
+	rows := make([]templates.WorklistRow, 0, len(items))
+	for _, it := range items {
+		in := it.Intake
+		r := templates.WorklistRow{
+			ID: in.ID, URL: "/clinician/intakes/" + in.ID, Group: groupNames[it.Group],
+			Created: clock(in.CreatedAt), Updated: clock(in.UpdatedAt), Status: in.Status, Turns: in.TurnCount,
+			SafetyStatus: in.SafetyStatus, DispositionLabel: in.DispositionLabel, Urgent: in.Urgent,
+			ActiveProtocol: in.ActiveProtocol,
+		}
+		if it.Review != nil {
+			r.Reviewed, r.ReviewedBy, r.ReviewedAt = true, it.Review.Clinician, clock(it.Review.ReviewedAt)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func clock(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04:05 UTC") }
+
+// worklistEvents is the live feed of intake changes: one event per change,
+// "reload" when the browser was away longer than the feed remembers.
+func (s *Server) worklistEvents(c *fiber.Ctx) error {
+	after, _ := strconv.ParseInt(c.Get("Last-Event-ID"), 10, 64)
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	feed := s.svc.Feed()
+	if after == 0 {
+		after = feed.LastID() // a fresh page already shows everything
+	}
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("worklist stream panic", "panic", v)
+			}
+		}()
+		replay, live, cancel, gap := feed.Subscribe(after)
+		defer cancel()
+		if !write(w, "retry: 3000\n: ok\n\n") {
+			return
+		}
+		if gap {
+			if !write(w, fmt.Sprintf("id: %d\nevent: reload\ndata: {}\n\n", feed.LastID())) {
+				return
+			}
+			replay = nil
+		}
+		for _, ev := range replay {
+			if !write(w, fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, ev.Data)) {
+				return
+			}
+		}
+		heartbeat := time.NewTicker(heartbeatEvery)
+		defer heartbeat.Stop()
+		for {
+			select {
+			case ev, ok := <-live:
+				if !ok { // fell behind: the browser reconnects and resumes
+					return
+				}
+				if !write(w, fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, ev.Data)) {
+					return
+				}
+			case <-heartbeat.C:
+				if !write(w, ": heartbeat\n\n") {
+					return
+				}
+			case <-s.done:
+				write(w, "retry: 1000\n\n")
+				return
+			}
+		}
+	})
+	return nil
+}
