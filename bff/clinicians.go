@@ -126,4 +126,3 @@ func (s *Service) record(ctx context.Context, actor, action, intakeID, detail st
 func (s *Service) AuditLog(ctx context.Context, before int64) ([]*AuditEntry, error) {
 	return s.audit.Audit(ctx, 100, before)
 }
-
