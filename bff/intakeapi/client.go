@@ -357,7 +357,8 @@ func (c *Client) do(ctx context.Context, r request) (resp *http.Response, cancel
 		if herr != nil {
 			acancel()
 			release(Outcome{})
-			c.log.LogAttrs(ctx, slog.LevelWarn, "intakeapi: no response", slog.String("op", string(r.op)), slog.Int("attempt", attempt), slog.String("error", c.redact(herr.Error())))
+			c.observe(Observation{Op: r.op, Elapsed: time.Since(start)})
+			c.log.LogAttrs(ctx, slog.LevelWarn, "intakeapi: no response", slog.String("op", string(r.op)), slog.Int("attempt", attempt), slog.String("error", c.redact(herr.Error())), slog.String("request_id", RequestID(ctx)))
 			return nil, nil, meta, c.transport(ErrTransport, r.op, herr)
 		}
 		meta.Status = resp.StatusCode
@@ -366,8 +367,10 @@ func (c *Client) do(ctx context.Context, r request) (resp *http.Response, cancel
 			c.release.Store(&meta.Release)
 		}
 		c.log.LogAttrs(ctx, slog.LevelDebug, "intakeapi: response", slog.String("op", string(r.op)), slog.Int("attempt", attempt),
-			slog.Int("status", resp.StatusCode), slog.String("release", meta.Release), slog.Duration("elapsed", time.Since(start)))
+			slog.Int("status", resp.StatusCode), slog.String("release", meta.Release), slog.Duration("elapsed", time.Since(start)),
+			slog.String("request_id", RequestID(ctx)))
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			c.observe(Observation{Op: r.op, Status: resp.StatusCode, Elapsed: time.Since(start)})
 			meta.Replayed = strings.EqualFold(resp.Header.Get(headerReplay), "true")
 			release(Outcome{Status: resp.StatusCode, Replayed: meta.Replayed})
 			return resp, acancel, meta, nil
@@ -375,6 +378,7 @@ func (c *Client) do(ctx context.Context, r request) (resp *http.Response, cancel
 		apiErr := c.readError(resp)
 		resp.Body.Close()
 		acancel()
+		c.observe(Observation{Op: r.op, Status: apiErr.Status, Code: apiErr.Code, Elapsed: time.Since(start)})
 		release(Outcome{Status: apiErr.Status, Code: apiErr.Code, RetryAfter: apiErr.RetryAfter})
 		lastErr = apiErr
 		delay, retry := c.retryAfter(ctx, r, apiErr, tries)
@@ -462,6 +466,9 @@ func (c *Client) newRequest(ctx context.Context, r request) (*http.Request, erro
 		req.Header.Set("Accept", "application/json")
 	}
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	if id := RequestID(ctx); id != "" {
+		req.Header.Set("X-Request-Id", id)
+	}
 	if r.auth {
 		req.Header.Set("Authorization", "Bearer "+c.key)
 	}
@@ -528,4 +535,31 @@ func (c *Client) redact(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, c.key, RedactKey(c.key))
+}
+
+// Observation is one HTTP attempt, reported to Config.Observer for metrics.
+type Observation struct {
+	Op      Op
+	Status  int  // 0 when no answer came
+	Code    Code // the error envelope's code, if any
+	Elapsed time.Duration
+}
+
+func (c *Client) observe(o Observation) {
+	if c.cfg.Observer != nil {
+		c.cfg.Observer(o)
+	}
+}
+
+// WithRequestID returns a context whose calls carry id as X-Request-Id (and
+// in the client's log lines), tying upstream calls to the request that
+// caused them.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey, id)
+}
+
+// RequestID returns the id set by WithRequestID, or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
 }

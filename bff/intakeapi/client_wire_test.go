@@ -726,3 +726,31 @@ func TestHandoffKeepsItsRawBytes(t *testing.T) {
 		t.Fatalf("nested handoff Raw = %s", turn.Handoff.Raw)
 	}
 }
+
+func TestRequestIDAndObserver(t *testing.T) {
+	var gotID string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotID = r.Header.Get("X-Request-Id")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":{"code":"not_found","message":"no"}}`)
+	}))
+	defer srv.Close()
+	var seen []intakeapi.Observation
+	var mu sync.Mutex
+	c, err := intakeapi.New(intakeapi.Config{BaseURL: srv.URL, APIKey: "cis_sb_0123456789abcdef", Observer: func(o intakeapi.Observation) {
+		mu.Lock()
+		seen = append(seen, o)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.Summary(intakeapi.WithRequestID(context.Background(), "req-42"), "enc_a_b")
+	if !intakeapi.IsNotFound(err) || gotID != "req-42" {
+		t.Fatalf("err %v, X-Request-Id %q", err, gotID)
+	}
+	if len(seen) != 1 || seen[0].Status != 404 || seen[0].Code != intakeapi.CodeNotFound || seen[0].Op != intakeapi.OpSummary {
+		t.Fatalf("observations: %+v", seen)
+	}
+}

@@ -48,6 +48,9 @@ type Config struct {
 	MaxUnavailableRetries int
 	// MaxRateLimitRetries caps rate_limited retries (0 means 3, negative none).
 	MaxRateLimitRetries int
+	// Observer, when set, is told about every HTTP attempt (for metrics);
+	// it must be quick and safe for concurrent use.
+	Observer func(Observation)
 	// UserAgent is sent as User-Agent; "" means "intake-web-intakeapi".
 	UserAgent string
 }

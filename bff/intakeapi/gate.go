@@ -163,6 +163,7 @@ type ctxKey int
 const (
 	priorityKey ctxKey = iota
 	progressKey
+	requestIDKey
 )
 
 // WithPriority returns a context whose calls wait in the Gate with priority p.
