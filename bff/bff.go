@@ -69,6 +69,9 @@ type Turn struct {
 	Index        int    // 1-based position in this app's conversation
 	SubmissionID string // the browser form's id: a resubmission finds this turn
 	Message      string // exactly as the patient typed it
+	// Blocking turns (sent without JavaScript) are one blocking call with an
+	// Idempotency-Key derived from the submission: a retry replays them.
+	Blocking bool
 
 	Status TurnStatus
 
@@ -86,6 +89,8 @@ type Turn struct {
 	Release     string
 	CreatedAt   time.Time
 	CompletedAt *time.Time
+
+	requestID string // the id of the request that sent it, for upstream calls and logs
 }
 
 // StoredHandoff is a handoff exactly as the service sent it.

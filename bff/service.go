@@ -2,12 +2,15 @@ package bff
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
@@ -42,6 +45,10 @@ type Service struct {
 	base    context.Context
 	abandon context.CancelFunc
 	running sync.WaitGroup
+	closing atomic.Bool // set by Shutdown: no new turns
+
+	outcomes   sync.Map     // TurnStatus -> *atomic.Int64, for metrics
+	reconciled atomic.Int64 // reconciliations from the handoff
 
 	mu       sync.Mutex
 	creating map[string]*creation // double-submit guard for new intakes
@@ -110,6 +117,7 @@ func (s *Service) Hub() *relay.Hub { return s.hub }
 // Shutdown waits for running turns to finish until ctx ends, then abandons
 // the rest (they are settled by reconciliation at the next start).
 func (s *Service) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
 	done := make(chan struct{})
 	go func() { s.running.Wait(); close(done) }()
 	select {
@@ -169,4 +177,29 @@ func quotaMessage(what string, reset, now time.Time) *Error {
 	left := reset.Sub(now).Round(time.Minute)
 	return &Error{Code: EQUOTA, Message: fmt.Sprintf("Today's %s for this service key are used up. They reset at 00:00 UTC (in %d h %02d min).",
 		what, int(left.Hours()), int(left.Minutes())%60)}
+}
+
+// randomID is 16 random hex digits.
+func randomID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Reconciliations counts turns settled from the handoff.
+func (s *Service) Reconciliations() int64 { return s.reconciled.Load() }
+
+// Outcomes counts settled turns by status since start.
+func (s *Service) Outcomes() map[TurnStatus]int64 {
+	out := map[TurnStatus]int64{}
+	s.outcomes.Range(func(k, v any) bool {
+		out[k.(TurnStatus)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
+
+func (s *Service) count(status TurnStatus) {
+	v, _ := s.outcomes.LoadOrStore(status, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
 }

@@ -2,8 +2,11 @@ package bff
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -51,9 +54,28 @@ type (
 )
 
 // SendTurn records a patient message as a turn of owner's intake and starts
-// it in the background; it returns at once with the queued turn. Sending the
-// same SubmissionID again returns the turn it created.
+// it in the background as a streaming turn; it returns at once with the
+// queued turn. Sending the same SubmissionID again returns the turn it
+// created.
 func (s *Service) SendTurn(ctx context.Context, owner, intakeID, message, submissionID string) (*Turn, error) {
+	return s.sendTurn(ctx, owner, intakeID, message, submissionID, false)
+}
+
+// SendTurnBlocking is SendTurn for browsers without JavaScript: the turn is
+// one blocking call whose Idempotency-Key derives from the submission id, so
+// a resubmitted form, a retry or a restart replays it instead of driving the
+// engine twice. The caller waits for it with WaitSettled.
+func (s *Service) SendTurnBlocking(ctx context.Context, owner, intakeID, message, submissionID string) (*Turn, error) {
+	if submissionID == "" {
+		submissionID = "gen_" + randomID()
+	}
+	return s.sendTurn(ctx, owner, intakeID, message, submissionID, true)
+}
+
+func (s *Service) sendTurn(ctx context.Context, owner, intakeID, message, submissionID string, blocking bool) (*Turn, error) {
+	if s.closing.Load() {
+		return nil, Errorf(EUNAVAILABLE, "The app is restarting. Please send your message again in a moment; nothing was sent.")
+	}
 	in, err := s.owned(ctx, owner, intakeID)
 	if err != nil {
 		return nil, err
@@ -75,7 +97,7 @@ func (s *Service) SendTurn(ctx context.Context, owner, intakeID, message, submis
 	if err := checkMessage(message); err != nil {
 		return nil, err
 	}
-	t := &Turn{IntakeID: intakeID, SubmissionID: submissionID, Message: message, Status: TurnQueued}
+	t := &Turn{IntakeID: intakeID, SubmissionID: submissionID, Message: message, Status: TurnQueued, Blocking: blocking}
 	if err := s.turns.CreateTurn(ctx, t); err != nil {
 		if ErrorCode(err) == ECONFLICT && submissionID != "" {
 			if prev, err2 := s.turns.TurnBySubmission(ctx, intakeID, submissionID); err2 == nil {
@@ -85,6 +107,7 @@ func (s *Service) SendTurn(ctx context.Context, owner, intakeID, message, submis
 		}
 		return nil, err
 	}
+	t.requestID = intakeapi.RequestID(ctx) // the browser request's id follows the turn
 	s.start(t)
 	return t, nil
 }
@@ -123,27 +146,60 @@ func (s *Service) start(queued *Turn) {
 	}()
 }
 
-// run drives one turn upstream to its end and settles it.
-func (s *Service) run(ctx context.Context, t *Turn) {
+// callCtx is the context of a patient turn's upstream calls: its priority,
+// its queue progress published to the turn's stream, and a request id.
+func (s *Service) callCtx(ctx context.Context, t *Turn) context.Context {
 	key := TurnKey(t.IntakeID, t.Index)
-	log := s.log.With("encounter_id", t.IntakeID, "turn", t.Index)
 	progress := func(p intakeapi.Progress) {
 		s.hub.Publish(key, EventQueued, QueuedData{Position: p.Position, WaitSeconds: int(math.Ceil(p.Wait.Seconds()))})
 	}
-	cctx := intakeapi.WithProgress(intakeapi.WithPriority(ctx, intakeapi.PriorityPatientTurn), progress)
-	st, err := s.client.StreamTurn(cctx, t.IntakeID, t.Message)
-	// The service may still be producing the previous reply (after a dropped
-	// stream it runs to its end upstream): turn_in_progress applied nothing,
-	// so waiting and sending again is safe.
+	ctx = intakeapi.WithProgress(intakeapi.WithPriority(ctx, intakeapi.PriorityPatientTurn), progress)
+	if t.requestID == "" {
+		t.requestID = fmt.Sprintf("turn-%s-%d", t.IntakeID, t.Index)
+	}
+	return intakeapi.WithRequestID(ctx, t.requestID)
+}
+
+// whileInProgress calls send until it is not refused with turn_in_progress:
+// the service may still be producing the previous reply (after a dropped
+// stream it runs to its end upstream). The refusal applied nothing, so
+// waiting and sending again is safe. It gives up after about 30 s.
+func (s *Service) whileInProgress(ctx context.Context, t *Turn, send func() error) error {
+	err := send()
 	for wait := 500 * time.Millisecond; intakeapi.IsTurnInProgress(err) && wait <= 16*time.Second; wait *= 2 {
-		log.Info("previous reply still in progress upstream; waiting", "wait", wait)
-		s.hub.Publish(key, EventQueued, QueuedData{Position: 1, WaitSeconds: int(math.Ceil(wait.Seconds()))})
+		s.log.Info("previous reply still in progress upstream; waiting", "encounter_id", t.IntakeID, "turn", t.Index, "wait", wait)
+		s.hub.Publish(TurnKey(t.IntakeID, t.Index), EventQueued, QueuedData{Position: 1, WaitSeconds: int(math.Ceil(wait.Seconds()))})
 		select {
 		case <-ctx.Done():
+			return err
 		case <-time.After(wait):
 		}
-		st, err = s.client.StreamTurn(cctx, t.IntakeID, t.Message)
+		err = send()
 	}
+	return err
+}
+
+// IdempotencyKey is the key of a blocking turn: derived from the intake and
+// the browser's submission id, so every resend of one submission replays.
+func IdempotencyKey(t *Turn) string {
+	sum := sha256.Sum256([]byte(t.IntakeID + "\x00" + t.SubmissionID))
+	return "iw1-" + hex.EncodeToString(sum[:20])
+}
+
+// run drives one turn upstream to its end and settles it.
+func (s *Service) run(ctx context.Context, t *Turn) {
+	if t.Blocking {
+		s.runBlocking(ctx, t)
+		return
+	}
+	key := TurnKey(t.IntakeID, t.Index)
+	log := s.log.With("encounter_id", t.IntakeID, "turn", t.Index)
+	cctx := s.callCtx(ctx, t)
+	var st *intakeapi.TurnStream
+	err := s.whileInProgress(ctx, t, func() (err error) {
+		st, err = s.client.StreamTurn(cctx, t.IntakeID, t.Message)
+		return err
+	})
 	if err != nil {
 		log.Warn("turn refused before its stream", "err", err)
 		s.settleRefused(ctx, t, err)
@@ -178,10 +234,77 @@ func (s *Service) run(ctx context.Context, t *Turn) {
 	s.complete(ctx, t, st.Turn(), st.Meta().Release)
 }
 
+// runBlocking sends a blocking turn with its idempotency key. The client
+// already retries a 502 and a 500 once with the key, and 503s with backoff;
+// a turn that still got no answer is sent again with the same key (a replay
+// if it landed), and only then reconciled from the handoff.
+func (s *Service) runBlocking(ctx context.Context, t *Turn) {
+	key := TurnKey(t.IntakeID, t.Index)
+	cctx := s.callCtx(ctx, t)
+	t.Status = TurnStreaming
+	if err := s.turns.UpdateTurn(ctx, t); err != nil {
+		s.log.Error("record running turn", "encounter_id", t.IntakeID, "turn", t.Index, "err", err)
+	}
+	s.hub.Publish(key, EventStarted, struct{}{})
+	var (
+		up   *intakeapi.Turn
+		meta intakeapi.Meta
+		err  error
+	)
+	for attempt := 1; attempt <= 3; attempt++ {
+		err = s.whileInProgress(ctx, t, func() (err error) {
+			up, meta, err = s.client.Turn(cctx, t.IntakeID, t.Message, IdempotencyKey(t))
+			return err
+		})
+		if !errors.Is(err, intakeapi.ErrTransport) || ctx.Err() != nil {
+			break
+		}
+		s.log.Warn("blocking turn got no answer; sending it again with its key", "encounter_id", t.IntakeID, "turn", t.Index, "attempt", attempt)
+	}
+	if err != nil {
+		s.settleRefused(ctx, t, err)
+		return
+	}
+	if meta.Replayed {
+		s.log.Info("blocking turn answered by an idempotent replay", "encounter_id", t.IntakeID, "turn", t.Index)
+	}
+	s.complete(ctx, t, up, meta.Release)
+}
+
+// Recover settles the turns a previous run of the app left pending (it
+// stopped mid-turn): blocking turns are sent again with their key (a replay
+// if they landed), streaming turns are reconciled from the handoff. Browsers
+// following them get the outcome on their stream.
+func (s *Service) Recover(ctx context.Context) (int, error) {
+	pending, err := s.turns.PendingTurns(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range pending {
+		s.log.Warn("settling a turn left pending by the last run", "encounter_id", t.IntakeID, "turn", t.Index, "blocking", t.Blocking, "status", t.Status)
+		key := TurnKey(t.IntakeID, t.Index)
+		s.hub.Open(key)
+		s.running.Add(1)
+		go func(t *Turn) {
+			defer s.running.Done()
+			defer s.hub.Close(key)
+			if t.Blocking {
+				s.runBlocking(s.base, t)
+			} else {
+				s.reconcile(s.base, t)
+			}
+		}(t)
+	}
+	return len(pending), nil
+}
+
 // settleRefused settles a turn whose upstream call failed before a stream
 // started. A 4xx means it was not applied; anything else (5xx, no answer)
 // is reconciled from the handoff, as DESIGN.md decision 4 asks.
 func (s *Service) settleRefused(ctx context.Context, t *Turn, err error) {
+	if s.abandoned(ctx, t) {
+		return
+	}
 	ae, isAPI := intakeapi.AsError(err)
 	switch {
 	case isAPI && ae.Code == intakeapi.CodeIntakeClosed:
@@ -212,6 +335,7 @@ func (s *Service) complete(ctx context.Context, t *Turn, up *intakeapi.Turn, rel
 	if err := s.turns.UpdateTurn(ctx, t); err != nil {
 		s.log.Error("record completed turn", "encounter_id", t.IntakeID, "turn", t.Index, "err", err)
 	}
+	s.count(TurnCompleted)
 	in, err := s.intakes.Intake(ctx, t.IntakeID)
 	if err != nil {
 		s.log.Error("load intake to record a turn", "encounter_id", t.IntakeID, "err", err)
@@ -249,9 +373,12 @@ func (s *Service) complete(ctx context.Context, t *Turn, up *intakeapi.Turn, rel
 // holds t's message where t would be, t landed and its reply is taken from
 // there; otherwise t is failed and may be retried.
 func (s *Service) reconcile(ctx context.Context, t *Turn) {
+	if s.abandoned(ctx, t) {
+		return
+	}
 	h := s.readHandoff(ctx, t.IntakeID)
 	if h == nil {
-		s.fail(ctx, t, "unconfirmed", "We could not confirm whether your message reached the intake service. Please reload in a moment.")
+		s.fail(ctx, t, CodeUnconfirmed, "We could not confirm whether your message reached the intake service. Please reload in a moment.")
 		return
 	}
 	prior, err := s.completedBefore(ctx, t)
@@ -261,8 +388,9 @@ func (s *Service) reconcile(ctx context.Context, t *Turn) {
 		return
 	}
 	reply, landed := landedReply(h.Conversation, prior, t.Message)
+	s.reconciled.Add(1)
 	if !landed {
-		s.fail(ctx, t, "not_landed", "Your message did not reach the intake service. You can send it again.")
+		s.fail(ctx, t, CodeNotLanded, "Your message did not reach the intake service. You can send it again.")
 		return
 	}
 	up := &intakeapi.Turn{
@@ -281,6 +409,16 @@ func (s *Service) reconcile(ctx context.Context, t *Turn) {
 	}
 	s.log.Info("turn reconciled: it landed", "encounter_id", t.IntakeID, "turn", t.Index)
 	s.complete(ctx, t, up, t.Release)
+}
+
+// abandoned reports whether the app is stopping past its grace period: the
+// turn stays pending in the store, and the next start settles it (Recover).
+func (s *Service) abandoned(ctx context.Context, t *Turn) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	s.log.Warn("turn abandoned at shutdown; the next start settles it", "encounter_id", t.IntakeID, "turn", t.Index)
+	return true
 }
 
 // landedReply finds, after the first prior patient messages, the patient
@@ -394,6 +532,25 @@ func applyHandoffState(in *Intake, h *intakeapi.Handoff) {
 	in.TurnCount = turns
 }
 
+// Codes of failed turns set by the app itself (others are the service's).
+const (
+	CodeNotLanded   = "not_landed"  // reconciliation proved it did not land
+	CodeUnconfirmed = "unconfirmed" // the handoff could not be read to tell
+)
+
+// Retryable reports whether a failed turn is known not to have landed, so
+// sending its text again cannot make the engine see it twice.
+func (t *Turn) Retryable() bool {
+	if t.Status != TurnFailed {
+		return false
+	}
+	switch t.ErrorCode {
+	case CodeNotLanded, string(intakeapi.CodeRateLimited), string(intakeapi.CodeTurnInProgress):
+		return true
+	}
+	return false
+}
+
 // fail marks t failed with a message the patient can read.
 func (s *Service) fail(ctx context.Context, t *Turn, code, message string) {
 	now := s.now()
@@ -401,6 +558,7 @@ func (s *Service) fail(ctx context.Context, t *Turn, code, message string) {
 	if err := s.turns.UpdateTurn(ctx, t); err != nil {
 		s.log.Error("record failed turn", "encounter_id", t.IntakeID, "turn", t.Index, "err", err)
 	}
+	s.count(TurnFailed)
 	s.hub.Publish(TurnKey(t.IntakeID, t.Index), EventFailed, SettledData{Index: t.Index, Status: string(t.Status), Message: message})
 }
 

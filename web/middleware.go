@@ -1,11 +1,11 @@
 package web
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -13,6 +13,8 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
 )
 
 // Session keys.
@@ -20,10 +22,6 @@ const (
 	sessOwner = "owner" // a patient's owner id: the intakes this browser created
 	sessCSRF  = "csrf"  // the synchronizer token of this session
 )
-
-type ctxKey int
-
-const keyRequestID ctxKey = iota
 
 // contentSecurityPolicy allows only the app's own script and style files:
 // no inline script, no inline style, no framing.
@@ -45,11 +43,23 @@ func (s *Server) securityHeaders(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// requestID gives each request an id, carried into its upstream calls (as
+// X-Request-Id) and its log lines, and logs the request when it is done.
+// Only the status and timing are logged: never a body, never a cookie.
 func (s *Server) requestID(c *fiber.Ctx) error {
 	id := randomHex(8)
-	c.SetUserContext(context.WithValue(c.UserContext(), keyRequestID, id))
+	c.SetUserContext(intakeapi.WithRequestID(c.UserContext(), id))
 	c.Set("X-Request-Id", id)
-	return c.Next()
+	start := time.Now()
+	err := c.Next()
+	status := c.Response().StatusCode()
+	if err != nil {
+		status = statusOf(err)
+	}
+	s.log.LogAttrs(c.UserContext(), slog.LevelInfo, "request",
+		slog.String("request_id", id), slog.String("method", c.Method()), slog.String("path", c.Path()),
+		slog.Int("status", status), slog.Duration("elapsed", time.Since(start)))
+	return err
 }
 
 func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {

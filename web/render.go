@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -85,7 +86,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 			msg = "This address does not accept that kind of request."
 		}
 	}
-	rid, _ := c.UserContext().Value(keyRequestID).(string)
+	rid := intakeapi.RequestID(c.UserContext())
 	if status >= 500 {
 		s.log.Error("request failed", "request_id", rid, "method", c.Method(), "path", c.Path(), "status", status, "err", err)
 	} else {

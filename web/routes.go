@@ -27,6 +27,10 @@ func (s *Server) routes() *fiber.App {
 		Root:   http.FS(static.FS),
 		MaxAge: 3600,
 	}))
+	// Operations endpoints: no session, no CSRF.
+	app.Get("/healthz", s.healthz)
+	app.Get("/readyz", s.readyz)
+	app.Get("/metrics", s.metrics)
 	app.Use(s.loadSession, s.csrf)
 
 	app.Get("/", s.showStart)

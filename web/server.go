@@ -37,6 +37,7 @@ type Server struct {
 	svc      *bff.Service
 	client   *intakeapi.Client
 	pacer    *pacer.Pacer
+	ops      *ops
 	ln       net.Listener
 	served   chan error
 	// done is closed when shutdown starts: open browser streams end with a
@@ -62,6 +63,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if n, err := s.svc.Recover(ctx); err != nil {
+		s.closeStores()
+		return nil, fmt.Errorf("settle turns left pending: %w", err)
+	} else if n > 0 {
+		log.Warn("settling turns the last run left pending", "turns", n)
+	}
 	if cfg.DemoClinician {
 		if err := s.demoClinician(ctx); err != nil {
 			s.closeStores()
@@ -86,9 +93,10 @@ func (s *Server) wire() error {
 		PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay,
 		Logger: s.log.With("component", "pacer"),
 	})
+	s.ops = newOps()
 	client, err := intakeapi.New(intakeapi.Config{
-		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: s.pacer,
-		Logger: s.log.With("component", "intakeapi"),
+		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: timedGate{Gate: s.pacer, wait: s.ops.gateWait},
+		Logger: s.log.With("component", "intakeapi"), Observer: s.ops.observe,
 	})
 	if err != nil {
 		return fmt.Errorf("intake service client: %w", err)
@@ -109,6 +117,7 @@ func (s *Server) wire() error {
 	s.sessions.Cookie.HttpOnly = true
 	s.sessions.Cookie.SameSite = http.SameSiteLaxMode
 	s.sessions.Cookie.Secure = cfg.secureCookies()
+	s.registerMetrics()
 	s.app = s.routes()
 	return nil
 }

@@ -14,16 +14,17 @@ import (
 
 // createTurn sends a patient message. With JavaScript (Accept: JSON) it
 // answers 202 at once with the turn's events URL and the rendered pending
-// exchange. Without, it waits for the reply and redirects back to the
-// conversation (post-redirect-get); a refused message is shown again in the
+// exchange, and the turn streams. Without, the turn is a blocking call with
+// an Idempotency-Key; the handler waits for it and redirects back to the
+// conversation (post-redirect-get). A refused message is shown again in the
 // box with the reason beside it.
 func (s *Server) createTurn(c *fiber.Ctx) error {
 	id := utils.CopyString(c.Params("id"))
 	message := utils.CopyString(c.FormValue("message"))
 	submission := utils.CopyString(c.FormValue("submission_id"))
 	owner := s.owner(c, false)
-	t, err := s.svc.SendTurn(c.UserContext(), owner, id, message, submission)
 	if wantsJSON(c) {
+		t, err := s.svc.SendTurn(c.UserContext(), owner, id, message, submission)
 		if err != nil {
 			return err
 		}
@@ -35,6 +36,9 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 			"index": t.Index, "status": t.Status, "events_url": eventsURL(id, t.Index), "turn_html": html,
 		})
 	}
+	// Without a script to follow a stream, the turn is one blocking call
+	// keyed by the form's submission id: a resubmitted form replays it.
+	t, err := s.svc.SendTurnBlocking(c.UserContext(), owner, id, message, submission)
 	if err != nil {
 		if code := bff.ErrorCode(err); code == bff.ENOTFOUND || code == bff.EINTERNAL {
 			return err

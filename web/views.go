@@ -31,7 +31,7 @@ func turnView(t *bff.Turn, csrf string) templates.TurnView {
 	if v.Pending {
 		v.EventsURL = eventsURL(t.IntakeID, t.Index)
 	}
-	if v.Failed && t.ErrorCode == "not_landed" {
+	if t.Retryable() {
 		// Only a turn proven not to have landed may be sent again.
 		v.Retry = templates.RetryForm{Action: turnsURL(t.IntakeID), CSRF: csrf, SubmissionID: newSubmissionID()}
 	}

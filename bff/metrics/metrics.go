@@ -192,3 +192,35 @@ func num(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
+
+// CounterFunc is a counter whose values, by one label, are read at scrape
+// time from a count kept elsewhere.
+type CounterFunc struct {
+	n, help, label string
+	read           func() map[string]float64
+}
+
+// CounterFunc registers a counter read at scrape time; read returns the
+// value for each value of label ("" label means no label).
+func (r *Registry) CounterFunc(name, help, label string, read func() map[string]float64) {
+	r.add(&CounterFunc{n: name, help: help, label: label, read: read})
+}
+
+func (c *CounterFunc) name() string { return c.n }
+
+func (c *CounterFunc) write(w io.Writer) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n", c.n, c.help, c.n)
+	vals := c.read()
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if c.label == "" {
+			fmt.Fprintf(w, "%s %s\n", c.n, num(vals[k]))
+			continue
+		}
+		fmt.Fprintf(w, "%s%s %s\n", c.n, labelSet([]string{c.label}, []string{k}, "", ""), num(vals[k]))
+	}
+}

@@ -37,3 +37,16 @@ app_turns_total{outcome="fa\"il"} 1
 		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+func TestCounterFunc(t *testing.T) {
+	r := New()
+	r.CounterFunc("app_reconciliations_total", "Reconciliations.", "", func() map[string]float64 { return map[string]float64{"": 4} })
+	r.CounterFunc("app_outcomes_total", "Outcomes.", "outcome", func() map[string]float64 { return map[string]float64{"failed": 1, "completed": 7} })
+	var b strings.Builder
+	r.WriteTo(&b)
+	for _, want := range []string{"app_reconciliations_total 4\n", `app_outcomes_total{outcome="completed"} 7`, `app_outcomes_total{outcome="failed"} 1`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
+}

@@ -64,7 +64,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join(versions(t, db), ","); got != "1_core,2_sessions,3_clinicians" {
+		if got := strings.Join(versions(t, db), ","); got != "1_core,2_sessions,3_clinicians,4_blocking_turns" {
 			t.Fatalf("versions %s", got)
 		}
 		if err := db.Close(); err != nil {
@@ -99,7 +99,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 	if err := applyMigrations(ctx, db.w, db.logger, broken); err == nil {
 		t.Fatal("broken migration applied")
 	}
-	if got := strings.Join(versions(t, db), ","); got != "1_core,2_sessions,3_clinicians,4_later" {
+	if got := strings.Join(versions(t, db), ","); got != "1_core,2_sessions,3_clinicians,4_blocking_turns,5_later" {
 		t.Fatalf("versions after a failure %s", got)
 	}
 	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'half'`).Scan(&n); err != nil || n != 0 {

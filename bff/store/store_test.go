@@ -541,3 +541,31 @@ func dumpTurn(t *bff.Turn) string {
 		s(t.SafetyStatus), s(t.Disposition), s(t.DispositionLabel), t.ErrorCode, t.ErrorMessage,
 		t.Release, t.CreatedAt.UTC().Format(time.RFC3339Nano), c)
 }
+
+func TestBlockingModeRoundTrips(t *testing.T) {
+	db := storetest.MustOpenDB(t)
+	ctx := context.Background()
+	in := &bff.Intake{ID: "enc_blk_1", Owner: "o", Status: bff.StatusOpen, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour), UpdatedAt: time.Now()}
+	if err := db.CreateIntake(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	b := &bff.Turn{IntakeID: in.ID, SubmissionID: "s1", Message: "m", Blocking: true}
+	if err := db.CreateTurn(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Turn(ctx, in.ID, b.Index)
+	if err != nil || !got.Blocking {
+		t.Fatalf("blocking turn read back as %+v, %v", got, err)
+	}
+	got.Status = bff.TurnCompleted
+	if err := db.UpdateTurn(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	s := &bff.Turn{IntakeID: in.ID, SubmissionID: "s2", Message: "m"}
+	if err := db.CreateTurn(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.Turn(ctx, in.ID, s.Index); got.Blocking {
+		t.Fatal("a streaming turn read back as blocking")
+	}
+}

@@ -18,7 +18,7 @@ const (
 
 const turnColumns = `intake_id, idx, submission_id, message, status, reply, choices,
 	terminal, urgent, safety_status, disposition, disposition_label, error_code,
-	error_message, service_release, created_at, completed_at`
+	error_message, service_release, created_at, completed_at, blocking`
 
 // CreateTurn inserts t, assigning t.Index (the next index of its intake)
 // and t.CreatedAt; an empty t.Status is stored (and set) as queued.
@@ -41,13 +41,13 @@ func (db *DB) CreateTurn(ctx context.Context, t *bff.Turn) error {
 	created := db.now().UTC()
 	var idx int
 	err = db.w.QueryRowContext(ctx, `INSERT INTO turns (`+turnColumns+`)
-		SELECT ?, COALESCE(MAX(idx), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+		SELECT ?, COALESCE(MAX(idx), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 		FROM turns WHERE intake_id = ?
 		RETURNING idx`,
 		t.IntakeID, t.SubmissionID, t.Message, string(status), t.Reply, string(choices),
 		t.Terminal, t.Urgent, stringPtr(t.SafetyStatus), stringPtr(t.Disposition),
 		stringPtr(t.DispositionLabel), t.ErrorCode, t.ErrorMessage, t.Release,
-		formatTime(created), formatTimePtr(t.CompletedAt), t.IntakeID).Scan(&idx)
+		formatTime(created), formatTimePtr(t.CompletedAt), t.Blocking, t.IntakeID).Scan(&idx)
 	switch {
 	case isForeignKey(err):
 		return bff.Errorf(bff.ENOTFOUND, "Intake not found.")
@@ -161,7 +161,7 @@ func scanTurn(s scanner) (*bff.Turn, error) {
 	)
 	if err := s.Scan(&t.IntakeID, &t.Index, &t.SubmissionID, &t.Message, &status, &t.Reply,
 		&choices, &t.Terminal, &t.Urgent, &safety, &disp, &label, &t.ErrorCode,
-		&t.ErrorMessage, &t.Release, &created, &completed); err != nil {
+		&t.ErrorMessage, &t.Release, &created, &completed, &t.Blocking); err != nil {
 		return nil, err
 	}
 	t.Status = bff.TurnStatus(status)
