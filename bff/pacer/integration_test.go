@@ -6,6 +6,7 @@ package pacer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -101,29 +102,26 @@ func TestClientThroughPacerNeverHitsTheRateLimit(t *testing.T) {
 	}
 	const readers = 12
 	var wg sync.WaitGroup
-	var done sync.WaitGroup
-	done.Add(readers)
 	for range readers {
 		wg.Go(func() {
-			defer done.Done()
 			if _, _, err := r.client.Summary(context.Background(), in.EncounterID); err != nil {
 				t.Errorf("summary: %v", err)
 			}
 		})
 	}
 	// 5 reads fit beside the create in the first minute, 6 in the second,
-	// 1 in the third. Time moves only once the granted requests have been
-	// answered: the sandbox shares the clock and stamps requests on arrival.
-	for _, waiting := range []int{7, 1, 0} {
-		waitFor(t, "the minute's reads", func() bool {
-			return r.pacer.Stats().Waiting == waiting && (waiting == 0 || r.clk.Pending() > 0) &&
-				r.gate.count() == 1+readers-waiting
+	// 1 in the third; with the margin each slot frees 61 s after its grant.
+	// Time moves only once the granted requests have been answered: the
+	// sandbox shares the clock and stamps requests on arrival.
+	for k, waiting := range []int{7, 1, 0} {
+		waitFor(t, fmt.Sprintf("minute %d's reads answered, %d queued", k, waiting), func() bool {
+			return r.pacer.Stats().Waiting == waiting && r.gate.count() == 1+readers-waiting
 		})
 		if waiting > 0 {
-			r.clk.AdvanceToNext()
+			r.clk.AdvanceTo(at(time.Duration(k+1) * (time.Minute + pacer.DefaultMargin)))
 		}
 	}
-	wg.Wait()
+	waitGroup(t, "the readers to return", &wg)
 	if s := r.gate.statuses(); s[429] != 0 || s[200] != readers {
 		t.Fatalf("outcomes by status %v: the pacer let a request hit the limit", s)
 	}
@@ -161,11 +159,11 @@ func TestRateLimitedPausesThePacerUntilRetryAfter(t *testing.T) {
 	}()
 	waitFor(t, "the read queued behind the turn", func() bool { return r.pacer.Stats().Waiting == 2 })
 	r.clk.Advance(7 * time.Second)
-	got := <-res
+	got := recv(t, "the turn's retry", res)
 	if got.err != nil || got.meta.Attempts != 2 {
 		t.Fatalf("turn: %+v %v", got.meta, got.err)
 	}
-	if err := <-readDone; err != nil {
+	if err := recv(t, "the read after the pause", readDone); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -251,12 +249,12 @@ func TestPriorityAndProgressTravelWithTheContext(t *testing.T) {
 	waitFor(t, "the turn told it goes first", func() bool {
 		return prog.get() == pacer.Progress{Position: 1, Wait: time.Minute + pacer.DefaultMargin}
 	})
+	// One slot every 61 s (a minute and the margin) after the create's.
 	for i := range 3 {
-		waitFor(t, "head timer", func() bool { return r.clk.Pending() == 1 })
-		r.clk.AdvanceToNext()
-		waitFor(t, "one more done", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == i+1 })
+		r.clk.AdvanceTo(at(time.Duration(i+1) * (time.Minute + pacer.DefaultMargin)))
+		waitFor(t, fmt.Sprintf("call %d done", i+1), func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == i+1 })
 	}
-	wg.Wait()
+	waitGroup(t, "the callers to return", &wg)
 	if want := []string{"turn", "reconciliation", "background"}; !equalStrings(order, want) {
 		t.Fatalf("order %v, want %v", order, want)
 	}

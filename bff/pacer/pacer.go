@@ -169,11 +169,12 @@ var _ intakeapi.Gate = (*Pacer)(nil)
 
 // Wait implements intakeapi.Gate. It returns at once with a *QuotaError when
 // the call's daily quota is spent (also if it becomes spent while waiting),
-// with ctx's error when ctx ends (the caller leaves the queue), or when the
-// call is at the head of the queue and the window, and any Retry-After pause,
-// allow one more request. Higher priorities go first; equal priorities in
-// arrival order. Call.Progress is told the position and expected wait each
-// time they change.
+// with ctx's error when ctx ends (the caller leaves the queue; a caller whose
+// ctx has ended is never granted, even when its slot comes at the same
+// moment), or when the call is at the head of the queue and the window, and
+// any Retry-After pause, allow one more request. Higher priorities go first;
+// equal priorities in arrival order. Call.Progress is told the position and
+// expected wait each time they change.
 func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.Outcome), error) {
 	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("pacer: not waiting: %w", err)
@@ -200,6 +201,16 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 		}
 	}()
 	for {
+		// A wake-up can race with the end of ctx (select picks at random
+		// among ready cases): never grant a caller that has already gone,
+		// or the slot and the quota would be spent on a request the
+		// client will not send.
+		if err := context.Cause(ctx); err != nil {
+			pos := slices.Index(p.queue, w) + 1
+			p.remove(w)
+			p.mu.Unlock()
+			return nil, fmt.Errorf("pacer: stopped waiting at position %d: %w", pos, err)
+		}
 		now := p.clk.Now()
 		p.prune(now)
 		if err := p.quotaErr(kind, now); err != nil {
@@ -230,11 +241,7 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 			last = prog
 		}
 		select {
-		case <-ctx.Done():
-			p.mu.Lock()
-			p.remove(w)
-			p.mu.Unlock()
-			return nil, fmt.Errorf("pacer: stopped waiting at position %d: %w", pos, context.Cause(ctx))
+		case <-ctx.Done(): // handled at the top of the loop
 		case <-ch:
 		case <-tc:
 		}

@@ -21,18 +21,56 @@ var _ intakeapi.Gate = (*pacer.Pacer)(nil)
 
 var t0 = time.Date(2026, 8, 3, 10, 0, 0, 0, time.UTC)
 
-// waitFor yields until cond holds. Goroutines of the test run in between; the
-// wall-clock bound only turns a deadlock into a failure.
+// bound is how long a test waits for something that needs no clock
+// movement: far more than any loaded machine needs, it only turns a lost
+// wake-up or a test waiting for the wrong thing into a failure (with every
+// goroutine's stack) instead of a hang until the test binary's timeout.
+// Every wait in these tests is bounded by it: waitFor, recv, waitGroup.
+const bound = 20 * time.Second
+
+// waitFor yields until cond holds. Goroutines of the test run in between.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(bound)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
+			t.Fatalf("gave up after %s waiting for %s\n%s", bound, what, goroutines())
 		}
 		runtime.Gosched()
 	}
 }
+
+// recv receives from ch, or fails the test after bound.
+func recv[T any](t *testing.T, what string, ch <-chan T) T {
+	t.Helper()
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("gave up after %s waiting for %s\n%s", bound, what, goroutines())
+		panic("unreachable")
+	}
+}
+
+// waitGroup waits for wg, or fails the test after bound.
+func waitGroup(t *testing.T, what string, wg *sync.WaitGroup) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	recv(t, what, done)
+}
+
+// goroutines is every goroutine's stack, for a failure message: the waiters
+// still in Pacer.Wait, and where the test's own goroutines stopped.
+func goroutines() string {
+	buf := make([]byte, 1<<20)
+	return string(buf[:runtime.Stack(buf, true)])
+}
+
+// at is t0 plus d, for moving the clock to the instant a grant is due.
+func at(d time.Duration) time.Time { return t0.Add(d) }
 
 func read(prio pacer.Priority) intakeapi.Call {
 	return intakeapi.Call{Op: intakeapi.OpHandoff, Priority: prio, Attempt: 1}
@@ -86,17 +124,25 @@ func TestWindowNeverExceededUnderConcurrency(t *testing.T) {
 					done.Add(1)
 				})
 			}
-			for {
-				waitFor(t, "every caller granted or queued", func() bool {
+			// Batch k goes exactly k minutes in. The clock moves straight to
+			// each minute once every caller is either done or queued: timers
+			// carry absolute deadlines, so the head wakes at that minute
+			// whether its timer was armed before the move or is re-armed
+			// after it. (Waiting for "a timer is pending" and then calling
+			// AdvanceToNext raced with that re-arming: the timer could be
+			// gone by the call, and time did not move.)
+			for k := 1; ; k++ {
+				want := min(callers, k*perMinute)
+				waitFor(t, fmt.Sprintf("%d callers granted by minute %d, the rest queued", want, k-1), func() bool {
 					n := int(done.Load())
-					return n == callers || (n+p.Stats().Waiting == callers && clk.Pending() > 0)
+					return n >= want && n+p.Stats().Waiting == callers
 				})
-				if done.Load() == callers {
+				if want == callers {
 					break
 				}
-				clk.AdvanceToNext()
+				clk.AdvanceTo(at(time.Duration(k) * time.Minute))
 			}
-			wg.Wait()
+			waitGroup(t, "the callers to return", &wg)
 			slices.SortFunc(grants, time.Time.Compare)
 			for i, g := range grants {
 				in := 0
@@ -151,11 +197,10 @@ func TestPrioritiesGoFirstThenArrivalOrder(t *testing.T) {
 		waitFor(t, "arrival", func() bool { return p.Stats().Waiting == i+1 })
 	}
 	for i := range arrivals {
-		waitFor(t, "head timer", func() bool { return clk.Pending() == 1 })
-		clk.AdvanceToNext()
-		waitFor(t, "grant recorded", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == i+1 })
+		clk.AdvanceTo(at(time.Duration(i+1) * time.Minute)) // one slot a minute
+		waitFor(t, fmt.Sprintf("grant %d recorded", i+1), func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == i+1 })
 	}
-	wg.Wait()
+	waitGroup(t, "the callers to return", &wg)
 	want := []string{"turn1", "turn2", "create1", "recon1", "read1", "read2", "bg1", "bg2"}
 	if !slices.Equal(order, want) {
 		t.Fatalf("grant order %v, want %v", order, want)
@@ -220,11 +265,13 @@ func TestQueuePositionAndExpectedWait(t *testing.T) {
 	waitFor(t, "first reader is next", func() bool { return recs[0].get() == pacer.Progress{Position: 1, Wait: 20 * time.Second} })
 	waitFor(t, "last reader moved up", func() bool { return recs[3].get() == pacer.Progress{Position: 4, Wait: 120 * time.Second} })
 
-	for p.Stats().Waiting > 0 {
-		waitFor(t, "head timer", func() bool { return clk.Pending() > 0 || p.Stats().Waiting == 0 })
-		clk.AdvanceToNext()
+	// Grants at 20 s and 60 s in the window: the readers go at 80 s, 120 s,
+	// 140 s and 180 s, as their estimates said.
+	for i, slot := range []time.Duration{80, 120, 140, 180} {
+		clk.AdvanceTo(at(slot * time.Second))
+		waitFor(t, fmt.Sprintf("reader %d granted at %d s", i, slot), func() bool { return p.Stats().Waiting == 3-i })
 	}
-	wg.Wait()
+	waitGroup(t, "the callers to return", &wg)
 }
 
 func TestCancellationFreesThePlace(t *testing.T) {
@@ -251,16 +298,15 @@ func TestCancellationFreesThePlace(t *testing.T) {
 	waitFor(t, "second is 2nd", func() bool { return second.get().Position == 2 })
 
 	cancel()
-	if err := <-first; !errors.Is(err, context.Canceled) {
+	if err := recv(t, "the cancelled Wait to return", first); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Wait returned %v, want context.Canceled", err)
 	}
 	waitFor(t, "second moved to the front", func() bool { return second.get() == pacer.Progress{Position: 1, Wait: time.Minute} })
 	if got := p.Stats().Waiting; got != 1 {
 		t.Fatalf("%d waiting after cancellation, want 1", got)
 	}
-	waitFor(t, "head timer", func() bool { return clk.Pending() == 1 })
-	clk.AdvanceToNext()
-	<-granted
+	clk.AdvanceTo(at(time.Minute))
+	recv(t, "the second caller's grant", granted)
 	if n := clk.Pending(); n != 0 {
 		t.Fatalf("%d timers left behind", n)
 	}
@@ -294,7 +340,7 @@ func TestCancellationLeavesNoGoroutines(t *testing.T) {
 	}
 	waitFor(t, "all queued", func() bool { return p.Stats().Waiting == 20 })
 	cancel()
-	wg.Wait()
+	waitGroup(t, "the cancelled callers to return", &wg)
 	if s := p.Stats(); s.Waiting != 0 {
 		t.Fatalf("%d still queued", s.Waiting)
 	}
@@ -322,8 +368,8 @@ func TestRetryAfterPausesEveryone(t *testing.T) {
 		t.Fatal("granted during the pause")
 	}
 	clk.Advance(time.Second)
-	if at := <-granted; !at.Equal(t0.Add(7 * time.Second)) {
-		t.Fatalf("granted at %v, want at the end of the pause", at.Sub(t0))
+	if got := recv(t, "the grant at the end of the pause", granted); !got.Equal(at(7 * time.Second)) {
+		t.Fatalf("granted at %v, want at the end of the pause", got.Sub(t0))
 	}
 }
 
@@ -398,7 +444,7 @@ func TestWaiterRefusedWhenQuotaSpentWhileQueued(t *testing.T) {
 	// The in-flight turn learns the service's quota is spent (another process
 	// used it): the queued turn is refused at once instead of waiting a minute.
 	inFlight(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeQuotaExceeded})
-	if err := <-errc; !errors.Is(err, pacer.ErrQuotaSpent) {
+	if err := recv(t, "the queued turn's refusal", errc); !errors.Is(err, pacer.ErrQuotaSpent) {
 		t.Fatalf("queued turn: %v, want ErrQuotaSpent", err)
 	}
 	if s := p.Stats(); s.Waiting != 0 {
@@ -420,9 +466,9 @@ func TestMarginHoldsEachGrantLonger(t *testing.T) {
 	if p.Stats().Waiting != 1 {
 		t.Fatal("granted at 60 s; the margin should hold the slot to 61 s")
 	}
-	clk.AdvanceToNext()
-	if at := <-granted; !at.Equal(t0.Add(time.Minute + pacer.DefaultMargin)) {
-		t.Fatalf("granted at %s", at.Sub(t0))
+	clk.AdvanceTo(at(time.Minute + pacer.DefaultMargin))
+	if got := recv(t, "the grant at 61 s", granted); !got.Equal(at(time.Minute + pacer.DefaultMargin)) {
+		t.Fatalf("granted at %s", got.Sub(t0))
 	}
 }
 
@@ -446,5 +492,102 @@ func TestReleaseIsIdempotent(t *testing.T) {
 	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
 	if got := p.Stats().TurnsUsed; got != 1 {
 		t.Fatalf("turns used %d, want 1 (a double release must not refund twice)", got)
+	}
+}
+
+// A waiter woken by its timer and by the end of its context at once (select
+// picks either) must not be granted: the client would not send the request,
+// yet the slot and a turn of the daily quota would be spent. The Progress
+// callback runs just before the waiter selects, so it can make both ready;
+// with a coin toss per run, 64 runs all pass only if the pacer checks ctx
+// before every grant.
+func TestContextEndingAsTheSlotFreesIsNotGranted(t *testing.T) {
+	for i := range 64 {
+		clk := pacertest.NewClock(t0)
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
+		fill(t, p, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		c := turn()
+		c.Progress = func(pacer.Progress) {
+			cancel()
+			clk.AdvanceTo(at(time.Minute)) // fires the head's timer
+		}
+		rel, err := p.Wait(ctx, c)
+		if err == nil {
+			rel(intakeapi.Outcome{NotSent: true})
+			t.Fatalf("run %d: a caller whose context had ended was granted", i)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("run %d: Wait: %v, want context.Canceled", i, err)
+		}
+		if s := p.Stats(); s.InWindow != 0 || s.TurnsUsed != 0 || s.Waiting != 0 {
+			t.Fatalf("run %d: a cancelled caller spent budget or stayed queued: %+v", i, s)
+		}
+		if n := clk.Pending(); n != 0 {
+			t.Fatalf("run %d: %d timers left", i, n)
+		}
+	}
+}
+
+// stopHookClock runs a hook inside Timer.Stop: the moment a woken waiter has
+// dropped its timer and not yet armed the next one.
+type stopHookClock struct {
+	*pacertest.Clock
+	hook atomic.Pointer[func()]
+}
+
+func (c *stopHookClock) NewTimerAt(at time.Time) pacer.Timer {
+	return stopHookTimer{c.Clock.NewTimerAt(at), c}
+}
+
+type stopHookTimer struct {
+	pacer.Timer
+	c *stopHookClock
+}
+
+func (t stopHookTimer) Stop() bool {
+	ok := t.Timer.Stop()
+	if f := t.c.hook.Swap(nil); f != nil {
+		(*f)()
+	}
+	return ok
+}
+
+// Every state change wakes every waiter, and the head re-arms its timer. The
+// tests once waited for "a timer is pending" and then called AdvanceToNext:
+// when the pending timer was the head's old one, about to be stopped, time
+// did not move and the test waited forever for a grant (the hang seen under
+// load). This pins the interleaving: the clock moves exactly while the head
+// holds no timer. AdvanceToNext cannot help there; AdvanceTo must, because
+// the head re-reads the clock and re-arms at an absolute deadline.
+func TestClockMovingWhileTheHeadRearmsItsTimer(t *testing.T) {
+	clk := &stopHookClock{Clock: pacertest.NewClock(t0)}
+	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
+	fill(t, p, 1)
+	granted := make(chan time.Time, 1)
+	go func() {
+		mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 200})
+		granted <- clk.Now()
+	}()
+	waitFor(t, "the head's timer", func() bool { return p.Stats().Waiting == 1 && clk.Pending() == 1 })
+
+	var pendingInGap int
+	var movedInGap bool
+	hook := func() {
+		pendingInGap = clk.Pending()
+		movedInGap = clk.AdvanceToNext()
+		clk.AdvanceTo(at(time.Minute))
+	}
+	clk.hook.Store(&hook)
+	p.Pause(time.Nanosecond) // a state change that leaves the head's deadline as it was
+
+	if got := recv(t, "the head's grant at 60 s", granted); !got.Equal(at(time.Minute)) {
+		t.Fatalf("granted at %s, want 60 s", got.Sub(t0))
+	}
+	if pendingInGap != 0 || movedInGap {
+		t.Fatalf("in the gap: %d timers pending, AdvanceToNext moved time: %v; want none and false", pendingInGap, movedInGap)
+	}
+	if n := clk.Pending(); n != 0 {
+		t.Fatalf("%d timers left", n)
 	}
 }

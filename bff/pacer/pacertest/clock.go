@@ -48,8 +48,28 @@ func (c *Clock) Advance(d time.Duration) {
 	c.fire()
 }
 
+// AdvanceTo moves the clock forward to at (never back) and fires every timer
+// now due. Prefer it to AdvanceToNext when the test knows when the next grant
+// is due: timers carry absolute deadlines, so a waiter that is re-arming its
+// timer while the clock moves still wakes at the right time, and nothing
+// depends on which timers happen to be pending at that instant.
+func (c *Clock) AdvanceTo(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if at.After(c.now) {
+		c.now = at
+	}
+	c.fire()
+}
+
 // AdvanceToNext moves the clock to the earliest pending timer and fires it
 // (and any due at the same time). It reports false when no timer is pending.
+//
+// Pending timers are a moving target: a pacer waiter woken by a state change
+// stops its timer and arms a new one, so a timer seen by Pending may be gone
+// by the time AdvanceToNext runs (it then returns false and time does not
+// move), and the new one may not be armed yet. Check the result, and do not
+// wait for "a timer is pending" and then assume this call moved time.
 func (c *Clock) AdvanceToNext() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -69,7 +89,8 @@ func (c *Clock) AdvanceToNext() bool {
 	return true
 }
 
-// Pending is the number of timers not yet fired or stopped.
+// Pending is the number of timers not yet fired or stopped. It is a snapshot:
+// see AdvanceToNext.
 func (c *Clock) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
