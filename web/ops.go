@@ -151,6 +151,6 @@ func (s *Server) upstreamReady(ctx context.Context) error {
 // metrics serves the Prometheus text format.
 func (s *Server) metrics(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "text/plain; version=0.0.4; charset=utf-8")
-	s.ops.reg.WriteTo(c.Response().BodyWriter())
+	s.ops.reg.Expose(c.Response().BodyWriter())
 	return nil
 }

@@ -34,8 +34,8 @@ func (r *Registry) add(m metric) {
 	r.mu.Unlock()
 }
 
-// WriteTo writes every metric, sorted by name.
-func (r *Registry) WriteTo(w io.Writer) {
+// Expose writes every metric in the text format, sorted by name.
+func (r *Registry) Expose(w io.Writer) {
 	r.mu.Lock()
 	ms := append([]metric(nil), r.metrics...)
 	r.mu.Unlock()

@@ -17,7 +17,7 @@ func TestExpositionFormat(t *testing.T) {
 	h.Observe(0.5, "turn")
 	h.Observe(5, "turn")
 	var b strings.Builder
-	r.WriteTo(&b)
+	r.Expose(&b)
 	want := `# HELP app_latency_seconds Latency.
 # TYPE app_latency_seconds histogram
 app_latency_seconds_bucket{op="turn",le="0.1"} 1
@@ -43,7 +43,7 @@ func TestCounterFunc(t *testing.T) {
 	r.CounterFunc("app_reconciliations_total", "Reconciliations.", "", func() map[string]float64 { return map[string]float64{"": 4} })
 	r.CounterFunc("app_outcomes_total", "Outcomes.", "outcome", func() map[string]float64 { return map[string]float64{"failed": 1, "completed": 7} })
 	var b strings.Builder
-	r.WriteTo(&b)
+	r.Expose(&b)
 	for _, want := range []string{"app_reconciliations_total 4\n", `app_outcomes_total{outcome="completed"} 7`, `app_outcomes_total{outcome="failed"} 1`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("missing %q in\n%s", want, b.String())
