@@ -1,0 +1,220 @@
+package e2e
+
+// Helpers of the clinician and fault journeys (clinician_test.go,
+// faults_test.go): an app with a clinician account, sign-in through the
+// page, and reads of the sandbox's own record of an intake.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/sandbox"
+	"github.com/clinical-intake/intake-web/sandbox/rules"
+	"github.com/clinical-intake/intake-web/web"
+)
+
+// The clinician account of the clinician journeys.
+const (
+	clinUser     = "dr.e2e"
+	clinPassword = "a long enough password"
+)
+
+var signInPath = regexp.MustCompile(`/clinician/signin(\?|$)`)
+
+// startClinicApp is startApp (same sandbox and app settings) with the
+// clinician account dr.e2e in its database and a cheap bcrypt cost. The
+// account is written with store.Open before the app opens the file.
+func startClinicApp(t *testing.T) *app {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	eng, err := rules.New()
+	if err != nil {
+		t.Fatalf("rules engine: %v", err)
+	}
+	key := sandbox.GenerateKey("cis")
+	cfg := sandbox.DefaultConfig()
+	cfg.Keys = []string{key}
+	cfg.Engine = eng
+	cfg.RPM = 0
+	cfg.TurnsPerDay = 0
+	cfg.IntakesPerDay = 0
+	cfg.FragmentDelay = 40 * time.Millisecond
+	cfg.Faults = true
+	sb, err := sandbox.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("sandbox: %v", err)
+	}
+	t.Cleanup(sb.Close)
+
+	dbPath := filepath.Join(t.TempDir(), "intake.db")
+	addClinicianAccount(t, dbPath, clinUser, clinPassword)
+
+	logs := &syncBuffer{}
+	srv, err := web.Open(ctx, web.Config{
+		ListenAddr:     "127.0.0.1:0",
+		DatabasePath:   dbPath,
+		UpstreamURL:    sb.URL,
+		APIKey:         key,
+		PacerPerMinute: -1,
+		TurnsPerDay:    -1,
+		IntakesPerDay:  -1,
+		BcryptCost:     4,
+		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatalf("web.Open: %v", err)
+	}
+	t.Cleanup(func() {
+		srv.Close()
+		if t.Failed() {
+			t.Logf("app log:\n%s", logs.String())
+		}
+	})
+	return &app{URL: strings.TrimRight(srv.URL, "/"), Key: key, Sandbox: sb, logs: logs}
+}
+
+// addClinicianAccount creates an account in the SQLite file at dbPath.
+func addClinicianAccount(t *testing.T, dbPath, user, password string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbPath, nil)
+	if err != nil {
+		t.Fatalf("open %s: %v", dbPath, err)
+	}
+	defer func() { _ = db.Close() }()
+	svc := bff.NewService(bff.Deps{Intakes: db, Turns: db, Handoffs: db, Clinicians: db, Reviews: db, Audit: db, BcryptCost: 4})
+	if _, err := svc.AddClinician(ctx, user, password); err != nil {
+		t.Fatalf("add clinician %s: %v", user, err)
+	}
+}
+
+func byLabel(page playwright.Page, label string) playwright.Locator {
+	return page.GetByLabel(label, playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)})
+}
+
+// clinicianSignIn opens the sign-in page, signs in as dr.e2e and waits for
+// the worklist.
+func clinicianSignIn(t *testing.T, page playwright.Page, a *app) {
+	t.Helper()
+	_, err := page.Goto(a.URL + "/clinician/signin")
+	must(t, err, "open the sign-in page")
+	submitSignIn(t, page, clinUser, clinPassword)
+	must(t, expect.Page(page).ToHaveURL(a.URL+"/clinician"), "signing in leads to the worklist")
+	must(t, expect.Locator(role(page, "heading", "Worklist")).ToBeVisible(), "the Worklist heading")
+}
+
+// submitSignIn fills Username and Password and presses Sign in.
+func submitSignIn(t *testing.T, page playwright.Page, user, password string) {
+	t.Helper()
+	must(t, byLabel(page, "Username").Fill(user), "fill Username")
+	must(t, byLabel(page, "Password").Fill(password), "fill Password")
+	must(t, role(page, "button", "Sign in").Click(), "click Sign in")
+}
+
+// intakeIDOf is the intake id in the page's /intakes/{id} URL.
+func intakeIDOf(t *testing.T, page playwright.Page) string {
+	t.Helper()
+	u, err := url.Parse(page.URL())
+	must(t, err, "parse the page URL")
+	id, ok := strings.CutPrefix(u.Path, "/intakes/")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		t.Fatalf("not on an intake page: %s", page.URL())
+	}
+	return id
+}
+
+// sandboxCall makes one request to the sandbox with the test's key and
+// returns the body; any status but 200 fails the test.
+func sandboxCall(t *testing.T, a *app, method, path string, body any) []byte {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		must(t, err, "encode %s body", path)
+		rd = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), expectTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, a.Sandbox.URL+path, rd)
+	must(t, err, "request %s", path)
+	req.Header.Set("Authorization", "Bearer "+a.Key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	must(t, err, "%s %s", method, path)
+	defer func() { _ = res.Body.Close() }()
+	b, err := io.ReadAll(res.Body)
+	must(t, err, "read %s", path)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("sandbox %s %s answered %d: %s", method, path, res.StatusCode, b)
+	}
+	return b
+}
+
+// armFault arms the next turn of the intake with a sandbox fault.
+func armFault(t *testing.T, a *app, intakeID, kind string) {
+	t.Helper()
+	sandboxCall(t, a, http.MethodPost, "/v1/sandbox/faults", map[string]any{"encounter_id": intakeID, "kind": kind})
+}
+
+// serviceHandoff is the sandbox's handoff of the intake, decoded, and its
+// raw JSON.
+func serviceHandoff(t *testing.T, a *app, intakeID string) (*intakeapi.Handoff, []byte) {
+	t.Helper()
+	raw := sandboxCall(t, a, http.MethodGet, "/v1/intakes/"+url.PathEscape(intakeID)+"/handoff", nil)
+	var h intakeapi.Handoff
+	must(t, json.Unmarshal(raw, &h), "decode the sandbox's handoff")
+	return &h, raw
+}
+
+// serviceTurnCount is turn_count of the sandbox's summary of the intake.
+func serviceTurnCount(t *testing.T, a *app, intakeID string) int {
+	t.Helper()
+	var s struct {
+		TurnCount *int `json:"turn_count"`
+	}
+	raw := sandboxCall(t, a, http.MethodGet, "/v1/intakes/"+url.PathEscape(intakeID), nil)
+	must(t, json.Unmarshal(raw, &s), "decode the sandbox's summary")
+	if s.TurnCount == nil {
+		t.Fatalf("the sandbox's summary has no turn_count: %s", raw)
+	}
+	return *s.TurnCount
+}
+
+// checkServiceRecord: the sandbox's record of the intake holds exactly the
+// patient messages sent, in order, once each (no turn lost, none
+// duplicated), and its turn_count agrees.
+func checkServiceRecord(t *testing.T, a *app, intakeID string, want []string) {
+	t.Helper()
+	h, _ := serviceHandoff(t, a, intakeID)
+	var got []string
+	for _, m := range h.Conversation {
+		if m.Role == intakeapi.RolePatient {
+			got = append(got, m.Text)
+		}
+	}
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("the service's conversation holds the patient messages %q, want %q", got, want)
+	}
+	if n := serviceTurnCount(t, a, intakeID); n != len(want) {
+		t.Errorf("the service's turn_count is %d, want %d", n, len(want))
+	}
+}
