@@ -253,6 +253,24 @@ func axeViolations(page playwright.Page) ([]axeViolation, error) {
 
 var errNotString = errors.New("not a string")
 
+// waitJS waits until the JavaScript function predicate(arg) returns a truthy
+// value in the page and returns that value. Playwright's WaitForFunction
+// compiles its predicate with eval inside the page, which the app's CSP
+// rightly refuses; page.Evaluate is not governed by the page's CSP, so the
+// polling loop runs inside one Evaluate call (on animation frames, no sleep).
+func waitJS(page playwright.Page, predicate string, arg any) (any, error) {
+	return page.Evaluate(`async ([src, arg, timeout]) => {
+		const predicate = (0, eval)('(' + src + ')');
+		const end = performance.now() + timeout;
+		for (;;) {
+			const v = await predicate(arg);
+			if (v) return v;
+			if (performance.now() > end) throw new Error('timed out after ' + timeout + ' ms waiting for ' + src);
+			await new Promise((r) => requestAnimationFrame(r));
+		}
+	}`, []any{predicate, arg, expectTimeout.Milliseconds()})
+}
+
 // evalString evaluates js in the page and returns its string result.
 func evalString(page playwright.Page, js string, arg ...any) (string, error) {
 	v, err := page.Evaluate(js, arg...)

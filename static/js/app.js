@@ -119,6 +119,9 @@ function replaceComposer(html) {
   old.replaceWith(next);
   const box = next.querySelector('#message');
   if (box && typed && box.value === '') box.value = typed;
+  if ([...next.querySelectorAll('input[name="submission_id"]')].some((i) => usedSubmissionIDs.has(i.value))) {
+    refreshSubmissionIDs();
+  }
   setupCounters(next);
   if (hadFocus) {
     const target = box ?? next.querySelector('a, button:not([disabled]), textarea, input:not([type="hidden"])');
@@ -181,6 +184,11 @@ function newSubmissionID() {
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
+// Submission ids already sent: a fragment from the server that still carries
+// one of them gets a fresh id, so the next message is never taken for a
+// repeat of the last one.
+const usedSubmissionIDs = new Set();
+
 function refreshSubmissionIDs() {
   const id = newSubmissionID();
   for (const input of doc.querySelectorAll('form[data-turn-form] input[name="submission_id"]')) {
@@ -204,9 +212,11 @@ function fallbackError(status) {
 }
 
 async function sendTurn(form, submitter) {
-  const body = new FormData(form, submitter ?? undefined);
+  const data0 = new FormData(form, submitter ?? undefined);
   // Browsers without the submitter argument leave the quick reply out.
-  if (submitter?.name && !body.has(submitter.name)) body.append(submitter.name, submitter.value);
+  if (submitter?.name && !data0.has(submitter.name)) data0.append(submitter.name, submitter.value);
+  // Sent urlencoded, exactly as the form itself would be without JavaScript.
+  const body = new URLSearchParams(data0);
   const message = String(body.get('message') ?? '');
   const fromBox = form.contains(doc.getElementById('message'));
   const max = Number(doc.getElementById('message')?.dataset.max) || 8000;
@@ -225,6 +235,7 @@ async function sendTurn(form, submitter) {
   }
 
   inFlight = true;
+  usedSubmissionIDs.add(String(body.get('submission_id') ?? ''));
   setSendDisabled(true);
   announce('Sending your message…');
   let res;

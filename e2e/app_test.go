@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/clinical-intake/intake-web/sandbox"
+	"github.com/clinical-intake/intake-web/sandbox/rules"
+	"github.com/clinical-intake/intake-web/web"
+)
+
+// app is one running intake-web with its own sandbox upstream and database.
+type app struct {
+	URL     string
+	Key     string // the upstream API key: must never reach a browser
+	Sandbox *sandbox.Server
+	logs    *syncBuffer
+}
+
+type appOptions struct {
+	// FragmentDelay is the sandbox's pause between streamed fragments of
+	// up to three words; 0 means 40 ms (a reply streams in about a second).
+	FragmentDelay time.Duration
+}
+
+// startApp serves a fresh app on a loopback port for the test: the real
+// rules engine behind a sandbox with no rate limit and fault injection on,
+// a SQLite file in the test's temp dir, no pacing and no daily quotas. The app's log is printed
+// when the test fails.
+func startApp(t *testing.T, opts ...appOptions) *app {
+	t.Helper()
+	var o appOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.FragmentDelay == 0 {
+		o.FragmentDelay = 40 * time.Millisecond
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	eng, err := rules.New()
+	if err != nil {
+		t.Fatalf("rules engine: %v", err)
+	}
+	key := sandbox.GenerateKey("cis")
+	cfg := sandbox.DefaultConfig()
+	cfg.Keys = []string{key}
+	cfg.Engine = eng
+	cfg.RPM = 0
+	cfg.TurnsPerDay = 0
+	cfg.IntakesPerDay = 0
+	cfg.FragmentDelay = o.FragmentDelay
+	cfg.Faults = true
+	sb, err := sandbox.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("sandbox: %v", err)
+	}
+	t.Cleanup(sb.Close)
+
+	logs := &syncBuffer{}
+	srv, err := web.Open(ctx, web.Config{
+		ListenAddr:     "127.0.0.1:0",
+		DatabasePath:   filepath.Join(t.TempDir(), "intake.db"),
+		UpstreamURL:    sb.URL,
+		APIKey:         key,
+		PacerPerMinute: -1, // negative: no pacing (0 would mean the default 6 a minute)
+		TurnsPerDay:    -1,
+		IntakesPerDay:  -1,
+		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatalf("web.Open: %v", err)
+	}
+	// Cleanups run last-in first-out: the app stops before the sandbox.
+	t.Cleanup(func() {
+		srv.Close()
+		if t.Failed() {
+			t.Logf("app log:\n%s", logs.String())
+		}
+	})
+	return &app{URL: strings.TrimRight(srv.URL, "/"), Key: key, Sandbox: sb, logs: logs}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The sore-throat conversation of the rules engine for a 30-year-old woman
+// who answers "No" to everything: each entry is a part of the assistant's
+// reply to the message before it.
+var soreThroatNo = []string{
+	"Are you drooling, or unable to swallow your own saliva?",
+	"Is your breathing noisy or difficult",
+	"Are you unable to open your mouth fully",
+	"Have you had a fever",
+	"Do you have a cough?",
+	"Are the glands at the front of your neck swollen or tender?",
+	"Are your tonsils swollen",
+	"that is all my questions",
+}
+
+const (
+	soreThroatOpening = "I have had a sore throat for 3 days"
+	firstReply        = "Thank you. I will ask a few questions about your sore throat. Are you drooling, or unable to swallow your own saliva?"
+	selfCareLabel     = "Self-care advice"
+	urgentLabel       = "Urgent: seek emergency care now"
+	urgentReplyPart   = "Please call emergency services now"
+)
+
+var intakePath = regexp.MustCompile(`/intakes/[^/?#]+(#[^/]*)?$`)
+
+func role(page playwright.Page, r, name string) playwright.Locator {
+	return page.GetByRole(playwright.AriaRole(r), playwright.PageGetByRoleOptions{Name: name, Exact: playwright.Bool(true)})
+}
+
+func conversation(page playwright.Page) playwright.Locator { return role(page, "log", "Conversation") }
+func messageBox(page playwright.Page) playwright.Locator {
+	return page.GetByLabel("Your message", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)})
+}
+func sendButton(page playwright.Page) playwright.Locator { return role(page, "button", "Send") }
+func quickReplies(page playwright.Page) playwright.Locator {
+	return role(page, "group", "Suggested replies")
+}
+
+// patientMessages are the "You" labels of the conversation, one per exchange
+// (the transcript is role=log, so its items are not list items).
+func patientMessages(page playwright.Page) playwright.Locator {
+	return conversation(page).GetByText("You", playwright.LocatorGetByTextOptions{Exact: playwright.Bool(true)})
+}
+
+func statusRegion(page playwright.Page) playwright.Locator { return page.GetByRole("status") }
+
+func quickReply(page playwright.Page, name string) playwright.Locator {
+	return quickReplies(page).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: name, Exact: playwright.Bool(true)})
+}
+
+// fillStartForm fills the start page's fields as a user would.
+func fillStartForm(t *testing.T, page playwright.Page, age, sex, history string) {
+	t.Helper()
+	must(t, page.GetByLabel("Age", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).Fill(age), "fill Age")
+	_, err := page.GetByLabel("Sex", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).SelectOption(playwright.SelectOptionValues{Values: &[]string{sex}})
+	must(t, err, "select Sex %s", sex)
+	must(t, page.GetByLabel("Medical history").Fill(history), "fill Medical history")
+	must(t, page.GetByLabel("This is a synthetic scenario").Check(), "check the synthetic scenario box")
+}
+
+// startIntake opens the start page, fills it for a 30-year-old woman and
+// starts an intake; it returns when the intake page shows its message box.
+func startIntake(t *testing.T, page playwright.Page, a *app) {
+	t.Helper()
+	_, err := page.Goto(a.URL + "/")
+	must(t, err, "open the start page")
+	fillStartForm(t, page, "30", "female", "No known allergies. No regular medicines.")
+	must(t, role(page, "button", "Start intake").Click(), "click Start intake")
+	must(t, expect.Page(page).ToHaveURL(intakePath), "Start intake leads to /intakes/{id}")
+	must(t, expect.Locator(conversation(page)).ToBeAttached(), "the Conversation log is on the intake page")
+	must(t, expect.Locator(messageBox(page)).ToBeVisible(), "the message box is on a new intake")
+}
+
+// send types a message into the message box and presses Send.
+func send(t *testing.T, page playwright.Page, text string) {
+	t.Helper()
+	must(t, messageBox(page).Fill(text), "type %q into Your message", text)
+	must(t, sendButton(page).Click(), "click Send")
+}
+
+// waitReply waits until the conversation shows the reply containing want
+// and no reply is pending any more.
+func waitReply(t *testing.T, page playwright.Page, want string) {
+	t.Helper()
+	must(t, expect.Locator(conversation(page)).ToContainText(want), "the conversation shows the reply %q", want)
+	must(t, expect.Locator(page.Locator("#pending")).ToHaveCount(0), "the reply %q completes", want)
+}
+
+// answerNo clicks the "No" quick reply and waits for the reply containing next.
+func answerNo(t *testing.T, page playwright.Page, next string) {
+	t.Helper()
+	no := quickReply(page, "No")
+	must(t, expect.Locator(no).ToBeEnabled(), "the No quick reply is enabled")
+	must(t, no.Click(), "click the No quick reply")
+	waitReply(t, page, next)
+}
+
+// countIn counts the non-overlapping occurrences of sub in the locator's text.
+func countIn(t *testing.T, l playwright.Locator, sub string) int {
+	t.Helper()
+	text, err := l.TextContent()
+	must(t, err, "read text")
+	return strings.Count(text, sub)
+}
