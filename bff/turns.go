@@ -630,3 +630,19 @@ func (s *Service) WaitSettled(ctx context.Context, intakeID string, index int) {
 		}
 	}
 }
+
+// CheckRetry allows sending a failed turn's text again only while that turn
+// is the intake's last and is known not to have landed.
+func (s *Service) CheckRetry(ctx context.Context, owner, intakeID string, index int) error {
+	if _, err := s.owned(ctx, owner, intakeID); err != nil {
+		return err
+	}
+	turns, err := s.turns.Turns(ctx, intakeID)
+	if err != nil {
+		return err
+	}
+	if n := len(turns); n == 0 || turns[n-1].Index != index || !turns[n-1].Retryable() {
+		return Errorf(ECONFLICT, "This message was already sent again, or something was sent after it.")
+	}
+	return nil
+}

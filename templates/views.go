@@ -112,6 +112,7 @@ type TurnView struct {
 
 // RetryForm is the "Send again" form of a failed turn.
 type RetryForm struct {
+	Of           int    // the failed turn's index, sent as retry_of: the server checks it is still the one to retry
 	Action       string // POST URL for turns
 	CSRF         string
 	SubmissionID string

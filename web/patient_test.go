@@ -276,3 +276,47 @@ func TestErrorsShowNoInternals(t *testing.T) {
 		}
 	}
 }
+
+func TestSendAgainOnlyOnceAndOnlyWhileLast(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	id := strings.TrimPrefix(intake, "/intakes/")
+	a.armFault(t, id, "stream_error")
+	p := b.post(intake+"/turns", url.Values{"message": {"lost words"}, "submission_id": {"first"}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+	if p.status != http.StatusAccepted {
+		t.Fatalf("turn: %d", p.status)
+	}
+	b.events(intake+"/turns/1/events", "") // to its settling event
+	page := b.get(intake).body
+	if !strings.Contains(page, "Send again") || !strings.Contains(page, `name="retry_of" value="1"`) {
+		t.Fatal("a turn that did not land offers no Send again")
+	}
+	retry := url.Values{"message": {"lost words"}, "submission_id": {"retry-1"}, "retry_of": {"1"}}
+	if p := b.post(intake+"/turns", retry, "X-CSRF-Token", b.csrf(), "Accept", "application/json"); p.status != http.StatusAccepted {
+		t.Fatalf("send again: %d %s", p.status, p.body)
+	}
+	b.events(intake+"/turns/2/events", "")
+	// A second click (another submission id) or a stale tab is refused.
+	retry.Set("submission_id", "retry-2")
+	if p := b.post(intake+"/turns", retry, "X-CSRF-Token", b.csrf(), "Accept", "application/json"); p.status != http.StatusConflict {
+		t.Fatalf("second send again: %d", p.status)
+	}
+	if strings.Contains(b.get(intake).body, "Send again") {
+		t.Fatal("Send again still offered after the message was answered")
+	}
+	if n := strings.Count(a.upstreamHandoff(t, id), `"lost words"`); n != 1 {
+		t.Fatalf("the service holds the message %d times", n)
+	}
+}
+
+func (a *app) armFault(t *testing.T, id, kind string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", a.sb.URL+"/v1/sandbox/faults", strings.NewReader(`{"encounter_id":"`+id+`","kind":"`+kind+`"}`))
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("arm %s: %v %v", kind, err, res)
+	}
+	res.Body.Close()
+}

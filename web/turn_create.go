@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -23,6 +24,18 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 	message := utils.CopyString(c.FormValue("message"))
 	submission := utils.CopyString(c.FormValue("submission_id"))
 	owner := s.owner(c, false)
+	if of := c.FormValue("retry_of"); of != "" {
+		// A "Send again" form: only while its turn is still the last one and
+		// known not to have landed (a second click or a stale tab would
+		// otherwise send the message twice).
+		n, _ := strconv.Atoi(of)
+		if err := s.svc.CheckRetry(c.UserContext(), owner, id, n); err != nil {
+			if !wantsJSON(c) && bff.ErrorCode(err) == bff.ECONFLICT {
+				return c.Redirect("/intakes/"+id, http.StatusSeeOther)
+			}
+			return err
+		}
+	}
 	if wantsJSON(c) {
 		t, err := s.svc.SendTurn(c.UserContext(), owner, id, message, submission)
 		if err != nil {

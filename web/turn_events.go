@@ -150,6 +150,7 @@ func (t *turnStream) settledData(raw []byte) ([]byte, error) {
 	var d struct {
 		bff.SettledData
 		Terminal     bool   `json:"terminal"`
+		HeadHTML     string `json:"head_html"`
 		TurnHTML     string `json:"turn_html"`
 		StateHTML    string `json:"state_html"`
 		ComposerHTML string `json:"composer_html"`
@@ -163,12 +164,17 @@ func (t *turnStream) settledData(raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	now := t.s.now()
-	for _, turn := range turns {
+	for i, turn := range turns {
 		if turn.Index == t.index {
-			if d.TurnHTML, err = fragment(ctx, templates.TurnItem(turnView(turn, t.csrf))); err != nil {
+			view := withRetry(turnView(turn, t.csrf), turn, i == len(turns)-1, in, t.csrf, now)
+			if d.TurnHTML, err = fragment(ctx, templates.TurnItem(view)); err != nil {
 				return nil, err
 			}
 		}
+	}
+	head := templates.IntakePage{Status: in.Status, StatusNote: statusNote(in, now), TimeLeft: timeLeft(in, now), ExpiresAt: in.ExpiresAt.UTC().Format(time.RFC3339)}
+	if d.HeadHTML, err = fragment(ctx, templates.IntakeHead(head)); err != nil {
+		return nil, err
 	}
 	if d.StateHTML, err = fragment(ctx, templates.StatePanel(stateView(in))); err != nil {
 		return nil, err

@@ -31,9 +31,15 @@ func turnView(t *bff.Turn, csrf string) templates.TurnView {
 	if v.Pending {
 		v.EventsURL = eventsURL(t.IntakeID, t.Index)
 	}
-	if t.Retryable() {
-		// Only a turn proven not to have landed may be sent again.
-		v.Retry = templates.RetryForm{Action: turnsURL(t.IntakeID), CSRF: csrf, SubmissionID: newSubmissionID()}
+	return v
+}
+
+// withRetry offers "Send again" on a failed turn known not to have landed,
+// when it is the intake's last turn and the intake is open: once anything
+// was sent after it, sending it again would make the message a duplicate.
+func withRetry(v templates.TurnView, t *bff.Turn, last bool, in *bff.Intake, csrf string, now time.Time) templates.TurnView {
+	if last && t.Retryable() && in.Open(now) {
+		v.Retry = templates.RetryForm{Action: turnsURL(t.IntakeID), CSRF: csrf, SubmissionID: newSubmissionID(), Of: t.Index}
 	}
 	return v
 }
@@ -58,7 +64,7 @@ func composerView(in *bff.Intake, turns []*bff.Turn, csrf string, now time.Time)
 		SubmissionID: newSubmissionID(),
 		NewIntakeURL: "/",
 		MaxChars:     bff.MaxMessageChars,
-		Note:         statusNote(in, now),
+		Note:         composerNote(in, now),
 	}
 	for i := len(turns) - 1; i >= 0; i-- {
 		t := turns[i]
@@ -73,6 +79,15 @@ func composerView(in *bff.Intake, turns []*bff.Turn, csrf string, now time.Time)
 		}
 	}
 	return v
+}
+
+// composerNote says, where the message box was, why it is gone (the head
+// explains the state at length).
+func composerNote(in *bff.Intake, now time.Time) string {
+	if in.Status == bff.StatusExpired || (!in.Terminal && in.Status != bff.StatusClosed && !now.Before(in.ExpiresAt)) {
+		return "No more messages can be sent: this intake expired. Its conversation stays readable here."
+	}
+	return "No more messages can be sent: this intake is complete."
 }
 
 func statusNote(in *bff.Intake, now time.Time) string {
@@ -112,8 +127,8 @@ func (s *Server) intakePage(layout templates.Layout, in *bff.Intake, turns []*bf
 		State:      stateView(in),
 		Composer:   composerView(in, turns, layout.CSRF, now),
 	}
-	for _, t := range turns {
-		tv := turnView(t, layout.CSRF)
+	for i, t := range turns {
+		tv := withRetry(turnView(t, layout.CSRF), t, i == len(turns)-1, in, layout.CSRF, now)
 		if tv.Pending {
 			p.EventsURL = tv.EventsURL
 		}

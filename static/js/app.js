@@ -422,6 +422,7 @@ function follow(url) {
     done = true;
     stopFollowing();
     swapTurn(d.turn_html);
+    if (d.head_html) replaceById('intake-head', d.head_html);
     if (d.state_html) replaceById('state', d.state_html);
     if (d.composer_html) replaceComposer(d.composer_html);
     setSendDisabled(false);
@@ -432,6 +433,7 @@ function follow(url) {
     done = true;
     stopFollowing();
     swapTurn(d.turn_html);
+    if (d.head_html) replaceById('intake-head', d.head_html);
     if (d.state_html) replaceById('state', d.state_html);
     if (d.composer_html) replaceComposer(d.composer_html);
     setSendDisabled(false);
@@ -482,9 +484,13 @@ function setupCountdown() {
   if (!el || Number.isNaN(at)) return;
   let warned = false;
   const tick = () => {
+    // Looked up each time: a settled turn swaps the head (and stops the
+    // countdown by leaving it out once the intake has ended).
+    const cur = doc.querySelector('[data-expires-at]');
+    if (!cur) return;
     const ms = at - Date.now();
-    el.textContent = timeLeftText(ms);
-    el.classList.toggle('time-left--soon', ms <= 10 * 60000);
+    cur.textContent = timeLeftText(ms);
+    cur.classList.toggle('time-left--soon', ms <= 10 * 60000);
     if (!warned && ms > 0 && ms <= 5 * 60000 && !following) {
       warned = true;
       announce('About 5 minutes left before this intake expires.');
