@@ -646,7 +646,7 @@ func HandoffPageView(p HandoffPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<div class=\"table-wrap\" role=\"region\" aria-labelledby=\"scores-caption\" tabindex=\"0\"><table class=\"table scores-table\"><caption id=\"scores-caption\" class=\"visually-hidden\">Scores</caption> <thead><tr><th scope=\"col\">Score</th><th scope=\"col\">Total</th><th scope=\"col\">Band</th><th scope=\"col\">Components</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<div class=\"table-wrap\" role=\"region\" aria-labelledby=\"scores-caption\" tabindex=\"0\"><table class=\"table scores-table\"><caption id=\"scores-caption\" class=\"visually-hidden\">Score table: key, total, band and components</caption> <thead><tr><th scope=\"col\">Score</th><th scope=\"col\">Total</th><th scope=\"col\">Band</th><th scope=\"col\">Components</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
