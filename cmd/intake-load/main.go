@@ -1,7 +1,7 @@
 // Command intake-load drives the app and the sandbox, both started in this
 // process, over loopback HTTP and prints the results as Markdown tables:
 //
-//	go run ./cmd/intake-load relay  [-n 1000] [-fragment-delay 20ms] [-first-token 1s] [-hold 90s]
+//	go run ./cmd/intake-load relay  [-n 1000] [-fragment-delay 20ms] [-first-token 1s] [-hold 90s] [-settle 25s]
 //	go run ./cmd/intake-load render [-c 32] [-d 10s] [-turns 40]
 //	go run ./cmd/intake-load pacing [-patients 20] [-turns 2] [-rpm 6]
 //

@@ -38,6 +38,7 @@ func runRelay(ctx context.Context, args []string, out io.Writer, verbose bool) e
 	first := fs.Duration("first-token", time.Second, "sandbox pause before the first fragment (lets browsers subscribe before it)")
 	hold := fs.Duration("hold", 90*time.Second, "memory phase: first-token delay that keeps the streams open and idle")
 	workers := fs.Int("setup-workers", 32, "concurrent sessions and intakes created during setup")
+	latency := fs.Bool("latency", true, "run the latency phase")
 	memory := fs.Bool("memory", true, "run the memory phase (open, idle streams)")
 	settle := fs.Duration("settle", 25*time.Second, "memory phase: wait before each measurement (fasthttp retires the idle workers of the closed POST connections 10-20 s later)")
 	if err := fs.Parse(args); err != nil {
@@ -55,8 +56,10 @@ func runRelay(ctx context.Context, args []string, out io.Writer, verbose bool) e
 	defer cancel()
 
 	var c checks
-	if err := relayLatency(ctx, out, &c, *n, *workers, *fragment, *first, *settle, verbose); err != nil {
-		return err
+	if *latency {
+		if err := relayLatency(ctx, out, &c, *n, *workers, *fragment, *first, *settle, verbose); err != nil {
+			return err
+		}
 	}
 	if *memory {
 		if err := relayMemory(ctx, out, &c, *n, *workers, *fragment, *hold, *settle, verbose); err != nil {
@@ -431,7 +434,7 @@ func relayMemory(ctx context.Context, out io.Writer, c *checks, n, workers int, 
 	fmt.Fprintf(out, "\n### relay memory: %d open, idle browser streams (%s)\n\n", n, time.Now().Format("2006-01-02"))
 	fmt.Fprintf(out, "Each stream is a turn held before its first fragment (sandbox first-token delay %s): the browser's SSE connection, "+
 		"the app's stream writer and relay subscription, its turn runner and upstream stream, and the sandbox's handler. "+
-		"Streams opened in %s; measured %s after the first POST, after GC.\n\n", hold, openTime.Round(time.Millisecond), measuredAt.Round(time.Millisecond))
+		"Streams opened in %s (every allocation is profiled in this phase, so this is no latency figure); measured %s after the first POST, after GC.\n\n", hold, openTime.Round(time.Millisecond), measuredAt.Round(time.Millisecond))
 	t := table{head: []string{"measure", "before", "with streams open", "per stream"}}
 	t.add("heap in use (MemStats.HeapInuse)", mib(float64(before.ms.HeapInuse)), mib(float64(after.ms.HeapInuse)), per(before.ms.HeapInuse, after.ms.HeapInuse))
 	t.add("heap objects' bytes (MemStats.HeapAlloc)", mib(float64(before.ms.HeapAlloc)), mib(float64(after.ms.HeapAlloc)), per(before.ms.HeapAlloc, after.ms.HeapAlloc))
