@@ -3,8 +3,10 @@ package bff
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -114,9 +116,19 @@ func (s *Service) StartIntake(ctx context.Context, owner string, f StartForm) (*
 }
 
 func (s *Service) createIntake(ctx context.Context, owner string, ni intakeapi.NewIntake) (*Intake, error) {
-	up, meta, err := s.client.CreateIntake(intakeapi.WithPriority(ctx, intakeapi.PriorityCreateIntake), ni)
+	var last atomic.Pointer[intakeapi.Progress]
+	wctx, cancel := context.WithTimeout(ctx, s.createWait)
+	defer cancel()
+	wctx = intakeapi.WithProgress(intakeapi.WithPriority(wctx, intakeapi.PriorityCreateIntake), func(p intakeapi.Progress) { last.Store(&p) })
+	up, meta, err := s.client.CreateIntake(wctx, ni)
 	if err != nil {
 		s.log.Warn("create intake failed upstream", "err", err)
+		if p := last.Load(); p != nil && wctx.Err() != nil && ctx.Err() == nil {
+			// Still queued when the wait ran out: nothing was sent.
+			return nil, &Error{Code: ERATELIMIT, Message: fmt.Sprintf(
+				"The intake service is busy: the service key's requests for the next minute are taken (you were number %d in line, about %d s to go). Nothing was sent and your answers are kept: press Start intake again in a minute.",
+				p.Position, int(math.Ceil(p.Wait.Seconds())))}
+		}
 		return nil, upstreamError(err, s.now())
 	}
 	in := &Intake{

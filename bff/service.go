@@ -34,6 +34,7 @@ type Service struct {
 	audit      AuditStore
 	feed       *relay.Feed // worklist updates for signed-in clinicians
 	bcryptCost int
+	createWait time.Duration
 	attempts   *attempts
 	dummyOnce  sync.Once
 	dummy      []byte
@@ -70,6 +71,10 @@ type Deps struct {
 	Audit      AuditStore
 	Feed       *relay.Feed // nil = a new one
 	BcryptCost int         // 0 = bcrypt.DefaultCost+2 (12); tests use bcrypt.MinCost
+	// CreateWait bounds how long starting an intake waits for a request
+	// slot (0 = 45 s): patient turns go first, so at the key's limit a
+	// start could otherwise hold the browser for minutes with nothing shown.
+	CreateWait time.Duration
 }
 
 // NewService returns a Service.
@@ -85,6 +90,9 @@ func NewService(d Deps) *Service {
 	}
 	if s.bcryptCost == 0 {
 		s.bcryptCost = 12
+	}
+	if s.createWait = d.CreateWait; s.createWait == 0 {
+		s.createWait = 45 * time.Second
 	}
 	if s.now == nil {
 		s.now = time.Now

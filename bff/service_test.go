@@ -12,6 +12,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/store/storetest"
 	"github.com/clinical-intake/intake-web/sandbox"
@@ -269,3 +270,29 @@ func TestStartFormRules(t *testing.T) {
 }
 
 func itoa(n int) string { return string(rune('0' + n)) }
+
+func TestStartingAnIntakeAtTheLimitSaysWhereItStands(t *testing.T) {
+	cfg := sandbox.DefaultConfig()
+	cfg.Keys, cfg.Engine, cfg.RPM = []string{key}, enginetest.Scripted{}, 0
+	sb, err := sandbox.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	gate := pacer.New(pacer.Config{PerMinute: 1})
+	client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, Gate: gate})
+	db := storetest.MustOpenDB(t)
+	svc := bff.NewService(bff.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil), CreateWait: 300 * time.Millisecond})
+	ctx := context.Background()
+	if _, err := svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	// The minute's one request is spent: the next start waits, then says so.
+	_, err = svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: "b"})
+	if bff.ErrorCode(err) != bff.ERATELIMIT || !strings.Contains(bff.ErrorMessage(err), "number 1 in line") {
+		t.Fatalf("start at the limit: %v", err)
+	}
+	if n := sb.Service.Stats().Requests["create"]; n != 1 {
+		t.Fatalf("%d creates reached the service", n)
+	}
+}

@@ -99,6 +99,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HTTPClient == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
+		// Many turns stream at once to one host: keep their connections
+		// for reuse (the default keeps 2 and redials the rest).
+		t.MaxIdleConnsPerHost = 64
 		c.HTTPClient = &http.Client{Transport: t}
 	} else if c.HTTPClient.Timeout != 0 && c.HTTPClient.Timeout < c.TurnTimeout {
 		return c, fmt.Errorf("intakeapi: HTTPClient.Timeout %s would cut turns before TurnTimeout %s; set it to 0", c.HTTPClient.Timeout, c.TurnTimeout)
