@@ -594,39 +594,15 @@ func (s *Service) Turn(ctx context.Context, owner, intakeID string, index int) (
 // WaitSettled blocks until the turn's stream publishes its final or failed
 // event, the stream ends, or ctx ends.
 func (s *Service) WaitSettled(ctx context.Context, intakeID string, index int) {
-	key := TurnKey(intakeID, index)
-	var last int64
-	for {
-		replay, sub, found := s.hub.Subscribe(key, last)
-		if !found {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, found := s.hub.Follow(ctx, TurnKey(intakeID, index), 0)
+	if !found {
+		return
+	}
+	for ev := range events {
+		if ev.Name == EventFinal || ev.Name == EventFailed {
 			return
-		}
-		for _, ev := range replay {
-			last = ev.ID
-			if ev.Name == EventFinal || ev.Name == EventFailed {
-				sub.Cancel()
-				return
-			}
-		}
-		if sub == nil {
-			return
-		}
-		for open := true; open; {
-			select {
-			case ev, ok := <-sub.C:
-				if !ok {
-					open = false
-					break
-				}
-				last = ev.ID
-				if ev.Name == EventFinal || ev.Name == EventFailed {
-					sub.Cancel()
-					return
-				}
-			case <-ctx.Done():
-				sub.Cancel()
-				return
-			}
 		}
 	}
 }

@@ -65,51 +65,32 @@ func (t *turnStream) run(w *bufio.Writer) {
 	if !write(w, "retry: 2000\n: ok\n\n") {
 		return
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // stops the follower when the browser goes or we end
+	events, found := t.s.svc.Hub().Follow(ctx, key, t.after)
+	if !found {
+		// The turn's stream is gone (it ended long ago, or the app
+		// restarted): answer from the store.
+		t.settledFromStore(w, t.after+1)
+		return
+	}
 	heartbeat := time.NewTicker(heartbeatEvery)
 	defer heartbeat.Stop()
-	last := t.after
 	for {
-		replay, sub, found := t.s.svc.Hub().Subscribe(key, last)
-		if !found {
-			// The turn's stream is gone (it ended long ago, or the app
-			// restarted): answer from the store.
-			t.settledFromStore(w, last+1)
-			return
-		}
-		for _, ev := range replay {
-			if !t.send(w, ev) || settles(ev) {
-				sub.Cancel()
+		select {
+		case ev, ok := <-events:
+			if !ok || !t.send(w, ev) || settles(ev) {
 				return
 			}
-			last = ev.ID
-		}
-		if sub == nil {
-			return
-		}
-		for open := true; open; {
-			select {
-			case ev, ok := <-sub.C:
-				if !ok {
-					open = false // ended, or we fell behind: resubscribe from last
-					break
-				}
-				if !t.send(w, ev) || settles(ev) {
-					sub.Cancel()
-					return
-				}
-				last = ev.ID
-			case <-heartbeat.C:
-				if !write(w, ": heartbeat\n\n") {
-					sub.Cancel() // the browser is gone
-					return
-				}
-			case <-t.s.done:
-				// Shutting down: the browser reconnects (with Last-Event-ID)
-				// to whichever instance serves next.
-				write(w, "retry: 1000\n\n")
-				sub.Cancel()
-				return
+		case <-heartbeat.C:
+			if !write(w, ": heartbeat\n\n") {
+				return // the browser is gone
 			}
+		case <-t.s.done:
+			// Shutting down: the browser reconnects (with Last-Event-ID)
+			// to whichever instance serves next.
+			write(w, "retry: 1000\n\n")
+			return
 		}
 	}
 }

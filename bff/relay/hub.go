@@ -7,6 +7,7 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"time"
@@ -186,4 +187,58 @@ func (h *Hub) sweep() {
 			delete(h.streams, k)
 		}
 	}
+}
+
+// Follow delivers every event of key's stream after after, in order and
+// once each, then closes the channel: when the stream ends, or when ctx
+// ends. It resubscribes by itself when it falls behind, so the caller never
+// handles resumption. found is false when the hub has no stream for key.
+func (h *Hub) Follow(ctx context.Context, key string, after int64) (events <-chan Event, found bool) {
+	replay, sub, found := h.Subscribe(key, after)
+	if !found {
+		return nil, false
+	}
+	out := make(chan Event)
+	go func() {
+		defer close(out)
+		last := after
+		for {
+			for _, ev := range replay {
+				select {
+				case out <- ev:
+					last = ev.ID
+				case <-ctx.Done():
+					sub.Cancel()
+					return
+				}
+			}
+			if sub == nil {
+				return // the stream ended: everything was in the replay
+			}
+			for open := true; open; {
+				select {
+				case ev, ok := <-sub.C:
+					if !ok {
+						open = false
+						break
+					}
+					select {
+					case out <- ev:
+						last = ev.ID
+					case <-ctx.Done():
+						sub.Cancel()
+						return
+					}
+				case <-ctx.Done():
+					sub.Cancel()
+					return
+				}
+			}
+			// Ended, or cut loose for falling behind: resume from last.
+			if replay, sub, found = h.Subscribe(key, last); !found {
+				return
+			}
+		}
+	}()
+	return out, true
 }

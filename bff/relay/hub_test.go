@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"testing"
@@ -134,5 +135,41 @@ func TestCancelIsIdempotent(t *testing.T) {
 	h.Close("t")
 	if h.Subscribers() != 0 {
 		t.Fatal("cancelled subscriber still counted")
+	}
+}
+
+func TestFollowDeliversEverythingOnceAndResumesBySelf(t *testing.T) {
+	h := NewHub(time.Minute, nil)
+	h.buffer = 4 // a follower that falls behind is cut loose often
+	h.Open("t")
+	events, found := h.Follow(context.Background(), "t", 2)
+	if !found {
+		t.Fatal("not found")
+	}
+	go func() {
+		for i := 1; i <= 500; i++ {
+			h.Publish("t", "delta", i)
+		}
+		h.Close("t")
+	}()
+	want := int64(3)
+	for ev := range events {
+		if ev.ID != want {
+			t.Fatalf("got id %d, want %d", ev.ID, want)
+		}
+		want++
+	}
+	if want != 501 {
+		t.Fatalf("stopped after id %d", want-1)
+	}
+	// Cancelling the context ends a follower of a live stream.
+	h.Open("u")
+	ctx, cancel := context.WithCancel(context.Background())
+	events, _ = h.Follow(ctx, "u", 0)
+	cancel()
+	for range events {
+	}
+	if _, found := h.Follow(context.Background(), "nope", 0); found {
+		t.Fatal("found a stream that never existed")
 	}
 }
