@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,7 +184,7 @@ func TestFaultsSettleWithoutLossOrDuplication(t *testing.T) {
 			// The conversation goes on coherently: the next turn is turn 2
 			// upstream exactly when the first landed.
 			next, _ := f.send(id, "next message")
-			if next.Status != bff.TurnCompleted || !strings.HasPrefix(next.Reply, "Reply "+itoa(c.upstream+1)+":") {
+			if next.Status != bff.TurnCompleted || !strings.HasPrefix(next.Reply, "Reply "+strconv.Itoa(c.upstream+1)+":") {
 				t.Fatalf("next turn: %s %q", next.Status, next.Reply)
 			}
 		})
@@ -269,7 +270,6 @@ func TestStartFormRules(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return string(rune('0' + n)) }
 
 func TestStartingAnIntakeAtTheLimitSaysWhereItStands(t *testing.T) {
 	cfg := sandbox.DefaultConfig()
