@@ -62,12 +62,20 @@ func (f *fixture) start() string {
 	return in.ID
 }
 
-// send sends a turn and waits until it settles; it returns the stored turn
-// and the events the relay published.
+// send sends a streaming turn and waits until it settles; it returns the
+// stored turn and the events the relay published.
 func (f *fixture) send(id, message string) (*bff.Turn, []relay.Event) {
+	return f.sendMode(id, message, false)
+}
+
+func (f *fixture) sendMode(id, message string, blocking bool) (*bff.Turn, []relay.Event) {
 	f.t.Helper()
 	ctx := context.Background()
-	t, err := f.svc.SendTurn(ctx, "owner-1", id, message, "sub-"+message+time.Now().String())
+	sendTurn := f.svc.SendTurn
+	if blocking {
+		sendTurn = f.svc.SendTurnBlocking
+	}
+	t, err := sendTurn(ctx, "owner-1", id, message, "sub-"+message+time.Now().String())
 	if err != nil {
 		f.t.Fatalf("send %q: %v", message, err)
 	}
@@ -140,6 +148,25 @@ func TestATurnIsRelayedAndRecorded(t *testing.T) {
 }
 
 func TestFaultsSettleWithoutLossOrDuplication(t *testing.T) {
+	type outcome struct {
+		status   bff.TurnStatus
+		code     string
+		upstream int // patient messages in the sandbox's record afterwards
+	}
+	// Blocking turns follow the spec's retry rules: a 502 and a 500 are
+	// retried once with the same Idempotency-Key, a 503 with backoff, a
+	// lost answer is sent again with the key (a replay): all of them land.
+	blocking := map[string]outcome{
+		"stream_drop":    {bff.TurnCompleted, "", 1},
+		"stream_error":   {bff.TurnCompleted, "", 1},
+		"upstream_error": {bff.TurnCompleted, "", 1},
+		"unavailable":    {bff.TurnCompleted, "", 1},
+		"internal_error": {bff.TurnCompleted, "", 1},
+		"rate_limited":   {bff.TurnCompleted, "", 1},
+		"quota_exceeded": {bff.TurnFailed, "quota_exceeded", 0},
+		"null_state":     {bff.TurnCompleted, "", 1},
+		"slow_start":     {bff.TurnCompleted, "", 1},
+	}
 	cases := []struct {
 		fault    string
 		status   bff.TurnStatus
@@ -156,38 +183,49 @@ func TestFaultsSettleWithoutLossOrDuplication(t *testing.T) {
 		{"null_state", bff.TurnCompleted, "", 1},
 		{"slow_start", bff.TurnCompleted, "", 1},
 	}
-	for _, c := range cases {
-		t.Run(c.fault, func(t *testing.T) {
-			f := newFixture(t)
-			id := f.start()
-			f.arm(id, c.fault)
-			turn, _ := f.send(id, "my message")
-			if turn.Status != c.status || turn.ErrorCode != c.code {
-				t.Fatalf("turn settled %s/%q (%s), want %s/%q", turn.Status, turn.ErrorCode, turn.ErrorMessage, c.status, c.code)
+	for _, mode := range []string{"streaming", "blocking"} {
+		for _, c := range cases {
+			if mode == "blocking" {
+				b := blocking[c.fault]
+				c.status, c.code, c.upstream = b.status, b.code, b.upstream
 			}
-			conv, _ := f.upstream(id)
-			patient := 0
-			for _, m := range conv {
-				if m.Role == intakeapi.RolePatient {
-					patient++
+			t.Run(mode+"/"+c.fault, func(t *testing.T) {
+				f := newFixture(t)
+				id := f.start()
+				f.arm(id, c.fault)
+				turn, _ := f.sendMode(id, "my message", mode == "blocking")
+				if turn.Status != c.status || turn.ErrorCode != c.code {
+					t.Fatalf("turn settled %s/%q (%s), want %s/%q", turn.Status, turn.ErrorCode, turn.ErrorMessage, c.status, c.code)
 				}
-			}
-			if patient != c.upstream {
-				t.Fatalf("the sandbox holds %d patient messages, want %d", patient, c.upstream)
-			}
-			if turn.Status == bff.TurnCompleted && turn.Reply != conv[1].Text {
-				t.Fatalf("reply %q, the sandbox says %q", turn.Reply, conv[1].Text)
-			}
-			if turn.Status == bff.TurnFailed && turn.ErrorMessage == "" {
-				t.Fatal("a failed turn without a message for the patient")
-			}
-			// The conversation goes on coherently: the next turn is turn 2
-			// upstream exactly when the first landed.
-			next, _ := f.send(id, "next message")
-			if next.Status != bff.TurnCompleted || !strings.HasPrefix(next.Reply, "Reply "+strconv.Itoa(c.upstream+1)+":") {
-				t.Fatalf("next turn: %s %q", next.Status, next.Reply)
-			}
-		})
+				conv, _ := f.upstream(id)
+				patient := 0
+				for _, m := range conv {
+					if m.Role == intakeapi.RolePatient {
+						patient++
+					}
+				}
+				if patient != c.upstream {
+					t.Fatalf("the sandbox holds %d patient messages, want %d", patient, c.upstream)
+				}
+				if turn.Status == bff.TurnCompleted && turn.Reply != conv[1].Text {
+					t.Fatalf("reply %q, the sandbox says %q", turn.Reply, conv[1].Text)
+				}
+				if turn.Status == bff.TurnFailed && turn.ErrorMessage == "" {
+					t.Fatal("a failed turn without a message for the patient")
+				}
+				// The conversation goes on coherently: the next turn is turn 2
+				// upstream exactly when the first landed.
+				next, _ := f.sendMode(id, "next message", mode == "blocking")
+				if next.Status != bff.TurnCompleted || !strings.HasPrefix(next.Reply, "Reply "+strconv.Itoa(c.upstream+1)+":") {
+					t.Fatalf("next turn: %s %q", next.Status, next.Reply)
+				}
+				// A blocking stream_error ran the engine before failing (sandbox
+			// README, choice 9), so it alone may count one more run.
+			if runs := f.sb.Service.Stats().EngineRuns; mode == "blocking" && c.fault != "stream_error" && runs != c.upstream+1 {
+					t.Fatalf("the engine ran %d times for %d landed turns", runs, c.upstream+1)
+				}
+			})
+		}
 	}
 }
 
@@ -269,7 +307,6 @@ func TestStartFormRules(t *testing.T) {
 		t.Fatalf("double submit made %s and %s", a.ID, b.ID)
 	}
 }
-
 
 func TestStartingAnIntakeAtTheLimitSaysWhereItStands(t *testing.T) {
 	cfg := sandbox.DefaultConfig()
