@@ -220,8 +220,8 @@ func TestFaultsSettleWithoutLossOrDuplication(t *testing.T) {
 					t.Fatalf("next turn: %s %q", next.Status, next.Reply)
 				}
 				// A blocking stream_error ran the engine before failing (sandbox
-			// README, choice 9), so it alone may count one more run.
-			if runs := f.sb.Service.Stats().EngineRuns; mode == "blocking" && c.fault != "stream_error" && runs != c.upstream+1 {
+				// README, choice 9), so it alone may count one more run.
+				if runs := f.sb.Service.Stats().EngineRuns; mode == "blocking" && c.fault != "stream_error" && runs != c.upstream+1 {
 					t.Fatalf("the engine ran %d times for %d landed turns", runs, c.upstream+1)
 				}
 			})
