@@ -83,7 +83,7 @@ func IntakePageView(p IntakePage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<ol role=\"log\" aria-label=\"Conversation\" id=\"transcript\" class=\"transcript\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<div role=\"log\" aria-label=\"Conversation\" id=\"transcript\" class=\"transcript\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -93,7 +93,7 @@ func IntakePageView(p IntakePage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</ol></section><div role=\"status\" id=\"status\" aria-live=\"polite\" class=\"status\"></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</div></section><div role=\"status\" id=\"status\" aria-live=\"polite\" class=\"status\"></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -241,8 +241,9 @@ func IntakeHead(p IntakePage) templ.Component {
 }
 
 // TurnItem is one exchange: the patient's message, then the assistant reply.
-// The <li> has role="none": inside <ol role="log"> it cannot be a listitem.
-// A pending turn is <li id="pending" data-events-url=...>; its reply element
+// Each exchange is a plain <div> in the role="log" transcript (a list item
+// could not sit inside a log). A pending turn is <div id="pending"
+// data-events-url=...>; its reply element
 // ([data-reply]) receives the streamed text.
 func TurnItem(t TurnView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
@@ -270,7 +271,7 @@ func TurnItem(t TurnView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<li role=\"none\" class=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<div class=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -531,7 +532,7 @@ func TurnItem(t TurnView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</div></li>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

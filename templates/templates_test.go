@@ -287,7 +287,7 @@ func TestIntakePageStructure(t *testing.T) {
 	p := sampleIntake()
 	d := render(t, IntakePageView(p))
 	log := d.mustID("transcript")
-	if log.Data != "ol" || attrOr(log, "role") != "log" || attrOr(log, "aria-label") != "Conversation" {
+	if log.Data != "div" || attrOr(log, "role") != "log" || attrOr(log, "aria-label") != "Conversation" {
 		t.Errorf("transcript: <%s role=%q aria-label=%q>", log.Data, attrOr(log, "role"), attrOr(log, "aria-label"))
 	}
 	st := d.mustID("status")
@@ -330,9 +330,9 @@ func TestIntakePageStructure(t *testing.T) {
 func TestTurnItemKeepsTextUnedited(t *testing.T) {
 	tv := TurnView{Index: 4, Message: "  <script>alert(1)</script>\nline two  ", Reply: "Line 1\n\n    indented <i>not italic</i>\n", Status: "completed"}
 	d := renderFragment(t, TurnItem(tv))
-	lis := d.all(tag("li"))
-	if len(lis) != 1 || attrOr(lis[0], "data-index") != "4" || attrOr(lis[0], "id") != "turn-4" {
-		t.Fatalf("turn item root: %d <li>, %v", len(lis), d.src)
+	roots := d.all(func(n *html.Node) bool { return strings.Contains(" "+attrOr(n, "class")+" ", " turn ") })
+	if len(roots) != 1 || roots[0].Data != "div" || attrOr(roots[0], "data-index") != "4" || attrOr(roots[0], "id") != "turn-4" || len(d.all(tag("li"))) != 0 {
+		t.Fatalf("turn item root: %d .turn, %v", len(roots), d.src)
 	}
 	texts := d.all(func(n *html.Node) bool { return strings.Contains(" "+attrOr(n, "class")+" ", " msg__text ") })
 	if len(texts) != 2 {
@@ -366,7 +366,7 @@ func TestPendingAndFailedTurns(t *testing.T) {
 	p.Composer.Busy = true
 	d := render(t, IntakePageView(p))
 	pend := d.mustID("pending")
-	if pend.Data != "li" || attrOr(pend, "data-events-url") != p.EventsURL || attrOr(pend, "data-index") != "2" {
+	if pend.Data != "div" || attrOr(pend, "data-events-url") != p.EventsURL || attrOr(pend, "data-index") != "2" {
 		t.Errorf("pending item: %v", pend.Attr)
 	}
 	if r := all(pend, withAttr("data-reply", "")); len(r) != 1 || text(r[0]) != "Partial" {
