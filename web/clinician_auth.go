@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -14,21 +15,36 @@ import (
 
 // sessClinician holds the signed-in clinician's username. Only the sign-in
 // handler sets it: a patient's session never gains clinician rights.
-const sessClinician = "clinician"
+const (
+	sessClinician = "clinician"
+	sessSeen      = "clinician_seen" // last request of the signed-in clinician
+)
 
 // requireClinician lets signed-in clinicians with an active account through.
 // Pages redirect to sign-in; streams and downloads answer 401 (an
 // EventSource must not follow a redirect to an HTML page).
 func (s *Server) requireClinician(c *fiber.Ctx) error {
-	name := s.sessions.GetString(c.UserContext(), sessClinician)
+	ctx := c.UserContext()
+	name := s.sessions.GetString(ctx, sessClinician)
+	// Unix seconds: scs's gob codec cannot hold a time.Time without a
+	// process-wide gob.Register.
+	seen := time.Unix(s.sessions.GetInt64(ctx, sessSeen), 0)
+	if name != "" && s.now().Sub(seen) > s.cfg.ClinicianIdle {
+		s.svc.SignOut(ctx, name) // idle too long: audited as a sign-out
+		s.sessions.Remove(ctx, sessClinician)
+		name = ""
+	}
 	if name != "" {
-		if _, err := s.svc.ActiveClinician(c.UserContext(), name); err == nil {
+		if _, err := s.svc.ActiveClinician(ctx, name); err == nil {
+			if s.now().Sub(seen) > time.Minute {
+				s.sessions.Put(ctx, sessSeen, s.now().Unix()) // at most one session write a minute
+			}
 			c.Locals(sessClinician, name)
 			return c.Next()
 		} else if bff.ErrorCode(err) != bff.ENOTFOUND {
 			return err
 		}
-		s.sessions.Remove(c.UserContext(), sessClinician) // disabled or deleted
+		s.sessions.Remove(ctx, sessClinician) // disabled or deleted
 	}
 	if c.Method() != fiber.MethodGet || strings.HasSuffix(c.Path(), "/events") || strings.HasSuffix(c.Path(), ".json") || wantsJSON(c) {
 		return fiber.NewError(http.StatusUnauthorized, "Sign in as a clinician to see this.")
@@ -80,6 +96,7 @@ func (s *Server) signIn(c *fiber.Ctx) error {
 		return err
 	}
 	s.sessions.Put(ctx, sessClinician, strings.ToLower(strings.TrimSpace(username)))
+	s.sessions.Put(ctx, sessSeen, s.now().Unix())
 	s.sessions.Put(ctx, sessCSRF, randomHex(32))
 	return c.Redirect(next, http.StatusSeeOther)
 }

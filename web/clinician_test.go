@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,4 +279,35 @@ func (a *app) upstreamHandoff(t *testing.T, id string) string {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return string(b)
+}
+
+func TestIdleClinicianIsSignedOut(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	a := startApp(t, withClinician(t, "dr.ada"), func(c *web.Config) { c.Now = clock })
+	doc := a.browser()
+	doc.signIn("dr.ada", clinPassword)
+	for range 3 { // activity keeps the session alive past the idle limit
+		advance(20 * time.Minute)
+		if p := doc.get("/clinician"); p.status != http.StatusOK {
+			t.Fatalf("an active clinician was signed out: %d", p.status)
+		}
+	}
+	advance(31 * time.Minute)
+	if p := doc.get("/clinician"); p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/clinician/signin") {
+		t.Fatalf("after 31 idle minutes: %d %s", p.status, p.header.Get("Location"))
+	}
+}
+
+func TestReadingAPageDoesNotWriteTheSession(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	if b.get("/").header.Get("Set-Cookie") == "" {
+		t.Fatal("the first visit set no session cookie")
+	}
+	if ck := b.get("/").header.Get("Set-Cookie"); ck != "" {
+		t.Fatalf("a second visit rewrote the session: %q", ck)
+	}
 }

@@ -35,6 +35,10 @@ type Config struct {
 
 	ShutdownGrace time.Duration `env:"SHUTDOWN_GRACE"` // default 30s: running turns may finish
 	BcryptCost    int           // 0 = the service's default (12); tests lower it
+	// ClinicianIdle signs a clinician out after this long without a request
+	// (CLINICIAN_IDLE; default 30m).
+	ClinicianIdle time.Duration    `env:"CLINICIAN_IDLE"`
+	Now           func() time.Time // the web layer's clock; nil = time.Now (tests move it)
 	Logger        *slog.Logger
 }
 
@@ -78,6 +82,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			*dst = n
 		}
 	}
+	if v := getenv("CLINICIAN_IDLE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("CLINICIAN_IDLE must be a positive duration such as 30m, got %q", v))
+		}
+		c.ClinicianIdle = d
+	}
 	if v := getenv("SHUTDOWN_GRACE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -109,6 +120,9 @@ func (c *Config) check() error {
 	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = 30 * time.Second
+	}
+	if c.ClinicianIdle == 0 {
+		c.ClinicianIdle = 30 * time.Minute
 	}
 	return errors.Join(errs...)
 }

@@ -111,8 +111,10 @@ func (s *Server) wire() error {
 	s.sstore = store.NewSessionStoreWithCleanup(s.db, 10*time.Minute)
 	s.sessions = scs.New()
 	s.sessions.Store = s.sstore
+	// No scs IdleTimeout: it makes every request write the session (scs marks
+	// each loaded session modified). Clinician sessions get their own idle
+	// limit instead (requireClinician), recorded at most once a minute.
 	s.sessions.Lifetime = 12 * time.Hour
-	s.sessions.IdleTimeout = 4 * time.Hour
 	s.sessions.Cookie.Name = "intake_session"
 	s.sessions.Cookie.HttpOnly = true
 	s.sessions.Cookie.SameSite = http.SameSiteLaxMode
@@ -160,7 +162,12 @@ func (s *Server) closeStores() {
 	_ = s.db.Close()
 }
 
-func (s *Server) now() time.Time { return time.Now() }
+func (s *Server) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
+}
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
