@@ -79,12 +79,12 @@ func worklistRows(items []bff.WorkItem) []templates.WorklistRow {
 		in := it.Intake
 		r := templates.WorklistRow{
 			ID: in.ID, URL: "/clinician/intakes/" + in.ID, Group: groupNames[it.Group],
-			Created: clock(in.CreatedAt), Updated: clock(in.UpdatedAt), Status: in.Status, Turns: in.TurnCount,
+			Created: compact(in.CreatedAt), Updated: compact(in.UpdatedAt), Status: in.Status, Turns: in.TurnCount,
 			SafetyStatus: in.SafetyStatus, DispositionLabel: in.DispositionLabel, Urgent: in.Urgent,
 			ActiveProtocol: in.ActiveProtocol,
 		}
 		if it.Review != nil {
-			r.Reviewed, r.ReviewedBy, r.ReviewedAt = true, it.Review.Clinician, clock(it.Review.ReviewedAt)
+			r.Reviewed, r.ReviewedBy, r.ReviewedAt = true, it.Review.Clinician, compact(it.Review.ReviewedAt)
 		}
 		rows = append(rows, r)
 	}
@@ -92,6 +92,9 @@ func worklistRows(items []bff.WorkItem) []templates.WorklistRow {
 }
 
 func clock(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04:05 UTC") }
+
+// compact is a time for the worklist's narrow columns.
+func compact(t time.Time) string { return t.UTC().Format("2 Jan 15:04 UTC") }
 
 // worklistEvents is the live feed of intake changes: one event per change,
 // "reload" when the browser was away longer than the feed remembers.
