@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/clinical-intake/intake-web/web"
 )
@@ -319,4 +321,31 @@ func (a *app) armFault(t *testing.T, id, kind string) {
 		t.Fatalf("arm %s: %v %v", kind, err, res)
 	}
 	res.Body.Close()
+}
+
+func TestAnExpiredIntakeIsExplainedAndRefusesTurns(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	a := startApp(t, func(c *web.Config) { c.Now = clock })
+	b := a.browser()
+	intake := b.start()
+	b.say(intake, "hello")
+	mu.Lock()
+	now = now.Add(2*time.Hour + time.Minute) // past the service's two-hour limit
+	mu.Unlock()
+	p := b.get(intake)
+	for _, want := range []string{"This intake expired", "Start a new intake", "Reply 1:"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("expired page lacks %q", want)
+		}
+	}
+	if strings.Contains(p.body, `id="message"`) {
+		t.Error("an expired intake still has a message box")
+	}
+	before := a.upstreamTurns()
+	r := b.post(intake+"/turns", url.Values{"message": {"late"}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+	if r.status != http.StatusGone || !strings.Contains(r.body, "two-hour limit") || a.upstreamTurns() != before {
+		t.Fatalf("a turn on an expired intake: %d %s (upstream turns %d -> %d)", r.status, r.body, before, a.upstreamTurns())
+	}
 }

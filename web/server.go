@@ -104,7 +104,7 @@ func (s *Server) wire() error {
 	s.client = client
 	s.svc = bff.NewService(bff.Deps{
 		Client: client, Intakes: s.db, Turns: s.db, Handoffs: s.db,
-		Clinicians: s.db, Reviews: s.db, Audit: s.db, BcryptCost: cfg.BcryptCost,
+		Clinicians: s.db, Reviews: s.db, Audit: s.db, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
 		Hub:    relay.NewHub(10*time.Minute, nil),
 		Logger: s.log.With("component", "turns"),
 	})
