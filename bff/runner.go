@@ -24,9 +24,9 @@ func (s *Service) start(queued *Turn) {
 	*t = *queued
 	key := TurnKey(t.IntakeID, t.Index)
 	s.hub.Open(key)
-	s.running.Add(1)
+	s.track()
 	go func() {
-		defer s.running.Done()
+		defer s.untrack()
 		defer s.hub.Close(key)
 		defer func() {
 			if v := recover(); v != nil {
@@ -176,9 +176,9 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 		s.log.Warn("settling a turn left pending by the last run", "encounter_id", t.IntakeID, "turn", t.Index, "blocking", t.Blocking, "status", t.Status)
 		key := TurnKey(t.IntakeID, t.Index)
 		s.hub.Open(key)
-		s.running.Add(1)
+		s.track()
 		go func(t *Turn) {
-			defer s.running.Done()
+			defer s.untrack()
 			defer s.hub.Close(key)
 			if t.Blocking {
 				s.runBlocking(s.base, t)

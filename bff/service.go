@@ -43,10 +43,11 @@ type Service struct {
 
 	// base is the context of detached turns: cancelled only when Shutdown's
 	// grace period runs out.
-	base    context.Context
-	abandon context.CancelFunc
-	running sync.WaitGroup
-	closing atomic.Bool // set by Shutdown: no new turns
+	base     context.Context
+	abandon  context.CancelFunc
+	running  sync.WaitGroup
+	closing  atomic.Bool  // set by Shutdown: no new turns
+	inflight atomic.Int64 // running turns (the WaitGroup cannot be read)
 
 	outcomes   sync.Map     // TurnStatus -> *atomic.Int64, for metrics
 	reconciled atomic.Int64 // reconciliations from the handoff
@@ -132,6 +133,10 @@ func (s *Service) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		if s.inflight.Load() == 0 { // finished as the grace ran out: nothing abandoned
+			<-done
+			return nil
+		}
 		s.abandon()
 		<-done
 		return fmt.Errorf("shutdown: running turns abandoned: %w", ctx.Err())
@@ -210,4 +215,15 @@ func (s *Service) Outcomes() map[TurnStatus]int64 {
 func (s *Service) count(status TurnStatus) {
 	v, _ := s.outcomes.LoadOrStore(status, new(atomic.Int64))
 	v.(*atomic.Int64).Add(1)
+}
+
+// track and untrack bracket a running turn.
+func (s *Service) track() {
+	s.inflight.Add(1)
+	s.running.Add(1)
+}
+
+func (s *Service) untrack() {
+	s.inflight.Add(-1)
+	s.running.Done()
 }

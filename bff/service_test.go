@@ -333,3 +333,15 @@ func TestStartingAnIntakeAtTheLimitSaysWhereItStands(t *testing.T) {
 		t.Fatalf("%d creates reached the service", n)
 	}
 }
+
+func TestShutdownWithNothingRunningAbandonsNothing(t *testing.T) {
+	f := newFixture(t)
+	expired, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	<-expired.Done()
+	for range 50 { // the outcome must not depend on which channel select picks
+		if err := f.svc.Shutdown(expired); err != nil {
+			t.Fatalf("shutdown with no running turn: %v", err)
+		}
+	}
+}

@@ -52,6 +52,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		PublicURL:    getenv("PUBLIC_URL"),
 		UpstreamURL:  getenv("INTAKE_BASE_URL"),
 		APIKey:       getenv("INTAKE_API_KEY"),
+		// Defaults here too, not only in check(): the caller (cmd/intake-web)
+		// uses ShutdownGrace itself.
+		ShutdownGrace: 30 * time.Second,
+		ClinicianIdle: 30 * time.Minute,
 	}
 	var errs []error
 	if f := getenv("INTAKE_API_KEY_FILE"); f != "" {
