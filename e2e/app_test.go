@@ -146,7 +146,7 @@ func quickReplies(page playwright.Page) playwright.Locator {
 }
 
 // patientMessages are the "You" labels of the conversation, one per exchange
-// (the transcript is role=log, so its items are not list items).
+// (counted by what a user reads, not by the transcript's markup).
 func patientMessages(page playwright.Page) playwright.Locator {
 	return conversation(page).GetByText("You", playwright.LocatorGetByTextOptions{Exact: playwright.Bool(true)})
 }
