@@ -151,6 +151,7 @@ function setSendDisabled(disabled) {
       b.disabled = disabled;
     }
   }
+  doc.getElementById('busy-note')?.toggleAttribute('hidden', !disabled);
 }
 
 function showFieldError(message) {
