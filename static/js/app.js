@@ -419,7 +419,8 @@ function follow(url) {
     if (Number.isFinite(chars) && chars > 0) setStatusExtra(` ${fmt(chars)} characters`);
   });
 
-  on('final', (d) => {
+  // final and failed both end the turn: swap in the server's fragments.
+  const settle = (d) => {
     done = true;
     stopFollowing();
     swapTurn(d.turn_html);
@@ -427,17 +428,15 @@ function follow(url) {
     if (d.state_html) replaceById('state', d.state_html);
     if (d.composer_html) replaceComposer(d.composer_html);
     setSendDisabled(false);
+  };
+
+  on('final', (d) => {
+    settle(d);
     announce(d.terminal ? 'Reply received. This intake is complete: no more messages can be sent.' : 'Reply received.');
   });
 
   on('failed', (d) => {
-    done = true;
-    stopFollowing();
-    swapTurn(d.turn_html);
-    if (d.head_html) replaceById('intake-head', d.head_html);
-    if (d.state_html) replaceById('state', d.state_html);
-    if (d.composer_html) replaceComposer(d.composer_html);
-    setSendDisabled(false);
+    settle(d);
     announce(d.message || 'The reply could not be completed.', { error: true });
   });
 
