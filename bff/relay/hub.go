@@ -202,13 +202,20 @@ func (h *Hub) Follow(ctx context.Context, key string, after int64) (events <-cha
 	go func() {
 		defer close(out)
 		last := after
+		// send hands ev over, or reports that the follower went away.
+		send := func(ev Event) bool {
+			select {
+			case out <- ev:
+				last = ev.ID
+				return true
+			case <-ctx.Done():
+				sub.Cancel()
+				return false
+			}
+		}
 		for {
 			for _, ev := range replay {
-				select {
-				case out <- ev:
-					last = ev.ID
-				case <-ctx.Done():
-					sub.Cancel()
+				if !send(ev) {
 					return
 				}
 			}
@@ -222,11 +229,7 @@ func (h *Hub) Follow(ctx context.Context, key string, after int64) (events <-cha
 						open = false
 						break
 					}
-					select {
-					case out <- ev:
-						last = ev.ID
-					case <-ctx.Done():
-						sub.Cancel()
+					if !send(ev) {
 						return
 					}
 				case <-ctx.Done():
