@@ -291,14 +291,28 @@ func (in *intake) status(now time.Time) string {
 	return "open"
 }
 
-func (s *Service) summary(w http.ResponseWriter, owner, id string) {
+// read answers a read of owner's intake id with what body builds from it
+// under the lock, or not_found.
+func (s *Service) read(w http.ResponseWriter, owner, id string, body func(*intake) any) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	in, aerr := s.lookup(owner, id)
+	var v any
+	if aerr == nil {
+		v = body(in)
+	}
+	s.mu.Unlock()
 	if aerr != nil {
 		writeError(w, aerr)
 		return
 	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Service) summary(w http.ResponseWriter, owner, id string) {
+	s.read(w, owner, id, func(in *intake) any { return s.summaryOf(in) })
+}
+
+func (s *Service) summaryOf(in *intake) wireSummary {
 	sum := wireSummary{
 		EncounterID: in.id,
 		Status:      in.status(s.now()),
@@ -311,18 +325,11 @@ func (s *Service) summary(w http.ResponseWriter, owner, id string) {
 		sum.LastSafetyStatus = optStr(last.SafetyStatus)
 		sum.LastDisposition = optStr(last.Disposition)
 	}
-	writeJSON(w, http.StatusOK, sum)
+	return sum
 }
 
 func (s *Service) handoffRead(w http.ResponseWriter, owner, id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in, aerr := s.lookup(owner, id)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.handoff(in))
+	s.read(w, owner, id, func(in *intake) any { return s.handoff(in) })
 }
 
 // handoff builds the snapshot of in from its last applied turn. The caller
