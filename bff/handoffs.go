@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -49,14 +49,10 @@ func (s *Service) ClinicianHandoff(ctx context.Context, clinician, id string, re
 	rec := &HandoffRecord{Intake: in}
 
 	// One read per intake at a time: two clinicians opening it together
-	// cost one request.
-	s.fetchMu.Lock()
-	mu := s.fetching[id]
-	if mu == nil {
-		mu = &sync.Mutex{}
-		s.fetching[id] = mu
-	}
-	s.fetchMu.Unlock()
+	// cost one request. Locks are striped by intake so memory stays fixed.
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	mu := &s.fetching[h.Sum32()%uint32(len(s.fetching))]
 	mu.Lock()
 	defer mu.Unlock()
 

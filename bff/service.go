@@ -38,8 +38,7 @@ type Service struct {
 	attempts   *attempts
 	dummyOnce  sync.Once
 	dummy      []byte
-	fetchMu    sync.Mutex
-	fetching   map[string]*sync.Mutex // one upstream handoff read per intake at a time
+	fetching   [64]sync.Mutex // striped by intake: one upstream handoff read per intake at a time
 
 	// base is the context of detached turns: cancelled only when Shutdown's
 	// grace period runs out.
@@ -84,7 +83,7 @@ func NewService(d Deps) *Service {
 		client: d.Client, intakes: d.Intakes, turns: d.Turns, handoffs: d.Handoffs, hub: d.Hub,
 		now: d.Now, log: d.Logger, creating: map[string]*creation{},
 		clinicians: d.Clinicians, reviews: d.Reviews, audit: d.Audit, feed: d.Feed,
-		bcryptCost: d.BcryptCost, fetching: map[string]*sync.Mutex{},
+		bcryptCost: d.BcryptCost,
 	}
 	if s.feed == nil {
 		s.feed = relay.NewFeed(200)
