@@ -47,10 +47,12 @@ func (s *Server) requireClinician(c *fiber.Ctx) error {
 		s.sessions.Remove(ctx, sessClinician) // disabled or deleted
 	}
 	if c.Method() != fiber.MethodGet || strings.HasSuffix(c.Path(), "/events") || strings.HasSuffix(c.Path(), ".json") || wantsJSON(c) {
-		return fiber.NewError(http.StatusUnauthorized, "Sign in as a clinician to see this.")
+		return errSignInRequired
 	}
 	return c.Redirect("/clinician/signin?next="+url.QueryEscape(c.OriginalURL()), http.StatusSeeOther)
 }
+
+var errSignInRequired = &webError{status: http.StatusUnauthorized, msg: "Sign in as a clinician to see this."}
 
 func clinicianOf(c *fiber.Ctx) string {
 	name, _ := c.Locals(sessClinician).(string)

@@ -1,7 +1,7 @@
 package web
 
 import (
-	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -97,58 +97,89 @@ func clock(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04:05 UTC"
 func compact(t time.Time) string { return t.UTC().Format("2 Jan 15:04 UTC") }
 
 // worklistEvents is the live feed of intake changes: one event per change,
-// "reload" when the browser was away longer than the feed remembers.
+// "reload" when the browser was away longer than the feed remembers. The
+// stream re-checks the sign-in every Limits.StreamRecheck: signing out (in
+// any tab), a disabled account, the idle limit or the session's end closes
+// it with a "signedout" event, so revoked access stops the feed within
+// seconds, not at the next page load.
 func (s *Server) worklistEvents(c *fiber.Ctx) error {
 	after, _ := strconv.ParseInt(c.Get("Last-Event-ID"), 10, 64)
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set("X-Accel-Buffering", "no")
+	token := s.sessions.Token(c.UserContext())
+	name := clinicianOf(c)
+	release, err := s.caps.openStream("clinician:" + token)
+	if err != nil {
+		return err
+	}
 	feed := s.svc.Feed()
 	if after == 0 {
 		after = feed.LastID() // a fresh page already shows everything
 	}
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer func() {
-			if v := recover(); v != nil {
-				s.log.Error("worklist stream panic", "panic", v)
-			}
-		}()
+	s.stream(c, "worklist", release, func(w *eventStream) {
 		replay, live, cancel, gap := feed.Subscribe(after)
 		defer cancel()
-		if !write(w, "retry: 3000\n: ok\n\n") {
+		if !w.write("retry: 3000\n: ok\n\n") {
 			return
 		}
 		if gap {
-			if !write(w, fmt.Sprintf("id: %d\nevent: reload\ndata: {}\n\n", feed.LastID())) {
+			if !w.write(fmt.Sprintf("id: %d\nevent: reload\ndata: {}\n\n", feed.LastID())) {
 				return
 			}
 			replay = nil
 		}
 		for _, ev := range replay {
-			if !write(w, fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, ev.Data)) {
+			if !w.write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, ev.Data)) {
 				return
 			}
 		}
-		heartbeat := time.NewTicker(heartbeatEvery)
+		heartbeat := time.NewTicker(s.cfg.Limits.Heartbeat)
 		defer heartbeat.Stop()
+		recheck := time.NewTicker(s.cfg.Limits.StreamRecheck)
+		defer recheck.Stop()
 		for {
 			select {
 			case ev, ok := <-live:
 				if !ok { // fell behind: the browser reconnects and resumes
 					return
 				}
-				if !write(w, fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, ev.Data)) {
+				if !w.write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, ev.Data)) {
+					return
+				}
+			case <-recheck.C:
+				if !s.stillSignedIn(token, name) {
+					w.write("event: signedout\ndata: {}\n\n")
 					return
 				}
 			case <-heartbeat.C:
-				if !write(w, ": heartbeat\n\n") {
+				if !w.write(": heartbeat\n\n") {
 					return
 				}
 			case <-s.done:
-				write(w, "retry: 1000\n\n")
+				w.write("retry: 1000\n\n")
 				return
 			}
 		}
 	})
 	return nil
+}
+
+// stillSignedIn reports whether the session token still holds name's
+// sign-in: the session exists and has not expired (signing out renews the
+// token, so the old one is gone), it names the same clinician, the idle
+// limit has not passed and the account is active. A store error counts as
+// signed out: the browser reconnects and is checked afresh.
+func (s *Server) stillSignedIn(token, name string) bool {
+	if token == "" || name == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sctx, err := s.sessions.Load(ctx, token)
+	if err != nil || s.sessions.GetString(sctx, sessClinician) != name {
+		return false
+	}
+	if seen := time.Unix(s.sessions.GetInt64(sctx, sessSeen), 0); s.now().Sub(seen) > s.cfg.ClinicianIdle {
+		return false
+	}
+	_, err = s.svc.ActiveClinician(ctx, name)
+	return err == nil
 }

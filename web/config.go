@@ -40,6 +40,60 @@ type Config struct {
 	ClinicianIdle time.Duration    `env:"CLINICIAN_IDLE"`
 	Now           func() time.Time // the web layer's clock; nil = time.Now (tests move it)
 	Logger        *slog.Logger
+
+	Limits Limits
+}
+
+// Limits are the HTTP server's limits and the caps per browser session
+// (docs/operations.md says why each default). Zero means the default.
+type Limits struct {
+	// MaxConnections caps open connections; beyond it a connection gets 503.
+	// It is lowered to the open-file limit less fileReserve at start.
+	MaxConnections int           `env:"HTTP_MAX_CONNECTIONS"`  // default 4096
+	MaxHeaderBytes int           `env:"HTTP_MAX_HEADER_BYTES"` // request line and headers; 431 beyond; default 16 KiB
+	MaxBodyBytes   int           `env:"HTTP_MAX_BODY_BYTES"`   // 413 beyond, on every route; default 256 KiB
+	ReadTimeout    time.Duration `env:"HTTP_READ_TIMEOUT"`     // to receive a whole request; default 15s
+	WriteTimeout   time.Duration `env:"HTTP_WRITE_TIMEOUT"`    // to send a response, per write on event streams; default 60s
+	IdleTimeout    time.Duration `env:"HTTP_IDLE_TIMEOUT"`     // an idle keep-alive connection is closed; default 60s
+
+	StreamsPerSession        int `env:"STREAMS_PER_SESSION"`          // open event streams; default 12
+	IntakesPerHour           int `env:"INTAKES_PER_HOUR"`             // intakes started per session; default 10
+	IntakesPerHourPerAddress int `env:"INTAKES_PER_HOUR_PER_ADDRESS"` // per client address, any session; default 30
+	TurnsPerMinute           int `env:"TURNS_PER_MINUTE"`             // messages sent per session; default 10
+
+	// StreamRecheck is how often an open clinician stream checks that its
+	// sign-in still holds (signed out, disabled, idle, expired); default 3s.
+	StreamRecheck time.Duration
+	// Heartbeat is how often an idle event stream sends a comment, which is
+	// also how soon a closed browser is noticed and its slot freed; default 15s.
+	Heartbeat time.Duration
+}
+
+// withDefaults fills the zero fields.
+func (l Limits) withDefaults() Limits {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&l.MaxConnections, 4096)
+	def(&l.MaxHeaderBytes, 16<<10)
+	def(&l.MaxBodyBytes, 256<<10)
+	defDur(&l.ReadTimeout, 15*time.Second)
+	defDur(&l.WriteTimeout, 60*time.Second)
+	defDur(&l.IdleTimeout, 60*time.Second)
+	def(&l.StreamsPerSession, 12)
+	def(&l.IntakesPerHour, 10)
+	def(&l.IntakesPerHourPerAddress, 30)
+	def(&l.TurnsPerMinute, 10)
+	defDur(&l.StreamRecheck, 3*time.Second)
+	defDur(&l.Heartbeat, 15*time.Second)
+	return l
 }
 
 // ConfigFromEnv reads the configuration; getenv is os.Getenv in production.
@@ -86,6 +140,42 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			*dst = n
 		}
 	}
+	l := &c.Limits
+	for _, o := range []struct {
+		name string
+		dst  *int
+		min  int
+	}{
+		{"HTTP_MAX_CONNECTIONS", &l.MaxConnections, 16},
+		{"HTTP_MAX_HEADER_BYTES", &l.MaxHeaderBytes, 4 << 10},
+		{"HTTP_MAX_BODY_BYTES", &l.MaxBodyBytes, 64 << 10},
+		{"STREAMS_PER_SESSION", &l.StreamsPerSession, 1},
+		{"INTAKES_PER_HOUR", &l.IntakesPerHour, 1},
+		{"INTAKES_PER_HOUR_PER_ADDRESS", &l.IntakesPerHourPerAddress, 1},
+		{"TURNS_PER_MINUTE", &l.TurnsPerMinute, 1},
+	} {
+		if v := getenv(o.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < o.min {
+				errs = append(errs, fmt.Errorf("%s must be a whole number of at least %d, got %q", o.name, o.min, v))
+			}
+			*o.dst = n
+		}
+	}
+	for _, o := range []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{"HTTP_READ_TIMEOUT", &l.ReadTimeout}, {"HTTP_WRITE_TIMEOUT", &l.WriteTimeout}, {"HTTP_IDLE_TIMEOUT", &l.IdleTimeout},
+	} {
+		if v := getenv(o.name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				errs = append(errs, fmt.Errorf("%s must be a positive duration such as 30s, got %q", o.name, v))
+			}
+			*o.dst = d
+		}
+	}
 	if v := getenv("CLINICIAN_IDLE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -128,6 +218,7 @@ func (c *Config) check() error {
 	if c.ClinicianIdle == 0 {
 		c.ClinicianIdle = 30 * time.Minute
 	}
+	c.Limits = c.Limits.withDefaults()
 	return errors.Join(errs...)
 }
 

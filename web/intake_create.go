@@ -22,9 +22,14 @@ func (s *Server) createIntake(c *fiber.Ctx) error {
 		Synthetic:    c.FormValue("synthetic") != "",
 		SubmissionID: utils.CopyString(c.FormValue("submission_id")),
 	}
-	in, err := s.svc.StartIntake(c.UserContext(), s.owner(c, true), bff.StartForm(form))
+	owner := s.owner(c, true)
+	refund, err := s.takeIntakeSlot(c, owner)
 	if err == nil {
-		return c.Redirect("/intakes/"+in.ID, http.StatusSeeOther)
+		var in *bff.Intake
+		if in, err = s.svc.StartIntake(c.UserContext(), owner, bff.StartForm(form)); err == nil {
+			return c.Redirect("/intakes/"+in.ID, http.StatusSeeOther)
+		}
+		refund()
 	}
 	errs := templates.FieldErrors{}
 	var fe *bff.FormError
@@ -42,4 +47,27 @@ func (s *Server) createIntake(c *fiber.Ctx) error {
 		return perr
 	}
 	return render(c, statusOf(err), templates.StartPageView(page))
+}
+
+// takeIntakeSlot spends one intake of the session's hourly cap and one of
+// the client address's (a script that drops its cookies is a new session
+// each time). Each intake spends the key's shared daily budget, so one
+// browser must not spend it for everyone.
+func (s *Server) takeIntakeSlot(c *fiber.Ctx, owner string) (refund func(), err error) {
+	now := s.now()
+	l := s.cfg.Limits
+	r1, wait := s.caps.intakes.take(owner, now)
+	if wait > 0 {
+		return nil, bff.Errorf(bff.ERATELIMIT,
+			"This browser has started %d intakes within the hour, the most this app allows, as every intake spends the service's daily budget shared by everyone. You can start another in %s.",
+			l.IntakesPerHour, waitWords(wait))
+	}
+	r2, wait := s.caps.addrIntakes.take(c.IP(), now)
+	if wait > 0 {
+		r1()
+		return nil, bff.Errorf(bff.ERATELIMIT,
+			"%d intakes were started from your network address within the hour, the most this app allows, as every intake spends the service's daily budget shared by everyone. You can start another in %s.",
+			l.IntakesPerHourPerAddress, waitWords(wait))
+	}
+	return func() { r1(); r2() }, nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -16,6 +17,16 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 )
+
+// localSession marks a request whose scs session is loaded: errors raised
+// before (by the HTTP server, or by middleware in front of loadSession) are
+// handled without one, since scs panics on a context without session data.
+const localSession = "session_loaded"
+
+func sessionLoaded(c *fiber.Ctx) bool {
+	loaded, _ := c.Locals(localSession).(bool)
+	return loaded
+}
 
 // Session keys.
 const (
@@ -43,6 +54,26 @@ func (s *Server) securityHeaders(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// logPath is the request path as logged: at most 128 bytes of valid UTF-8
+// (slog quotes control characters), so a hostile URL cannot flood the log.
+func logPath(c *fiber.Ctx) string {
+	p := c.Path()
+	if len(p) > 128 {
+		p = p[:128] + "…"
+	}
+	return strings.ToValidUTF8(p, "?")
+}
+
+// logMethod is the request method as logged: a known one, or OTHER.
+func logMethod(c *fiber.Ctx) string {
+	switch m := c.Method(); m {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch,
+		fiber.MethodDelete, fiber.MethodOptions, fiber.MethodConnect, fiber.MethodTrace:
+		return m
+	}
+	return "OTHER"
+}
+
 // requestID gives each request an id, carried into its upstream calls (as
 // X-Request-Id) and its log lines, and logs the request when it is done.
 // Only the status and timing are logged: never a body, never a cookie.
@@ -57,7 +88,7 @@ func (s *Server) requestID(c *fiber.Ctx) error {
 		status = statusOf(err)
 	}
 	s.log.LogAttrs(c.UserContext(), slog.LevelInfo, "request",
-		slog.String("request_id", id), slog.String("method", c.Method()), slog.String("path", c.Path()),
+		slog.String("request_id", id), slog.String("method", logMethod(c)), slog.String("path", logPath(c)),
 		slog.Int("status", status), slog.Duration("elapsed", time.Since(start)))
 	return err
 }
@@ -65,7 +96,7 @@ func (s *Server) requestID(c *fiber.Ctx) error {
 func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.log.Error("handler panic", "panic", v, "path", c.Path(), "stack", string(debug.Stack()))
+			s.log.Error("handler panic", "panic", v, "path", logPath(c), "stack", string(debug.Stack()))
 			err = fmt.Errorf("panic: %v", v)
 		}
 	}()
@@ -88,6 +119,7 @@ func (s *Server) loadSession(c *fiber.Ctx) error {
 		}
 	}
 	c.SetUserContext(ctx)
+	c.Locals(localSession, true)
 	herr := c.Next()
 	switch s.sessions.Status(ctx) {
 	case scs.Modified:
@@ -114,15 +146,21 @@ func (s *Server) setSessionCookie(c *fiber.Ctx, token string, expiry time.Time) 
 	c.Cookie(cookie)
 }
 
-// csrfToken returns the session's token, creating it (and the session's
-// owner id) on first use.
+// csrfToken returns the token the page's forms carry. A stored session keeps
+// its own; a visitor with nothing stored gets a signed token in a cookie
+// (signed double submit), so viewing a page never writes a session row.
 func (s *Server) csrfToken(c *fiber.Ctx) string {
-	ctx := c.UserContext()
-	tok := s.sessions.GetString(ctx, sessCSRF)
-	if tok == "" {
-		tok = randomHex(32)
-		s.sessions.Put(ctx, sessCSRF, tok)
+	if tok := s.sessions.GetString(c.UserContext(), sessCSRF); tok != "" {
+		return tok
 	}
+	if tok := c.Cookies(csrfCookie); s.csrfKey.valid(tok) {
+		return utils.CopyString(tok)
+	}
+	tok := s.csrfKey.issue()
+	c.Cookie(&fiber.Cookie{
+		Name: csrfCookie, Value: tok, Path: "/", HTTPOnly: true, Secure: s.sessions.Cookie.Secure,
+		SameSite: fiber.CookieSameSiteLaxMode, SessionOnly: true,
+	})
 	return tok
 }
 
@@ -133,8 +171,23 @@ func (s *Server) owner(c *fiber.Ctx, create bool) string {
 	if o == "" && create {
 		o = "own_" + randomHex(16)
 		s.sessions.Put(ctx, sessOwner, o)
+		s.adoptCSRF(c)
 	}
 	return o
+}
+
+// adoptCSRF keeps the visitor's pre-session token when a session is first
+// stored, so forms already open in other tabs stay valid.
+func (s *Server) adoptCSRF(c *fiber.Ctx) {
+	ctx := c.UserContext()
+	if s.sessions.GetString(ctx, sessCSRF) != "" {
+		return
+	}
+	tok := c.Cookies(csrfCookie)
+	if !s.csrfKey.valid(tok) {
+		tok = randomHex(32)
+	}
+	s.sessions.Put(ctx, sessCSRF, utils.CopyString(tok))
 }
 
 // csrf refuses every unsafe request whose token (form field _csrf or header
@@ -145,6 +198,12 @@ func (s *Server) csrf(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	want := s.sessions.GetString(c.UserContext(), sessCSRF)
+	if want == "" {
+		// No stored session: the signed cookie must hold the same token.
+		if tok := c.Cookies(csrfCookie); s.csrfKey.valid(tok) {
+			want = tok
+		}
+	}
 	got := c.Get("X-CSRF-Token")
 	if got == "" {
 		got = c.FormValue("_csrf")
@@ -155,7 +214,7 @@ func (s *Server) csrf(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-var errForbidden = fiber.NewError(http.StatusForbidden, "This form has expired or did not come from this site. Reload the page and try again.")
+var errForbidden = &webError{status: http.StatusForbidden, msg: "This form has expired or did not come from this site. Reload the page and try again."}
 
 func randomHex(n int) string {
 	b := make([]byte, n)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -87,6 +88,13 @@ func (s *Server) registerMetrics() {
 	})
 	reg.GaugeFunc("intake_web_pacer_queue_depth", "Calls waiting for a request slot.", func() float64 { return float64(s.pacer.Stats().Waiting) })
 	reg.GaugeFunc("intake_web_pacer_turns_used_today", "Turns counted against today's quota.", func() float64 { return float64(s.pacer.Stats().TurnsUsed) })
+	reg.GaugeFunc("intake_web_http_connections_open", "Open HTTP connections.", func() float64 {
+		return float64(s.app.Server().GetOpenConnectionsCount())
+	})
+	reg.GaugeFunc("intake_web_http_connections_max", "The connection cap: beyond it connections get 503.", func() float64 { return float64(s.maxConns) })
+	reg.CounterFunc("intake_web_accept_failures_total", "Accepting a connection failed (out of file descriptors and the like) and was retried.", "", func() map[string]float64 {
+		return map[string]float64{"": float64(s.ln.failures.Load())}
+	})
 	reg.GaugeFunc("intake_web_browser_streams_open", "Open browser event streams (turns and worklists).", func() float64 {
 		return float64(s.svc.Hub().Subscribers() + s.svc.Feed().Subscribers())
 	})
@@ -112,6 +120,19 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 		s.log.Error("readiness: database", "err", err)
 	} else {
 		checks["database"] = "ok"
+	}
+	// Saturated: near the connection cap (beyond it the server answers 503
+	// before any handler), or out of file descriptors moments ago.
+	open := s.app.Server().GetOpenConnectionsCount()
+	switch {
+	case s.ln.failedWithin(5 * time.Second):
+		ready = false
+		checks["connections"] = "saturated: accepting connections failed in the last 5 s (out of file descriptors)"
+	case int(open) >= s.maxConns*9/10:
+		ready = false
+		checks["connections"] = fmt.Sprintf("saturated: %d open of at most %d", open, s.maxConns)
+	default:
+		checks["connections"] = fmt.Sprintf("ok: %d open of at most %d", open, s.maxConns)
 	}
 	switch err := s.upstreamReady(ctx); {
 	case err == nil:

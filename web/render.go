@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -42,10 +44,13 @@ func wantsJSON(c *fiber.Ctx) bool {
 // statusOf maps an error to its HTTP status.
 func statusOf(err error) int {
 	var fe *fiber.Error
+	var we *webError
 	var form *bff.FormError
 	switch {
 	case errors.As(err, &fe):
 		return fe.Code
+	case errors.As(err, &we):
+		return we.status
 	case errors.As(err, &form):
 		return http.StatusUnprocessableEntity
 	}
@@ -68,43 +73,114 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// handleError answers every error a handler returns: a page, or JSON for
-// scripts. Internal errors are logged with the request id and shown only as
-// a generic sentence.
-func (s *Server) handleError(c *fiber.Ctx, err error) error {
+// handleError answers every error a handler returns, and every error the
+// HTTP server raises before any handler ran (a garbage request line, headers
+// or a body over the limits, a read timeout). Those arrive with no session
+// loaded and no request id, so the page it renders needs neither: it never
+// creates a CSRF token and never reads the session. It runs outside the
+// recover middleware (Fiber and fasthttp call it directly), so it recovers
+// its own panics and then answers in plain text. Messages shown are fixed
+// per status or an *bff.Error's own; the text of server errors (which can
+// quote raw request bytes) is neither shown nor logged.
+func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
 	status := statusOf(err)
-	msg := bff.ErrorMessage(err)
-	var fe *fiber.Error
-	if errors.As(err, &fe) {
-		msg = fe.Message
-		switch fe.Code {
-		case http.StatusNotFound:
-			msg = "There is nothing at this address."
-		case http.StatusRequestEntityTooLarge:
-			msg = "What you sent is too large."
-		case http.StatusMethodNotAllowed:
-			msg = "This address does not accept that kind of request."
+	msg := publicMessage(err, status)
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("error handler panic", "panic", v, "status", status, "stack", string(debug.Stack()))
+			c.Response().ResetBody()
+			c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+			rerr = c.Status(status).SendString(msg)
 		}
-	}
+	}()
 	rid := intakeapi.RequestID(c.UserContext())
+	attrs := []any{"request_id", rid, "method", logMethod(c), "path", logPath(c), "status", status}
+	var fe *fiber.Error
+	if !errors.As(err, &fe) { // a server error's text may quote the request: not logged
+		attrs = append(attrs, "err", err)
+	}
 	if status >= 500 {
-		s.log.Error("request failed", "request_id", rid, "method", c.Method(), "path", c.Path(), "status", status, "err", err)
+		s.log.Error("request failed", attrs...)
 	} else {
-		s.log.Info("request refused", "request_id", rid, "method", c.Method(), "path", c.Path(), "status", status, "err", err)
+		s.log.Info("request refused", attrs...)
+	}
+	if ra, ok := retryAfterOf(err); ok {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ra))
 	}
 	if wantsJSON(c) {
-		return c.Status(status).JSON(fiber.Map{"error": fiber.Map{"code": bff.ErrorCode(err), "message": msg, "field": fieldOf(err)}})
+		return c.Status(status).JSON(fiber.Map{"error": fiber.Map{"code": errorCode(err, status), "message": msg, "field": fieldOf(err)}})
 	}
 	heading := http.StatusText(status)
 	if status == http.StatusNotFound {
 		heading = "Not found"
 	}
-	page := templates.ErrorPage{Layout: s.layout(c, heading), Status: status, Heading: heading, Message: msg}
+	page := templates.ErrorPage{Layout: s.errorLayout(c, heading), Status: status, Heading: heading, Message: msg}
 	if rerr := render(c, status, templates.ErrorPageView(page)); rerr != nil {
 		s.log.Error("render error page", "err", rerr)
+		c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
 		return c.Status(status).SendString(msg)
 	}
 	return nil
+}
+
+// publicMessage is what the person sees for err: a *bff.Error's or a
+// *webError's own message, else a fixed sentence for the status.
+func publicMessage(err error, status int) string {
+	var we *webError
+	if errors.As(err, &we) {
+		return we.msg
+	}
+	var be *bff.Error
+	if errors.As(err, &be) {
+		return be.Message
+	}
+	switch status {
+	case http.StatusBadRequest:
+		return "The request could not be read. Reload the page and try again."
+	case http.StatusNotFound:
+		return "There is nothing at this address."
+	case http.StatusMethodNotAllowed:
+		return "This address does not accept that kind of request."
+	case http.StatusRequestTimeout:
+		return "The request took too long to arrive. Try again."
+	case http.StatusRequestEntityTooLarge:
+		return "What you sent is too large."
+	case http.StatusRequestHeaderFieldsTooLarge:
+		return "The request's headers are too large. Clearing this site's cookies may help."
+	case http.StatusServiceUnavailable:
+		return "The app is too busy right now. Try again in a moment."
+	}
+	if status >= 500 {
+		return bff.ErrorMessage(err) // the generic sentence: internals are logged, never shown
+	}
+	return http.StatusText(status)
+}
+
+// webError is a refusal decided by the web layer, with a message safe to show.
+type webError struct {
+	status int
+	msg    string
+	retry  int // seconds, for Retry-After; 0 = none
+}
+
+func (e *webError) Error() string { return e.msg }
+
+func retryAfterOf(err error) (int, bool) {
+	var we *webError
+	if errors.As(err, &we) && we.retry > 0 {
+		return we.retry, true
+	}
+	return 0, false
+}
+
+func errorCode(err error, status int) string {
+	var we *webError
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &we), errors.As(err, &fe):
+		return strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_")
+	}
+	return bff.ErrorCode(err)
 }
 
 func fieldOf(err error) string {
@@ -113,6 +189,17 @@ func fieldOf(err error) string {
 		return e.Field
 	}
 	return ""
+}
+
+// errorLayout is the frame of an error page: it works without a session
+// (errors raised before one was loaded) and never creates a CSRF token.
+func (s *Server) errorLayout(c *fiber.Ctx, title string) templates.Layout {
+	l := templates.Layout{Title: title, Embedded: s.cfg.Embedded, Release: s.client.Release(),
+		Nav: []templates.NavLink{{Label: "New intake", URL: "/"}}}
+	if sessionLoaded(c) {
+		l.CSRF = s.sessions.GetString(c.UserContext(), sessCSRF)
+	}
+	return l
 }
 
 // layout is the frame of every page.

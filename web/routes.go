@@ -1,8 +1,10 @@
 package web
 
 import (
+	"io/fs"
 	"net/http"
-	"time"
+	"path"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
@@ -13,17 +15,24 @@ import (
 // routes builds the Fiber app: one line per route, each handler in its own
 // file named after the action.
 func (s *Server) routes() *fiber.App {
+	l := s.cfg.Limits
 	app := fiber.New(fiber.Config{
 		AppName:               "intake-web",
 		DisableStartupMessage: true,
 		ErrorHandler:          s.handleError,
-		BodyLimit:             256 << 10, // a message (8,000 characters) and a history (4,000) with room to spare
-		ReadTimeout:           30 * time.Second,
-		IdleTimeout:           2 * time.Minute,
-		// No WriteTimeout: browser event streams run for minutes.
+		// The limits and why: docs/operations.md. Errors the server raises
+		// itself (431, 413, 408, 400) reach handleError with no session.
+		BodyLimit:      l.MaxBodyBytes,
+		ReadBufferSize: l.MaxHeaderBytes, // fasthttp: the request line and headers must fit
+		ReadTimeout:    l.ReadTimeout,
+		// Event streams push the write deadline forward at every write
+		// (streamConn), so this bounds a page but not a long stream.
+		WriteTimeout: l.WriteTimeout,
+		IdleTimeout:  l.IdleTimeout,
+		Concurrency:  s.maxConns, // beyond it fasthttp answers 503 and closes
 	})
 	app.Use(s.recoverPanics, s.requestID, s.securityHeaders)
-	app.Use("/static", filesystem.New(filesystem.Config{
+	app.Use("/static", staticFilesOnly, filesystem.New(filesystem.Config{
 		Root:   http.FS(static.FS),
 		MaxAge: 3600,
 	}))
@@ -54,4 +63,15 @@ func (s *Server) routes() *fiber.App {
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
+}
+
+// staticFilesOnly answers 404 for anything under /static that is not a file
+// (a directory, a missing name): the filesystem middleware would otherwise
+// refuse directories with an error of its own.
+func staticFilesOnly(c *fiber.Ctx) error {
+	name := strings.TrimPrefix(path.Clean("/"+strings.TrimPrefix(c.Path(), "/static")), "/")
+	if fi, err := fs.Stat(static.FS, name); err != nil || !fi.Mode().IsRegular() {
+		return fiber.ErrNotFound
+	}
+	return c.Next()
 }

@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -38,7 +40,10 @@ type Server struct {
 	client   *intakeapi.Client
 	pacer    *pacer.Pacer
 	ops      *ops
-	ln       net.Listener
+	csrfKey  csrfSigner
+	caps     *sessionCaps
+	maxConns int // connection cap after the open-file limit
+	ln       *retryListener
 	served   chan error
 	// done is closed when shutdown starts: open browser streams end with a
 	// retry hint instead of holding the shutdown up.
@@ -59,6 +64,17 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("open database %s: %w", cfg.DatabasePath, err)
 	}
 	s := &Server{cfg: cfg, log: log, db: db, served: make(chan error, 1), done: make(chan struct{})}
+	key, err := db.Secret(ctx, "csrf", 32)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	s.csrfKey = csrfSigner{key: key}
+	var files uint64
+	s.maxConns, files = connectionCap(cfg.Limits.MaxConnections)
+	if s.maxConns < cfg.Limits.MaxConnections {
+		log.Warn("connection cap lowered to fit the open-file limit", "max_connections", s.maxConns, "open_file_limit", files)
+	}
 	if err := s.wire(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -76,14 +92,16 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	var lc net.ListenConfig
-	s.ln, err = lc.Listen(ctx, "tcp", cfg.ListenAddr)
+	ln, err := lc.Listen(ctx, "tcp", cfg.ListenAddr)
 	if err != nil {
 		s.closeStores()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
 	}
+	s.ln = newRetryListener(ln, log.With("component", "listener"))
 	s.URL = "http://" + s.ln.Addr().String()
 	go func() { s.served <- s.app.Listener(s.ln) }()
-	log.Info("intake-web listening", "url", s.URL, "public_url", cfg.PublicURL, "upstream", cfg.UpstreamURL, "embedded_sandbox", cfg.Embedded)
+	log.Info("intake-web listening", "url", s.URL, "public_url", cfg.PublicURL, "upstream", cfg.UpstreamURL,
+		"embedded_sandbox", cfg.Embedded, "max_connections", s.maxConns)
 	return s, nil
 }
 
@@ -119,8 +137,12 @@ func (s *Server) wire() error {
 	s.sessions.Cookie.HttpOnly = true
 	s.sessions.Cookie.SameSite = http.SameSiteLaxMode
 	s.sessions.Cookie.Secure = cfg.secureCookies()
+	s.caps = newSessionCaps(cfg.Limits)
 	s.registerMetrics()
 	s.app = s.routes()
+	// fasthttp's own log lines (it logs few) go to slog, shortened: some
+	// quote what a client sent.
+	s.app.Server().Logger = fasthttpLogger{log: s.log.With("component", "http")}
 	return nil
 }
 
@@ -170,6 +192,34 @@ func (s *Server) now() time.Time {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// fileReserve is the file descriptors kept back from the connection cap for
+// the database, the upstream client's connections and the embedded sandbox.
+const fileReserve = 256
+
+// connectionCap is want, lowered to the process's open-file limit (which
+// cmd/intake-web raises to the hard limit at start) less fileReserve, so the
+// app refuses connections with a 503 before accept runs out of descriptors.
+func connectionCap(want int) (int, uint64) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return want, 0
+	}
+	if avail := int(min(rl.Cur, 1<<30)) - fileReserve; avail < want {
+		want = max(avail, 16)
+	}
+	return want, rl.Cur
+}
+
+// fasthttpLogger takes fasthttp's own log lines (a connection that failed:
+// a client's fault, already answered) at debug level, and keeps only the
+// fixed words of the format: its arguments can quote a client's raw bytes.
+type fasthttpLogger struct{ log *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, _ ...any) {
+	words, _, _ := strings.Cut(format, "%")
+	l.log.Debug("http server: " + strings.TrimSpace(words))
+}
 
 // demoClinician creates the demo account on a database with no clinicians,
 // and logs its password this once: it is never stored in clear.

@@ -36,9 +36,17 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 			return err
 		}
 	}
+	refund, err := s.takeTurnSlot(owner)
+	if err != nil {
+		if wantsJSON(c) {
+			return err
+		}
+		return s.refusedTurnPage(c, owner, id, message, err)
+	}
 	if wantsJSON(c) {
 		t, err := s.svc.SendTurn(c.UserContext(), owner, id, message, submission)
 		if err != nil {
+			refund()
 			return err
 		}
 		html, ferr := fragment(c.UserContext(), templates.TurnItem(turnView(t, s.csrfToken(c))))
@@ -53,16 +61,8 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 	// keyed by the form's submission id: a resubmitted form replays it.
 	t, err := s.svc.SendTurnBlocking(c.UserContext(), owner, id, message, submission)
 	if err != nil {
-		if code := bff.ErrorCode(err); code == bff.ENOTFOUND || code == bff.EINTERNAL {
-			return err
-		}
-		in, turns, lerr := s.svc.Intake(c.UserContext(), owner, id)
-		if lerr != nil {
-			return lerr
-		}
-		page := s.intakePage(s.layout(c, "Intake conversation"), in, turns, s.now())
-		page.Composer.Message, page.Composer.Error = message, bff.ErrorMessage(err)
-		return render(c, statusOf(err), templates.IntakePageView(page))
+		refund()
+		return s.refusedTurnPage(c, owner, id, message, err)
 	}
 	// No script will follow the stream: wait for the reply (a turn takes up
 	// to the gateway's 240 s), then show the page.
@@ -70,4 +70,31 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 	defer cancel()
 	s.svc.WaitSettled(ctx, id, t.Index)
 	return c.Redirect("/intakes/"+id+"#turn-"+itoa(t.Index), http.StatusSeeOther)
+}
+
+// refusedTurnPage shows the conversation again with the refused message in
+// the box and the reason beside it.
+func (s *Server) refusedTurnPage(c *fiber.Ctx, owner, id, message string, err error) error {
+	if code := bff.ErrorCode(err); code == bff.ENOTFOUND || code == bff.EINTERNAL {
+		return err
+	}
+	in, turns, lerr := s.svc.Intake(c.UserContext(), owner, id)
+	if lerr != nil {
+		return lerr
+	}
+	page := s.intakePage(s.layout(c, "Intake conversation"), in, turns, s.now())
+	page.Composer.Message, page.Composer.Error = message, bff.ErrorMessage(err)
+	return render(c, statusOf(err), templates.IntakePageView(page))
+}
+
+// takeTurnSlot spends one of the session's turns per minute; the refund is
+// for a turn that was then refused.
+func (s *Server) takeTurnSlot(owner string) (refund func(), err error) {
+	refund, wait := s.caps.turns.take(owner, s.now())
+	if wait > 0 {
+		return nil, bff.Errorf(bff.ERATELIMIT,
+			"You are sending messages faster than this app allows (%d a minute from one browser). Wait %s, then send again: your message is kept.",
+			s.cfg.Limits.TurnsPerMinute, waitWords(wait))
+	}
+	return refund, nil
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,8 +14,6 @@ import (
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/templates"
 )
-
-const heartbeatEvery = 15 * time.Second
 
 // turnEvents is the EventSource of one turn: every event after Last-Event-ID,
 // then live events, heartbeats while idle, and a last event (final or failed)
@@ -33,20 +30,12 @@ func (s *Server) turnEvents(c *fiber.Ctx) error {
 		return err
 	}
 	after, _ := strconv.ParseInt(c.Get("Last-Event-ID", c.Query("last_event_id")), 10, 64)
+	release, err := s.caps.openStream(owner)
+	if err != nil {
+		return err
+	}
 	st := &turnStream{s: s, owner: owner, intakeID: id, index: n, after: after, csrf: s.csrfToken(c)}
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set("X-Accel-Buffering", "no")
-	// Everything the stream needs is captured above: the writer runs after
-	// this handler returns and must not touch c (notes: SSE through Fiber).
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer func() {
-			if v := recover(); v != nil { // a panic here would kill the process
-				s.log.Error("event stream panic", "panic", v, "encounter_id", id, "turn", n)
-			}
-		}()
-		st.run(w)
-	})
+	s.stream(c, "turn", release, st.run)
 	return nil
 }
 
@@ -59,10 +48,10 @@ type turnStream struct {
 	csrf     string
 }
 
-func (t *turnStream) run(w *bufio.Writer) {
+func (t *turnStream) run(w *eventStream) {
 	key := bff.TurnKey(t.intakeID, t.index)
 	// Headers leave with the first flushed bytes; say how soon to reconnect.
-	if !write(w, "retry: 2000\n: ok\n\n") {
+	if !w.write("retry: 2000\n: ok\n\n") {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -74,7 +63,7 @@ func (t *turnStream) run(w *bufio.Writer) {
 		t.settledFromStore(w, t.after+1)
 		return
 	}
-	heartbeat := time.NewTicker(heartbeatEvery)
+	heartbeat := time.NewTicker(t.s.cfg.Limits.Heartbeat)
 	defer heartbeat.Stop()
 	for {
 		select {
@@ -83,13 +72,13 @@ func (t *turnStream) run(w *bufio.Writer) {
 				return
 			}
 		case <-heartbeat.C:
-			if !write(w, ": heartbeat\n\n") {
+			if !w.write(": heartbeat\n\n") {
 				return // the browser is gone
 			}
 		case <-t.s.done:
 			// Shutting down: the browser reconnects (with Last-Event-ID)
 			// to whichever instance serves next.
-			write(w, "retry: 1000\n\n")
+			w.write("retry: 1000\n\n")
 			return
 		}
 	}
@@ -98,7 +87,7 @@ func (t *turnStream) run(w *bufio.Writer) {
 func settles(ev relay.Event) bool { return ev.Name == bff.EventFinal || ev.Name == bff.EventFailed }
 
 // send writes one event; a settling event gets the rendered fragments.
-func (t *turnStream) send(w *bufio.Writer, ev relay.Event) bool {
+func (t *turnStream) send(w *eventStream, ev relay.Event) bool {
 	data := ev.Data
 	if settles(ev) {
 		var err error
@@ -107,11 +96,11 @@ func (t *turnStream) send(w *bufio.Writer, ev relay.Event) bool {
 			data = ev.Data
 		}
 	}
-	return write(w, fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, data))
+	return w.write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, data))
 }
 
 // settledFromStore answers a reconnect for a turn whose stream is gone.
-func (t *turnStream) settledFromStore(w *bufio.Writer, id int64) {
+func (t *turnStream) settledFromStore(w *eventStream, id int64) {
 	ctx := context.Background()
 	_, turn, err := t.s.svc.Turn(ctx, t.owner, t.intakeID, t.index)
 	if err != nil || turn.Status.Pending() {
@@ -165,12 +154,4 @@ func (t *turnStream) settledData(raw []byte) ([]byte, error) {
 	}
 	d.Terminal = in.Terminal
 	return json.Marshal(d)
-}
-
-// write sends s and flushes; false means the browser is gone.
-func write(w *bufio.Writer, s string) bool {
-	if _, err := w.WriteString(s); err != nil {
-		return false
-	}
-	return w.Flush() == nil
 }

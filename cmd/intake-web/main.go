@@ -52,6 +52,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) error {
 		return err
 	}
 	cfg.Logger = log
+	raiseFileLimit(log)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -171,6 +171,9 @@ function initWorklist(resumed = false) {
     schedule();
   });
   es.addEventListener('reload', () => schedule());
+  // The server ends the feed when the sign-in no longer holds (signed out in
+  // another tab, account disabled, idle or expired).
+  es.addEventListener('signedout', () => stop('Your session has ended. Reload the page to sign in again.'));
   es.onerror = () => {
     // While readyState is CONNECTING the browser retries by itself. CLOSED
     // means the server refused the stream (signed out, rate limited): stop.

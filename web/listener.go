@@ -1,0 +1,71 @@
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// retryListener keeps accepting through resource errors. fasthttp's serve
+// loop treats any accept error but a timeout as permanent and returns, so
+// with the file limit reached (EMFILE) the listener would stop for good while
+// the process stays up. Like net/http's Server.Serve, it backs off from 5 ms
+// to 1 s on such errors and tries again; it also remembers when accepting
+// last failed, for /readyz.
+type retryListener struct {
+	net.Listener
+	log        *slog.Logger
+	lastFailed atomic.Int64 // unix nanoseconds of the last resource error
+	failures   atomic.Int64
+	sleep      func(time.Duration) // time.Sleep; tests count the backoff
+}
+
+func newRetryListener(ln net.Listener, log *slog.Logger) *retryListener {
+	return &retryListener{Listener: ln, log: log, sleep: time.Sleep}
+}
+
+func (l *retryListener) Accept() (net.Conn, error) {
+	var delay time.Duration
+	for {
+		c, err := l.Listener.Accept()
+		if err == nil {
+			return c, nil
+		}
+		if !retryable(err) {
+			return nil, err
+		}
+		if delay == 0 {
+			delay = 5 * time.Millisecond
+		} else if delay *= 2; delay > time.Second {
+			delay = time.Second
+		}
+		l.lastFailed.Store(time.Now().UnixNano())
+		if n := l.failures.Add(1); n == 1 || n%100 == 0 {
+			// errno only: the error text is the kernel's, not the client's.
+			l.log.Error("accepting connections failed; retrying", "err", err, "failures", n, "retry_in", delay)
+		}
+		l.sleep(delay)
+	}
+}
+
+// retryable reports accept errors that pass: out of file descriptors or
+// memory, or a connection that died in the backlog.
+func retryable(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
+		syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EINTR, syscall.EAGAIN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// failedWithin reports whether accepting failed in the last d.
+func (l *retryListener) failedWithin(d time.Duration) bool {
+	last := l.lastFailed.Load()
+	return last != 0 && time.Since(time.Unix(0, last)) < d
+}
