@@ -180,6 +180,11 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 		go func(t *Turn) {
 			defer s.untrack()
 			defer s.hub.Close(key)
+			defer func() { // a panic here would kill the process
+				if v := recover(); v != nil {
+					s.log.Error("turn settlement panic", "encounter_id", t.IntakeID, "turn", t.Index, "panic", v)
+				}
+			}()
 			if t.Blocking {
 				s.runBlocking(s.base, t)
 			} else {
