@@ -38,6 +38,7 @@ func newFixture(t *testing.T) *fixture {
 	cfg := sandbox.DefaultConfig()
 	cfg.Keys, cfg.Engine = []string{key}, enginetest.Scripted{}
 	cfg.RPM, cfg.FragmentDelay, cfg.Faults, cfg.FaultRetryAfter = 0, time.Millisecond, true, time.Second
+	cfg.SlowStart = 2 * time.Second
 	sb, err := sandbox.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -269,6 +270,7 @@ func TestOneTurnAtATime(t *testing.T) {
 	f := newFixture(t)
 	id := f.start()
 	ctx := context.Background()
+	f.arm(id, "slow_start") // the first turn is still running when the second is sent
 	first, err := f.svc.SendTurn(ctx, "owner-1", id, "first", "a")
 	if err != nil {
 		t.Fatal(err)

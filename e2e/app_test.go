@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"log/slog"
 	"path/filepath"
 	"regexp"
@@ -68,18 +69,18 @@ func startApp(t *testing.T, opts ...appOptions) *app {
 	t.Cleanup(sb.Close)
 
 	logs := &syncBuffer{}
-	srv, err := web.Open(ctx, web.Config{
-		ListenAddr:     "127.0.0.1:0",
+	srv, err := appwire.Open(ctx, appwire.Config{
 		DatabasePath:   filepath.Join(t.TempDir(), "intake.db"),
 		UpstreamURL:    sb.URL,
 		APIKey:         key,
 		PacerPerMinute: -1, // negative: no pacing (0 would mean the default 6 a minute)
 		TurnsPerDay:    -1,
 		IntakesPerDay:  -1,
-		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Config: web.Config{ListenAddr: "127.0.0.1:0",
+			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
 	})
 	if err != nil {
-		t.Fatalf("web.Open: %v", err)
+		t.Fatalf("open the app: %v", err)
 	}
 	// Cleanups run last-in first-out: the app stops before the sandbox.
 	t.Cleanup(func() {

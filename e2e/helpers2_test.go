@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"io"
 	"log/slog"
 	"net/http"
@@ -67,8 +68,7 @@ func startClinicApp(t *testing.T) *app {
 	addClinicianAccount(t, dbPath, clinUser, clinPassword)
 
 	logs := &syncBuffer{}
-	srv, err := web.Open(ctx, web.Config{
-		ListenAddr:     "127.0.0.1:0",
+	srv, err := appwire.Open(ctx, appwire.Config{
 		DatabasePath:   dbPath,
 		UpstreamURL:    sb.URL,
 		APIKey:         key,
@@ -76,10 +76,11 @@ func startClinicApp(t *testing.T) *app {
 		TurnsPerDay:    -1,
 		IntakesPerDay:  -1,
 		BcryptCost:     4,
-		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Config: web.Config{ListenAddr: "127.0.0.1:0",
+			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
 	})
 	if err != nil {
-		t.Fatalf("web.Open: %v", err)
+		t.Fatalf("open the app: %v", err)
 	}
 	t.Cleanup(func() {
 		srv.Close()

@@ -3,6 +3,7 @@ package web_test
 import (
 	"bufio"
 	"context"
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/web"
 )
 
 // fakeClock is a web clock tests move by hand.
@@ -53,7 +53,7 @@ func sessionRows(t *testing.T, dbPath string) int {
 // and a form opened before it (another tab) still posts.
 func TestAnonymousPagesStoreNoSession(t *testing.T) {
 	var dbPath string
-	a := startApp(t, func(c *web.Config) { dbPath = c.DatabasePath })
+	a := startApp(t, func(c *appwire.Config) { dbPath = c.DatabasePath })
 	b := a.browser()
 	for range 5 {
 		for _, path := range []string{"/", "/clinician/signin", "/nowhere"} {
@@ -105,7 +105,7 @@ func TestPreSessionCSRFIsChecked(t *testing.T) {
 
 func TestIntakesPerHourAreCapped(t *testing.T) {
 	clock := newFakeClock()
-	a := startApp(t, func(c *web.Config) {
+	a := startApp(t, func(c *appwire.Config) {
 		c.Now = clock.Now
 		c.Limits.IntakesPerHour, c.Limits.IntakesPerHourPerAddress = 2, 3
 	})
@@ -140,7 +140,7 @@ func TestIntakesPerHourAreCapped(t *testing.T) {
 
 func TestTurnsPerMinuteAreCapped(t *testing.T) {
 	clock := newFakeClock()
-	a := startApp(t, func(c *web.Config) { c.Now = clock.Now; c.Limits.TurnsPerMinute = 2 })
+	a := startApp(t, func(c *appwire.Config) { c.Now = clock.Now; c.Limits.TurnsPerMinute = 2 })
 	b := a.browser()
 	in := b.start()
 	b.say(in, "I have a sore throat")
@@ -210,7 +210,7 @@ func endsWith(t *testing.T, lines <-chan string, event string) bool {
 }
 
 func TestStreamsPerSessionAreCapped(t *testing.T) {
-	a := startApp(t, withClinician(t, "dr.ada"), func(c *web.Config) {
+	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) {
 		c.Limits.StreamsPerSession, c.Limits.Heartbeat = 2, 50*time.Millisecond
 	})
 	doc := a.browser()
@@ -256,7 +256,7 @@ func TestStreamsPerSessionAreCapped(t *testing.T) {
 func TestRevocationEndsWorklistStreams(t *testing.T) {
 	var dbPath string
 	clock := newFakeClock()
-	a := startApp(t, withClinician(t, "dr.ada"), func(c *web.Config) {
+	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) {
 		dbPath, c.Now, c.Limits.StreamRecheck = c.DatabasePath, clock.Now, 50*time.Millisecond
 	})
 	open := func(doc *browser) <-chan string {

@@ -3,6 +3,7 @@ package web_test
 import (
 	"bufio"
 	"context"
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,14 +14,13 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/web"
 )
 
 const clinPassword = "correct horse battery"
 
 // withClinician adds an account to the app's database before it starts.
-func withClinician(t *testing.T, name string) func(*web.Config) {
-	return func(c *web.Config) {
+func withClinician(t *testing.T, name string) func(*appwire.Config) {
+	return func(c *appwire.Config) {
 		c.BcryptCost = 4
 		db, err := store.Open(context.Background(), c.DatabasePath, nil)
 		if err != nil {
@@ -215,7 +215,7 @@ func TestWorklistAndHandoffReview(t *testing.T) {
 
 func TestDisabledClinicianLosesAccess(t *testing.T) {
 	var dbPath string
-	a := startApp(t, withClinician(t, "dr.ada"), func(c *web.Config) { dbPath = c.DatabasePath })
+	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) { dbPath = c.DatabasePath })
 	doc := a.browser()
 	doc.signIn("dr.ada", clinPassword)
 	db, err := store.Open(context.Background(), dbPath, nil)
@@ -286,7 +286,7 @@ func TestIdleClinicianIsSignedOut(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	a := startApp(t, withClinician(t, "dr.ada"), func(c *web.Config) { c.Now = clock })
+	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) { c.Now = clock })
 	doc := a.browser()
 	doc.signIn("dr.ada", clinPassword)
 	for range 3 { // activity keeps the session alive past the idle limit

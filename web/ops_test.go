@@ -31,6 +31,10 @@ func TestHealthReadinessAndMetrics(t *testing.T) {
 		`intake_web_browser_streams_open`,
 		`intake_web_reconciliations_total 0`,
 		`intake_web_pacer_wait_seconds_count{priority=`,
+		`intake_web_http_connections_open`,
+		`intake_web_accept_failures_total 0`,
+		"go_goroutines ",
+		"process_open_fds ",
 	} {
 		if !strings.Contains(m.body, want) {
 			t.Errorf("metrics lack %q", want)

@@ -1,14 +1,13 @@
 package web_test
 
 import (
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/clinical-intake/intake-web/web"
 )
 
 func TestPagesCarryStrictSecurityHeaders(t *testing.T) {
@@ -36,7 +35,7 @@ func TestPagesCarryStrictSecurityHeaders(t *testing.T) {
 		t.Errorf("session cookie over http: %q", ck)
 	}
 	// Over https the cookie is Secure and HSTS is on.
-	s := startApp(t, func(c *web.Config) { c.PublicURL = "https://intake.example" }).browser().get("/")
+	s := startApp(t, func(c *appwire.Config) { c.PublicURL = "https://intake.example" }).browser().get("/")
 	if !strings.Contains(strings.ToLower(s.header.Get("Set-Cookie")), "; secure") || s.header.Get("Strict-Transport-Security") == "" {
 		t.Errorf("https public URL: cookie %q, HSTS %q", s.header.Get("Set-Cookie"), s.header.Get("Strict-Transport-Security"))
 	}
@@ -327,7 +326,7 @@ func TestAnExpiredIntakeIsExplainedAndRefusesTurns(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	a := startApp(t, func(c *web.Config) { c.Now = clock })
+	a := startApp(t, func(c *appwire.Config) { c.Now = clock })
 	b := a.browser()
 	intake := b.start()
 	b.say(intake, "hello")

@@ -194,7 +194,7 @@ func fieldOf(err error) string {
 // errorLayout is the frame of an error page: it works without a session
 // (errors raised before one was loaded) and never creates a CSRF token.
 func (s *Server) errorLayout(c *fiber.Ctx, title string) templates.Layout {
-	l := templates.Layout{Title: title, Embedded: s.cfg.Embedded, Release: s.client.Release(),
+	l := templates.Layout{Title: title, Embedded: s.cfg.Embedded, Release: s.deps.Release(),
 		Nav: []templates.NavLink{{Label: "New intake", URL: "/"}}}
 	if sessionLoaded(c) {
 		l.CSRF = s.sessions.GetString(c.UserContext(), sessCSRF)
@@ -208,7 +208,7 @@ func (s *Server) layout(c *fiber.Ctx, title string) templates.Layout {
 		Title:    title,
 		CSRF:     s.csrfToken(c),
 		Embedded: s.cfg.Embedded,
-		Release:  s.client.Release(),
+		Release:  s.deps.Release(),
 		Nav:      []templates.NavLink{{Label: "New intake", URL: "/", Current: c.Path() == "/"}},
 	}
 }

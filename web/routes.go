@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 
 	"github.com/clinical-intake/intake-web/static"
@@ -39,7 +40,7 @@ func (s *Server) routes() *fiber.App {
 	// Operations endpoints: no session, no CSRF.
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
-	app.Get("/metrics", s.metrics)
+	app.Get("/metrics", adaptor.HTTPHandler(s.deps.MetricsHandler))
 	app.Use(s.loadSession, s.csrf)
 
 	app.Get("/", s.showStart)

@@ -19,27 +19,23 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/pacer"
-	"github.com/clinical-intake/intake-web/bff/relay"
-	"github.com/clinical-intake/intake-web/bff/store"
 )
 
-// Server is the running app.
+// Server is the web front of the app: the Fiber app, its sessions and its
+// listener. It is built from the core's service (Deps) by the composition
+// root (cmd/intake-web/app), and knows none of the adapters behind it.
 type Server struct {
-	URL string // base URL of the listener
+	URL string // base URL of the listener, once Listen returned
 
 	cfg      Config
 	log      *slog.Logger
 	app      *fiber.App
-	db       *store.DB
 	sessions *scs.SessionManager
-	sstore   *store.SessionStore
 	svc      *bff.Service
-	client   *intakeapi.Client
-	pacer    *pacer.Pacer
-	ops      *ops
+	deps     Deps
 	csrfKey  csrfSigner
 	caps     *sessionCaps
 	maxConns int // connection cap after the open-file limit
@@ -50,85 +46,45 @@ type Server struct {
 	done chan struct{}
 }
 
-// Open wires the app from cfg and starts serving on cfg.ListenAddr.
-func Open(ctx context.Context, cfg Config) (*Server, error) {
+// Deps are what the web layer is given.
+type Deps struct {
+	Service  *bff.Service
+	Sessions scs.Store // where sessions are kept
+	CSRFKey  []byte    // signs the CSRF cookie of visitors without a stored session
+	Release  func() string
+	// Ready reports the checks of /readyz beyond the web layer's own
+	// (database, upstream) and whether they all pass.
+	Ready func(ctx context.Context) (checks map[string]string, ready bool)
+	// Metrics is where the web layer registers its own collectors;
+	// MetricsHandler serves /metrics (all of the app's collectors).
+	Metrics        prometheus.Registerer
+	MetricsHandler http.Handler
+}
+
+// New builds the web front; Listen starts serving.
+func New(cfg Config, d Deps) (*Server, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
+	}
+	if d.Service == nil || d.Sessions == nil || len(d.CSRFKey) < 16 || d.Ready == nil || d.Metrics == nil || d.MetricsHandler == nil {
+		return nil, errors.New("web: Service, Sessions, CSRFKey (16 bytes or more), Ready, Metrics and MetricsHandler are required")
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	db, err := store.Open(ctx, cfg.DatabasePath, log)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", cfg.DatabasePath, err)
+	if d.Release == nil {
+		d.Release = func() string { return "" }
 	}
-	s := &Server{cfg: cfg, log: log, db: db, served: make(chan error, 1), done: make(chan struct{})}
-	key, err := db.Secret(ctx, "csrf", 32)
-	if err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	s.csrfKey = csrfSigner{key: key}
+	s := &Server{cfg: cfg, log: log, svc: d.Service, deps: d, csrfKey: csrfSigner{key: d.CSRFKey},
+		served: make(chan error, 1), done: make(chan struct{})}
 	var files uint64
 	s.maxConns, files = connectionCap(cfg.Limits.MaxConnections)
 	if s.maxConns < cfg.Limits.MaxConnections {
 		log.Warn("connection cap lowered to fit the open-file limit", "max_connections", s.maxConns, "open_file_limit", files)
 	}
-	if err := s.wire(); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	if n, err := s.svc.Recover(ctx); err != nil {
-		s.closeStores()
-		return nil, fmt.Errorf("settle turns left pending: %w", err)
-	} else if n > 0 {
-		log.Warn("settling turns the last run left pending", "turns", n)
-	}
-	if cfg.DemoClinician {
-		if err := s.demoClinician(ctx); err != nil {
-			s.closeStores()
-			return nil, err
-		}
-	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", cfg.ListenAddr)
-	if err != nil {
-		s.closeStores()
-		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
-	}
-	s.ln = newRetryListener(ln, log.With("component", "listener"))
-	s.URL = "http://" + s.ln.Addr().String()
-	go func() { s.served <- s.app.Listener(s.ln) }()
-	log.Info("intake-web listening", "url", s.URL, "public_url", cfg.PublicURL, "upstream", cfg.UpstreamURL,
-		"embedded_sandbox", cfg.Embedded, "max_connections", s.maxConns)
-	return s, nil
-}
-
-func (s *Server) wire() error {
-	cfg := s.cfg
-	s.pacer = pacer.New(pacer.Config{
-		PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay,
-		Logger: s.log.With("component", "pacer"),
-	})
-	s.ops = newOps()
-	client, err := intakeapi.New(intakeapi.Config{
-		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: timedGate{Gate: s.pacer, wait: s.ops.gateWait},
-		Logger: s.log.With("component", "intakeapi"), Observer: s.ops.observe,
-	})
-	if err != nil {
-		return fmt.Errorf("intake service client: %w", err)
-	}
-	s.client = client
-	s.svc = bff.NewService(bff.Deps{
-		Client: client, Intakes: s.db, Turns: s.db, Handoffs: s.db,
-		Clinicians: s.db, Reviews: s.db, Audit: s.db, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
-		Hub:    relay.NewHub(10*time.Minute, nil),
-		Logger: s.log.With("component", "turns"),
-	})
-	s.sstore = store.NewSessionStoreWithCleanup(s.db, 10*time.Minute)
 	s.sessions = scs.New()
-	s.sessions.Store = s.sstore
+	s.sessions.Store = d.Sessions
 	// No scs IdleTimeout: it makes every request write the session (scs marks
 	// each loaded session modified). Clinician sessions get their own idle
 	// limit instead (requireClinician), recorded at most once a minute.
@@ -138,27 +94,38 @@ func (s *Server) wire() error {
 	s.sessions.Cookie.SameSite = http.SameSiteLaxMode
 	s.sessions.Cookie.Secure = cfg.secureCookies()
 	s.caps = newSessionCaps(cfg.Limits)
-	s.registerMetrics()
+	if err := s.registerMetrics(d.Metrics); err != nil {
+		return nil, err
+	}
 	s.app = s.routes()
 	// fasthttp's own log lines (it logs few) go to slog, shortened: some
 	// quote what a client sent.
 	s.app.Server().Logger = fasthttpLogger{log: s.log.With("component", "http")}
+	return s, nil
+}
+
+// Listen starts serving on the configured address.
+func (s *Server) Listen(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.ListenAddr, err)
+	}
+	s.ln = newRetryListener(ln, s.log.With("component", "listener"))
+	s.URL = "http://" + s.ln.Addr().String()
+	go func() { s.served <- s.app.Listener(s.ln) }()
 	return nil
 }
 
-// Close stops the server at once.
-func (s *Server) Close() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = s.Shutdown(ctx)
-}
+// MaxConnections is the connection cap in force.
+func (s *Server) MaxConnections() int { return s.maxConns }
 
-// Shutdown stops taking requests, ends browser streams with a retry hint,
-// lets running turns finish within the grace period, and closes the stores.
-func (s *Server) Shutdown(ctx context.Context) error {
+// Shutdown stops taking requests and ends browser streams with a retry
+// hint. stopped is false when it had already run.
+func (s *Server) Shutdown(ctx context.Context) (stopped bool, err error) {
 	select {
 	case <-s.done:
-		return nil
+		return false, nil
 	default:
 	}
 	close(s.done)
@@ -166,22 +133,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.app.ShutdownWithContext(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stop http: %w", err))
 	}
-	if err := s.svc.Shutdown(ctx); err != nil {
-		errs = append(errs, err)
+	if s.ln != nil {
+		if err := <-s.served; err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
 	}
-	s.closeStores()
-	if err := <-s.served; err != nil && !errors.Is(err, net.ErrClosed) {
-		errs = append(errs, err)
-	}
-	s.log.Info("intake-web stopped")
-	return errors.Join(errs...)
-}
-
-func (s *Server) closeStores() {
-	if s.sstore != nil {
-		s.sstore.StopCleanup()
-	}
-	_ = s.db.Close()
+	return true, errors.Join(errs...)
 }
 
 func (s *Server) now() time.Time {
@@ -219,23 +176,4 @@ type fasthttpLogger struct{ log *slog.Logger }
 func (l fasthttpLogger) Printf(format string, _ ...any) {
 	words, _, _ := strings.Cut(format, "%")
 	l.log.Debug("http server: " + strings.TrimSpace(words))
-}
-
-// demoClinician creates the demo account on a database with no clinicians,
-// and logs its password this once: it is never stored in clear.
-func (s *Server) demoClinician(ctx context.Context) error {
-	if !s.cfg.Embedded {
-		return errors.New("a demo clinician is only created with the embedded sandbox")
-	}
-	has, err := s.svc.HasClinicians(ctx)
-	if err != nil || has {
-		return err
-	}
-	password := randomHex(12)
-	if _, err := s.svc.AddClinician(ctx, "demo", password); err != nil {
-		return fmt.Errorf("create the demo clinician: %w", err)
-	}
-	s.log.Warn("created a demo clinician for the embedded sandbox; the password is shown only now",
-		"username", "demo", "password", password, "sign_in", "/clinician/signin")
-	return nil
 }

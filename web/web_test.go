@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -24,12 +25,12 @@ const apiKey = "cis_sb_0123456789abcdef0123456789abcdef"
 // app is the web app in front of an in-process sandbox.
 type app struct {
 	t    *testing.T
-	web  *web.Server
+	web  *appwire.App
 	sb   *sandbox.Server
 	seen []string // every response header block and body, to search for the key
 }
 
-func startApp(t *testing.T, mutate ...func(*web.Config)) *app {
+func startApp(t *testing.T, mutate ...func(*appwire.Config)) *app {
 	t.Helper()
 	scfg := sandbox.DefaultConfig()
 	scfg.Keys = []string{apiKey}
@@ -40,8 +41,8 @@ func startApp(t *testing.T, mutate ...func(*web.Config)) *app {
 		t.Fatal(err)
 	}
 	t.Cleanup(sb.Close)
-	cfg := web.Config{
-		ListenAddr:     "127.0.0.1:0",
+	cfg := appwire.Config{
+		Config:         web.Config{ListenAddr: "127.0.0.1:0"},
 		DatabasePath:   filepath.Join(t.TempDir(), "app.db"),
 		UpstreamURL:    sb.URL,
 		APIKey:         apiKey,
@@ -50,7 +51,7 @@ func startApp(t *testing.T, mutate ...func(*web.Config)) *app {
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	srv, err := web.Open(context.Background(), cfg)
+	srv, err := appwire.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

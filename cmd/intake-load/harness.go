@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 	"github.com/clinical-intake/intake-web/web"
@@ -37,7 +38,7 @@ type stack struct {
 	sbURL   string
 	sbHTTP  *http.Server
 	rec     *recorder
-	app     *web.Server
+	app     *app.App
 	dir     string
 	logs    *countingHandler
 	offset  atomic.Int64 // added to the sandbox's clock (pacing: verification reads)
@@ -91,17 +92,15 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 		out = os.Stderr
 	}
 	st.logs = &countingHandler{next: slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}), c: &logCounts{}}
-	st.app, err = web.Open(ctx, web.Config{
-		ListenAddr:     "127.0.0.1:0",
+	st.app, err = app.Open(ctx, app.Config{
+		Config:         web.Config{ListenAddr: "127.0.0.1:0", Embedded: true, Logger: slog.New(st.logs)},
 		DatabasePath:   filepath.Join(st.dir, "app.db"),
 		UpstreamURL:    st.sbURL,
 		APIKey:         apiKey,
-		Embedded:       true,
 		PacerPerMinute: sc.pacerPerMinute,
 		TurnsPerDay:    sc.appTurnsPerDay,
 		IntakesPerDay:  sc.appIntakesDay,
 		ShutdownGrace:  5 * time.Second,
-		Logger:         slog.New(st.logs),
 	})
 	if err != nil {
 		st.Close()

@@ -15,7 +15,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/web"
+	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
 
 const clinicianUsage = `usage:
@@ -27,7 +27,7 @@ The database is DATABASE_PATH, or -db FILE before the verb`
 // clinicianCommand manages clinician accounts in the app's database. The
 // password never comes from a flag (it would sit in shell history and ps).
 func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	cfg, err := web.ConfigFromEnv(getenv)
+	cfg, err := app.FromEnv(getenv)
 	if err != nil {
 		return err
 	}

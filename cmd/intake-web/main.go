@@ -15,9 +15,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
-	"github.com/clinical-intake/intake-web/web"
 )
 
 func main() {
@@ -35,7 +35,7 @@ func main() {
 
 func run(args []string, stderr io.Writer, getenv func(string) string) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	cfg, err := web.ConfigFromEnv(getenv)
+	cfg, err := app.FromEnv(getenv)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) error {
 			"(offline, deterministic rules engine, synthetic data only; limits as the spec)",
 			"sandbox_url", sb.URL, "faults", *sandboxFaults)
 	}
-	srv, err := web.Open(ctx, cfg)
+	srv, err := app.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,173 @@
+// Package app assembles intake-web: it opens the store, builds the pacer,
+// the upstream client, the relay hub and the core service, registers the
+// metrics, and hands the service to package web, which knows none of the
+// adapters. The binary (cmd/intake-web) and every test that wants the whole
+// app in front of a sandbox go through Open, so they run the same wiring.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/relay"
+	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/web"
+)
+
+// App is the assembled, serving app.
+type App struct {
+	*web.Server // URL, Shutdown of the HTTP side
+
+	cfg    Config
+	log    *slog.Logger
+	db     *store.DB
+	sstore *store.SessionStore
+	svc    *bff.Service
+	client *intakeapi.Client
+	pacer  *pacer.Pacer
+	ready  *readiness
+}
+
+// Open assembles the app from cfg and starts serving on cfg.ListenAddr.
+// Turns the last run left pending are settled first.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = log
+	}
+	db, err := store.Open(ctx, cfg.DatabasePath, log)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", cfg.DatabasePath, err)
+	}
+	a := &App{cfg: cfg, log: log, db: db}
+	if err := a.assemble(ctx); err != nil {
+		a.closeStores()
+		return nil, err
+	}
+	if n, err := a.svc.Recover(ctx); err != nil {
+		a.closeStores()
+		return nil, fmt.Errorf("settle turns left pending: %w", err)
+	} else if n > 0 {
+		log.Warn("settling turns the last run left pending", "turns", n)
+	}
+	if cfg.DemoClinician {
+		if err := a.demoClinician(ctx); err != nil {
+			a.closeStores()
+			return nil, err
+		}
+	}
+	if err := a.Listen(ctx); err != nil {
+		a.closeStores()
+		return nil, err
+	}
+	log.Info("intake-web listening", "url", a.URL, "public_url", cfg.PublicURL, "upstream", cfg.UpstreamURL,
+		"embedded_sandbox", cfg.Embedded, "max_connections", a.MaxConnections())
+	return a, nil
+}
+
+func (a *App) assemble(ctx context.Context) error {
+	cfg := a.cfg
+	csrfKey, err := a.db.Secret(ctx, "csrf", 32)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	m := newUpstreamMetrics(reg)
+	a.pacer = pacer.New(pacer.Config{
+		PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay,
+		Logger: a.log.With("component", "pacer"),
+	})
+	a.client, err = intakeapi.New(intakeapi.Config{
+		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: timedGate{Gate: a.pacer, wait: m.gateWait},
+		Logger: a.log.With("component", "intakeapi"), Observer: m.observe,
+	})
+	if err != nil {
+		return fmt.Errorf("intake service client: %w", err)
+	}
+	a.svc = bff.NewService(bff.Deps{
+		Client: a.client, Intakes: a.db, Turns: a.db, Handoffs: a.db,
+		Clinicians: a.db, Reviews: a.db, Audit: a.db, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
+		Hub:    relay.NewHub(10*time.Minute, nil),
+		Logger: a.log.With("component", "turns"),
+	})
+	a.sstore = store.NewSessionStoreWithCleanup(a.db, 10*time.Minute)
+	a.ready = &readiness{db: a.db, client: a.client, answered: m, probeEvery: 5 * time.Minute}
+	registerServiceMetrics(reg, a.svc, a.pacer)
+	a.Server, err = web.New(cfg.Config, web.Deps{
+		Service: a.svc, Sessions: a.sstore, CSRFKey: csrfKey,
+		Release: a.client.Release, Ready: a.ready.check,
+		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),
+	})
+	return err
+}
+
+// Shutdown stops taking requests, ends browser streams with a retry hint,
+// lets running turns finish within ctx, and closes the stores.
+func (a *App) Shutdown(ctx context.Context) error {
+	var errs []error
+	stopped, err := a.Server.Shutdown(ctx)
+	if !stopped {
+		return nil // already shut down
+	}
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := a.svc.Shutdown(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	a.closeStores()
+	a.log.Info("intake-web stopped")
+	return errors.Join(errs...)
+}
+
+// Close stops the app at once.
+func (a *App) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = a.Shutdown(ctx)
+}
+
+func (a *App) closeStores() {
+	if a.sstore != nil {
+		a.sstore.StopCleanup()
+	}
+	_ = a.db.Close()
+}
+
+// demoClinician creates the demo account on a database with no clinicians,
+// and logs its password this once: it is never stored in clear.
+func (a *App) demoClinician(ctx context.Context) error {
+	if !a.cfg.Embedded {
+		return errors.New("a demo clinician is only created with the embedded sandbox")
+	}
+	has, err := a.svc.HasClinicians(ctx)
+	if err != nil || has {
+		return err
+	}
+	password := randomHex(12)
+	if _, err := a.svc.AddClinician(ctx, "demo", password); err != nil {
+		return fmt.Errorf("create the demo clinician: %w", err)
+	}
+	a.log.Warn("created a demo clinician for the embedded sandbox; the password is shown only now",
+		"username", "demo", "password", password, "sign_in", "/clinician/signin")
+	return nil
+}
+
+// slogPrinter takes promhttp's error lines.
+type slogPrinter struct{ log *slog.Logger }
+
+func (p slogPrinter) Println(v ...any) { p.log.Error(fmt.Sprint(v...), "component", "metrics") }

@@ -1,0 +1,180 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clinical-intake/intake-web/web"
+)
+
+// Config is everything the assembled app needs: the web layer's settings
+// and those of its adapters. The README's configuration table lists every
+// environment variable; options() is the one place that reads them.
+type Config struct {
+	web.Config
+
+	DatabasePath string // SQLite file
+	UpstreamURL  string // the Clinical Intake Service
+	APIKey       string // never logged, never sent to a browser
+	// DemoClinician creates a "demo" clinician with a random password on a
+	// database without clinicians, and logs it once. Embedded sandbox only.
+	DemoClinician bool
+
+	PacerPerMinute int // negative = no pacing
+	TurnsPerDay    int
+	IntakesPerDay  int
+
+	ShutdownGrace time.Duration // running turns may finish
+	BcryptCost    int           // 0 = the service's default (12); tests lower it
+}
+
+// Defaults returns the configuration with nothing set.
+func Defaults() Config {
+	return Config{
+		Config:        web.Config{ListenAddr: "127.0.0.1:8080", ClinicianIdle: 30 * time.Minute},
+		DatabasePath:  "intake-web.db",
+		ShutdownGrace: 30 * time.Second,
+	}
+}
+
+// option is one environment variable: its name and how it sets its field.
+type option struct {
+	env string
+	set func(v string) error
+}
+
+func stringOpt(env string, dst *string) option {
+	return option{env, func(v string) error { *dst = v; return nil }}
+}
+
+func intOpt(env string, dst *int, min int) option {
+	return option{env, func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min {
+			return fmt.Errorf("must be a whole number of at least %d", min)
+		}
+		*dst = n
+		return nil
+	}}
+}
+
+// signedIntOpt is a count where a negative number means "none".
+func signedIntOpt(env string, dst *int) option {
+	return option{env, func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return errors.New("must be a whole number (negative: no limit)")
+		}
+		*dst = n
+		return nil
+	}}
+}
+
+func durationOpt(env string, dst *time.Duration) option {
+	return option{env, func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return errors.New("must be a positive duration such as 30s or 5m")
+		}
+		*dst = d
+		return nil
+	}}
+}
+
+func boolPtrOpt(env string, dst **bool) option {
+	return option{env, func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be true or false")
+		}
+		*dst = &b
+		return nil
+	}}
+}
+
+// options is the table of every environment variable the app reads.
+func (c *Config) options() []option {
+	l := &c.Limits
+	return []option{
+		stringOpt("LISTEN_ADDR", &c.ListenAddr),
+		stringOpt("DATABASE_PATH", &c.DatabasePath),
+		stringOpt("PUBLIC_URL", &c.PublicURL),
+		boolPtrOpt("COOKIE_SECURE", &c.CookieSecure),
+		stringOpt("INTAKE_BASE_URL", &c.UpstreamURL),
+		stringOpt("INTAKE_API_KEY", &c.APIKey),
+		signedIntOpt("PACER_PER_MINUTE", &c.PacerPerMinute),
+		signedIntOpt("PACER_TURNS_PER_DAY", &c.TurnsPerDay),
+		signedIntOpt("PACER_INTAKES_PER_DAY", &c.IntakesPerDay),
+		durationOpt("SHUTDOWN_GRACE", &c.ShutdownGrace),
+		durationOpt("CLINICIAN_IDLE", &c.ClinicianIdle),
+		intOpt("HTTP_MAX_CONNECTIONS", &l.MaxConnections, 16),
+		intOpt("HTTP_MAX_HEADER_BYTES", &l.MaxHeaderBytes, 4<<10),
+		intOpt("HTTP_MAX_BODY_BYTES", &l.MaxBodyBytes, 64<<10),
+		durationOpt("HTTP_READ_TIMEOUT", &l.ReadTimeout),
+		durationOpt("HTTP_WRITE_TIMEOUT", &l.WriteTimeout),
+		durationOpt("HTTP_IDLE_TIMEOUT", &l.IdleTimeout),
+		intOpt("STREAMS_PER_SESSION", &l.StreamsPerSession, 1),
+		intOpt("INTAKES_PER_HOUR", &l.IntakesPerHour, 1),
+		intOpt("INTAKES_PER_HOUR_PER_ADDRESS", &l.IntakesPerHourPerAddress, 1),
+		intOpt("TURNS_PER_MINUTE", &l.TurnsPerMinute, 1),
+	}
+}
+
+// FromEnv reads the configuration from the environment (getenv is
+// os.Getenv in production) over Defaults. Every bad value is reported, each
+// naming its variable and the rule. The API key may come from a file
+// (INTAKE_API_KEY_FILE), so it never sits in the environment of child
+// processes or in shell history.
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Defaults()
+	var errs []error
+	for _, o := range c.options() {
+		if v := getenv(o.env); v != "" {
+			if err := o.set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s %w, got %q", o.env, err, v))
+			}
+		}
+	}
+	if f := getenv("INTAKE_API_KEY_FILE"); f != "" {
+		if c.APIKey != "" {
+			errs = append(errs, errors.New("set INTAKE_API_KEY or INTAKE_API_KEY_FILE, not both"))
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("INTAKE_API_KEY_FILE: %w", err))
+		}
+		c.APIKey = strings.TrimSpace(string(b))
+	}
+	return c, errors.Join(errs...)
+}
+
+// check validates a complete configuration and fills the web layer's
+// defaults.
+func (c *Config) check() error {
+	var errs []error
+	if c.UpstreamURL == "" {
+		errs = append(errs, errors.New("INTAKE_BASE_URL is required (cmd/intake-web starts the embedded sandbox when it is unset)"))
+	} else if u, err := url.Parse(c.UpstreamURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("INTAKE_BASE_URL must be an http(s) URL, got %q", c.UpstreamURL))
+	}
+	if c.APIKey == "" {
+		errs = append(errs, errors.New("INTAKE_API_KEY (or INTAKE_API_KEY_FILE) is required with INTAKE_BASE_URL"))
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("PUBLIC_URL must be an http(s) URL, got %q", c.PublicURL))
+		}
+	}
+	if c.ShutdownGrace == 0 {
+		c.ShutdownGrace = 30 * time.Second
+	}
+	if c.ListenAddr == "" {
+		c.ListenAddr = "127.0.0.1:8080"
+	}
+	return errors.Join(errs...)
+}

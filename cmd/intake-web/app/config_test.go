@@ -1,0 +1,104 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestFromEnvDefaults(t *testing.T) {
+	c, err := FromEnv(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ListenAddr != "127.0.0.1:8080" || c.DatabasePath != "intake-web.db" || c.ShutdownGrace != 30*time.Second ||
+		c.ClinicianIdle != 30*time.Minute || c.UpstreamURL != "" || c.APIKey != "" || c.CookieSecure != nil ||
+		c.PacerPerMinute != 0 || c.Limits.MaxConnections != 0 {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestFromEnvOverrides(t *testing.T) {
+	c, err := FromEnv(env(map[string]string{
+		"LISTEN_ADDR": ":9000", "DATABASE_PATH": "/data/app.db", "PUBLIC_URL": "https://intake.example",
+		"COOKIE_SECURE": "false", "INTAKE_BASE_URL": "https://svc.example", "INTAKE_API_KEY": "k",
+		"PACER_PER_MINUTE": "-1", "PACER_TURNS_PER_DAY": "500", "PACER_INTAKES_PER_DAY": "200",
+		"SHUTDOWN_GRACE": "5s", "CLINICIAN_IDLE": "10m",
+		"HTTP_MAX_CONNECTIONS": "100", "HTTP_MAX_HEADER_BYTES": "8192", "HTTP_MAX_BODY_BYTES": "131072",
+		"HTTP_READ_TIMEOUT": "5s", "HTTP_WRITE_TIMEOUT": "30s", "HTTP_IDLE_TIMEOUT": "20s",
+		"STREAMS_PER_SESSION": "4", "INTAKES_PER_HOUR": "3", "INTAKES_PER_HOUR_PER_ADDRESS": "9", "TURNS_PER_MINUTE": "5",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Limits
+	if c.ListenAddr != ":9000" || c.DatabasePath != "/data/app.db" || c.PublicURL != "https://intake.example" ||
+		c.CookieSecure == nil || *c.CookieSecure || c.UpstreamURL != "https://svc.example" || c.APIKey != "k" ||
+		c.PacerPerMinute != -1 || c.TurnsPerDay != 500 || c.IntakesPerDay != 200 ||
+		c.ShutdownGrace != 5*time.Second || c.ClinicianIdle != 10*time.Minute ||
+		l.MaxConnections != 100 || l.MaxHeaderBytes != 8192 || l.MaxBodyBytes != 131072 ||
+		l.ReadTimeout != 5*time.Second || l.WriteTimeout != 30*time.Second || l.IdleTimeout != 20*time.Second ||
+		l.StreamsPerSession != 4 || l.IntakesPerHour != 3 || l.IntakesPerHourPerAddress != 9 || l.TurnsPerMinute != 5 {
+		t.Fatalf("overrides: %+v", c)
+	}
+	if err := c.check(); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+}
+
+// Every bad value is reported at once, each naming its variable and rule.
+func TestFromEnvBadValues(t *testing.T) {
+	bad := map[string]string{
+		"COOKIE_SECURE": "maybe", "PACER_PER_MINUTE": "six", "SHUTDOWN_GRACE": "-1s", "CLINICIAN_IDLE": "soon",
+		"HTTP_MAX_CONNECTIONS": "3", "HTTP_MAX_HEADER_BYTES": "100", "HTTP_READ_TIMEOUT": "0s",
+		"TURNS_PER_MINUTE": "0", "STREAMS_PER_SESSION": "x",
+	}
+	_, err := FromEnv(env(bad))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for name := range bad {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("the error does not name %s: %v", name, err)
+		}
+	}
+	for _, rule := range []string{"true or false", "at least 16", "positive duration", "whole number"} {
+		if !strings.Contains(err.Error(), rule) {
+			t.Errorf("the error does not say %q: %v", rule, err)
+		}
+	}
+}
+
+func TestAPIKeyFromFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(f, []byte("cis_sb_0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := FromEnv(env(map[string]string{"INTAKE_API_KEY_FILE": f}))
+	if err != nil || c.APIKey != "cis_sb_0123" {
+		t.Fatalf("key %q, %v", c.APIKey, err)
+	}
+	if _, err := FromEnv(env(map[string]string{"INTAKE_API_KEY_FILE": f, "INTAKE_API_KEY": "x"})); err == nil {
+		t.Error("both a key and a key file: no error")
+	}
+	if _, err := FromEnv(env(map[string]string{"INTAKE_API_KEY_FILE": f + ".missing"})); err == nil {
+		t.Error("a missing key file: no error")
+	}
+}
+
+func TestCheckRefusesIncompleteConfig(t *testing.T) {
+	c := Defaults()
+	err := c.check()
+	if err == nil || !strings.Contains(err.Error(), "INTAKE_BASE_URL") || !strings.Contains(err.Error(), "INTAKE_API_KEY") {
+		t.Fatalf("no upstream: %v", err)
+	}
+	c.UpstreamURL, c.APIKey, c.PublicURL = "ftp://x", "k", "not a url"
+	err = c.check()
+	if err == nil || !strings.Contains(err.Error(), "http(s) URL") || !strings.Contains(err.Error(), "PUBLIC_URL") {
+		t.Fatalf("bad URLs: %v", err)
+	}
+}

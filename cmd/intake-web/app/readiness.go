@@ -1,0 +1,63 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/store"
+)
+
+// readiness checks the database and the upstream for /readyz. The upstream
+// is probed at most once per probeEvery, and only when no real call was
+// answered since: every probe spends one of the key's six requests a minute.
+type readiness struct {
+	db         *store.DB
+	client     *intakeapi.Client
+	answered   *upstreamMetrics
+	probeEvery time.Duration
+
+	mu       sync.Mutex
+	probedAt time.Time
+	probeErr error
+}
+
+// check is web.Deps.Ready: the checks by name, and whether all pass.
+func (r *readiness) check(ctx context.Context) (map[string]string, bool) {
+	checks := map[string]string{}
+	ready := true
+	if err := r.db.Ping(ctx); err != nil {
+		ready = false
+		checks["database"] = "unreachable"
+	} else {
+		checks["database"] = "ok"
+	}
+	switch err := r.upstream(ctx); {
+	case err == nil:
+		checks["upstream"] = "ok"
+	case ctx.Err() != nil:
+		checks["upstream"] = "not probed: the key's request budget is busy"
+	default:
+		ready = false
+		checks["upstream"] = "unavailable"
+	}
+	return checks, ready
+}
+
+func (r *readiness) upstream(ctx context.Context) error {
+	if r.answered.answeredWithin(r.probeEvery) {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.probedAt.IsZero() && time.Since(r.probedAt) < r.probeEvery {
+		return r.probeErr
+	}
+	_, _, err := r.client.Health(intakeapi.WithPriority(ctx, intakeapi.PriorityBackground))
+	if ctx.Err() != nil {
+		return ctx.Err() // waiting for a slot: try again next time
+	}
+	r.probedAt, r.probeErr = time.Now(), err
+	return err
+}
