@@ -1,10 +1,15 @@
-// Package bff is the core of the backend-for-frontend: the domain types the
-// web app works with, the interfaces of its adapters (the SQLite store in
-// bff/store), and the services that run intakes and turns through the typed
-// client (bff/intakeapi), the pacer (bff/pacer) and the relay (bff/relay).
+// Package bff is the core of the backend-for-frontend: the domain types
+// (intake, turn, handoff, review, clinician, audit entry), the errors and
+// their codes, the interfaces of the stores, and the interfaces of the
+// services the web layer calls (services.go), each stating its error
+// contract. It imports no adapter.
 //
-// Nothing here knows HTTP frameworks or templates: package web maps these
-// types to pages, and errors to statuses through ErrorCode.
+// The services live beside it: bff/intakes (patient intakes and turns, the
+// turn runner and its settlement), bff/review (handoffs, reviews, audit and
+// the worklist for clinicians), bff/accounts (clinician accounts and
+// sign-in). The adapters: bff/store (SQLite), bff/intakeapi (the upstream
+// client), bff/pacer (the key's budget), bff/relay (turn event streams).
+// Package web knows only this package; cmd/intake-web/app wires the rest.
 package bff
 
 import "time"
@@ -90,14 +95,28 @@ type Turn struct {
 	CreatedAt   time.Time
 	CompletedAt *time.Time
 
-	requestID string // the id of the request that sent it, for upstream calls and logs
+	// RequestID is the id of the browser request that sent it, carried into
+	// its upstream calls and log lines; not stored.
+	RequestID string
 }
 
-// StoredHandoff is a handoff exactly as the service sent it.
-type StoredHandoff struct {
-	IntakeID  string
-	JSON      []byte // the raw object, kept byte for byte for download
-	Terminal  bool
-	FetchedAt time.Time
-	Release   string
+// Codes of failed turns set by the app itself (others are the service's).
+const (
+	CodeNotLanded   = "not_landed"  // reconciliation proved it did not land
+	CodeUnconfirmed = "unconfirmed" // the handoff could not be read to tell
+)
+
+// Retryable reports whether a failed turn is known not to have landed, so
+// sending its text again cannot make the engine see it twice: reconciliation
+// proved it, or the service refused it before applying it (its codes
+// rate_limited and turn_in_progress).
+func (t *Turn) Retryable() bool {
+	if t.Status != TurnFailed {
+		return false
+	}
+	switch t.ErrorCode {
+	case CodeNotLanded, "rate_limited", "turn_in_progress":
+		return true
+	}
+	return false
 }

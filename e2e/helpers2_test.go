@@ -21,7 +21,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/accounts"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/store"
 	"github.com/clinical-intake/intake-web/sandbox"
@@ -100,7 +100,7 @@ func addClinicianAccount(t *testing.T, dbPath, user, password string) {
 		t.Fatalf("open %s: %v", dbPath, err)
 	}
 	defer func() { _ = db.Close() }()
-	svc := bff.NewService(bff.Deps{Intakes: db, Turns: db, Handoffs: db, Clinicians: db, Reviews: db, Audit: db, BcryptCost: 4})
+	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, BcryptCost: 4})
 	if _, err := svc.AddClinician(ctx, user, password); err != nil {
 		t.Fatalf("add clinician %s: %v", user, err)
 	}

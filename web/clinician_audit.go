@@ -12,7 +12,7 @@ import (
 // showAudit is the audit log, newest first, a page at a time.
 func (s *Server) showAudit(c *fiber.Ctx) error {
 	before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
-	entries, err := s.svc.AuditLog(c.UserContext(), before)
+	entries, err := s.reviews.AuditLog(c.UserContext(), before)
 	if err != nil {
 		return err
 	}

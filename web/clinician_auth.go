@@ -30,12 +30,12 @@ func (s *Server) requireClinician(c *fiber.Ctx) error {
 	// process-wide gob.Register.
 	seen := time.Unix(s.sessions.GetInt64(ctx, sessSeen), 0)
 	if name != "" && s.now().Sub(seen) > s.cfg.ClinicianIdle {
-		s.svc.SignOut(ctx, name) // idle too long: audited as a sign-out
+		s.accounts.SignOut(ctx, name) // idle too long: audited as a sign-out
 		s.sessions.Remove(ctx, sessClinician)
 		name = ""
 	}
 	if name != "" {
-		if _, err := s.svc.ActiveClinician(ctx, name); err == nil {
+		if _, err := s.accounts.ActiveClinician(ctx, name); err == nil {
 			if s.now().Sub(seen) > time.Minute {
 				s.sessions.Put(ctx, sessSeen, s.now().Unix()) // at most one session write a minute
 			}
@@ -85,7 +85,7 @@ func (s *Server) showSignIn(c *fiber.Ctx) error {
 func (s *Server) signIn(c *fiber.Ctx) error {
 	username := utils.CopyString(c.FormValue("username"))
 	next := localNext(c.FormValue("next"))
-	_, err := s.svc.SignIn(c.UserContext(), username, c.FormValue("password"), c.IP())
+	_, err := s.accounts.SignIn(c.UserContext(), username, c.FormValue("password"), c.IP())
 	if err != nil {
 		if code := bff.ErrorCode(err); code != bff.EUNAUTHORIZED && code != bff.ERATELIMIT {
 			return err
@@ -105,7 +105,7 @@ func (s *Server) signIn(c *fiber.Ctx) error {
 
 func (s *Server) signOut(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	s.svc.SignOut(ctx, clinicianOf(c))
+	s.accounts.SignOut(ctx, clinicianOf(c))
 	if err := s.sessions.RenewToken(ctx); err != nil {
 		return err
 	}

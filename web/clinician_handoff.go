@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -20,7 +19,7 @@ func (s *Server) showHandoff(c *fiber.Ctx) error {
 // refreshHandoff re-reads an open intake's handoff, then shows it (PRG).
 func (s *Server) refreshHandoff(c *fiber.Ctx) error {
 	id := utils.CopyString(c.Params("id"))
-	if _, err := s.svc.ClinicianHandoff(c.UserContext(), clinicianOf(c), id, true); err != nil {
+	if _, err := s.reviews.Handoff(c.UserContext(), clinicianOf(c), id, true); err != nil {
 		return err
 	}
 	return c.Redirect("/clinician/intakes/"+id, http.StatusSeeOther)
@@ -30,7 +29,7 @@ func (s *Server) refreshHandoff(c *fiber.Ctx) error {
 func (s *Server) reviewHandoff(c *fiber.Ctx) error {
 	id := utils.CopyString(c.Params("id"))
 	note := utils.CopyString(c.FormValue("note"))
-	if _, err := s.svc.MarkReviewed(c.UserContext(), clinicianOf(c), id, note); err != nil {
+	if _, err := s.reviews.MarkReviewed(c.UserContext(), clinicianOf(c), id, note); err != nil {
 		if bff.ErrorCode(err) == bff.EINVALID {
 			return s.renderHandoff(c, false, note, bff.ErrorMessage(err))
 		}
@@ -42,7 +41,7 @@ func (s *Server) reviewHandoff(c *fiber.Ctx) error {
 // downloadHandoff serves the handoff JSON exactly as the service sent it.
 func (s *Server) downloadHandoff(c *fiber.Ctx) error {
 	id := utils.CopyString(c.Params("id"))
-	raw, err := s.svc.RawHandoff(c.UserContext(), clinicianOf(c), id)
+	raw, err := s.reviews.RawHandoff(c.UserContext(), clinicianOf(c), id)
 	if err != nil {
 		return err
 	}
@@ -54,7 +53,7 @@ func (s *Server) downloadHandoff(c *fiber.Ctx) error {
 
 func (s *Server) renderHandoff(c *fiber.Ctx, refresh bool, note, noteErr string) error {
 	id := utils.CopyString(c.Params("id"))
-	rec, err := s.svc.ClinicianHandoff(c.UserContext(), clinicianOf(c), id, refresh)
+	rec, err := s.reviews.Handoff(c.UserContext(), clinicianOf(c), id, refresh)
 	if err != nil {
 		return err
 	}
@@ -81,9 +80,9 @@ func handoffPage(l templates.Layout, rec *bff.HandoffRecord) templates.HandoffPa
 		SOAP:         templates.SOAPView{Subjective: h.SOAP.Subjective, Objective: h.SOAP.Objective, Assessment: h.SOAP.Assessment, Plan: h.SOAP.Plan},
 		SafetyNotes:  h.SafetyNotes,
 		Facts: []templates.Fact{
-			{Name: "age", Label: "Age", Value: val(h.CapturedFacts.Age)},
-			{Name: "sex", Label: "Sex", Value: val(h.CapturedFacts.Sex)},
-			{Name: "pregnancy", Label: "Pregnancy", Value: val(h.CapturedFacts.Pregnancy)},
+			{Name: "age", Label: "Age", Value: val(h.Facts.Age)},
+			{Name: "sex", Label: "Sex", Value: val(h.Facts.Sex)},
+			{Name: "pregnancy", Label: "Pregnancy", Value: val(h.Facts.Pregnancy)},
 		},
 		ActiveProtocol: val(h.ActiveProtocol), CandidateProtocols: h.CandidateProtocols,
 		ReviewAction: "/clinician/intakes/" + in.ID + "/review",
@@ -105,7 +104,7 @@ func handoffPage(l templates.Layout, rec *bff.HandoffRecord) templates.HandoffPa
 }
 
 // provenanceFacts lists every provenance field in the spec's order.
-func provenanceFacts(pv intakeapi.Provenance) []templates.Fact {
+func provenanceFacts(pv bff.Provenance) []templates.Fact {
 	num := func(f *float64) string {
 		if f == nil {
 			return ""

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/accounts"
 	"github.com/clinical-intake/intake-web/bff/store"
 )
 
@@ -26,7 +26,7 @@ func withClinician(t *testing.T, name string) func(*appwire.Config) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc := bff.NewService(bff.Deps{Intakes: db, Turns: db, Handoffs: db, Clinicians: db, Reviews: db, Audit: db, BcryptCost: 4})
+		svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, BcryptCost: 4})
 		if _, err := svc.AddClinician(context.Background(), name, clinPassword); err != nil {
 			t.Fatal(err)
 		}

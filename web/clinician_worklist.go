@@ -43,7 +43,7 @@ func filterQuery(f templates.WorklistFilter) string {
 // showWorklist lists every intake for review; it updates itself live.
 func (s *Server) showWorklist(c *fiber.Ctx) error {
 	f, fv := worklistFilter(c)
-	items, err := s.svc.Worklist(c.UserContext(), f)
+	items, err := s.reviews.Worklist(c.UserContext(), f)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *Server) showWorklist(c *fiber.Ctx) error {
 // showWorklistRows is the rows fragment the page's script swaps in.
 func (s *Server) showWorklistRows(c *fiber.Ctx) error {
 	f, _ := worklistFilter(c)
-	items, err := s.svc.Worklist(c.UserContext(), f)
+	items, err := s.reviews.Worklist(c.UserContext(), f)
 	if err != nil {
 		return err
 	}
@@ -110,18 +110,17 @@ func (s *Server) worklistEvents(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	feed := s.svc.Feed()
 	if after == 0 {
-		after = feed.LastID() // a fresh page already shows everything
+		after = s.reviews.LastWorklistEvent() // a fresh page already shows everything
 	}
 	s.stream(c, "worklist", release, func(w *eventStream) {
-		replay, live, cancel, gap := feed.Subscribe(after)
+		replay, live, cancel, gap := s.reviews.FollowWorklist(after)
 		defer cancel()
 		if !w.write("retry: 3000\n: ok\n\n") {
 			return
 		}
 		if gap {
-			if !w.write(fmt.Sprintf("id: %d\nevent: reload\ndata: {}\n\n", feed.LastID())) {
+			if !w.write(fmt.Sprintf("id: %d\nevent: reload\ndata: {}\n\n", s.reviews.LastWorklistEvent())) {
 				return
 			}
 			replay = nil
@@ -180,6 +179,6 @@ func (s *Server) stillSignedIn(token, name string) bool {
 	if seen := time.Unix(s.sessions.GetInt64(sctx, sessSeen), 0); s.now().Sub(seen) > s.cfg.ClinicianIdle {
 		return false
 	}
-	_, err = s.svc.ActiveClinician(ctx, name)
+	_, err = s.accounts.ActiveClinician(ctx, name)
 	return err == nil
 }

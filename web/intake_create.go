@@ -26,7 +26,7 @@ func (s *Server) createIntake(c *fiber.Ctx) error {
 	refund, err := s.takeIntakeSlot(c, owner)
 	if err == nil {
 		var in *bff.Intake
-		if in, err = s.svc.StartIntake(c.UserContext(), owner, bff.StartForm(form)); err == nil {
+		if in, err = s.patients.StartIntake(c.UserContext(), owner, bff.StartForm(form)); err == nil {
 			return c.Redirect("/intakes/"+in.ID, http.StatusSeeOther)
 		}
 		refund()

@@ -11,7 +11,7 @@ import (
 
 // showIntake is the conversation page of one of this browser's intakes.
 func (s *Server) showIntake(c *fiber.Ctx) error {
-	in, turns, err := s.svc.Intake(c.UserContext(), s.owner(c, false), utils.CopyString(c.Params("id")))
+	in, turns, err := s.patients.Intake(c.UserContext(), s.owner(c, false), utils.CopyString(c.Params("id")))
 	if err != nil {
 		return err
 	}

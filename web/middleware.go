@@ -15,7 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff"
 )
 
 // localSession marks a request whose scs session is loaded: errors raised
@@ -79,7 +79,7 @@ func logMethod(c *fiber.Ctx) string {
 // Only the status and timing are logged: never a body, never a cookie.
 func (s *Server) requestID(c *fiber.Ctx) error {
 	id := randomHex(8)
-	c.SetUserContext(intakeapi.WithRequestID(c.UserContext(), id))
+	c.SetUserContext(bff.WithRequestID(c.UserContext(), id))
 	c.Set("X-Request-Id", id)
 	start := time.Now()
 	err := c.Next()

@@ -13,7 +13,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -93,7 +92,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
 			rerr = c.Status(status).SendString(msg)
 		}
 	}()
-	rid := intakeapi.RequestID(c.UserContext())
+	rid := bff.RequestID(c.UserContext())
 	attrs := []any{"request_id", rid, "method", logMethod(c), "path", logPath(c), "status", status}
 	var fe *fiber.Error
 	if !errors.As(err, &fe) { // a server error's text may quote the request: not logged

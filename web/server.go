@@ -25,8 +25,8 @@ import (
 )
 
 // Server is the web front of the app: the Fiber app, its sessions and its
-// listener. It is built from the core's service (Deps) by the composition
-// root (cmd/intake-web/app), and knows none of the adapters behind it.
+// listener. It is built from the core's services (Deps) by the composition
+// root (cmd/intake-web/app), and knows none of the adapters behind them.
 type Server struct {
 	URL string // base URL of the listener, once Listen returned
 
@@ -34,10 +34,13 @@ type Server struct {
 	log      *slog.Logger
 	app      *fiber.App
 	sessions *scs.SessionManager
-	svc      *bff.Service
+	patients bff.PatientService
+	reviews  bff.ReviewService
+	accounts bff.AccountService
 	deps     Deps
 	csrfKey  csrfSigner
 	caps     *sessionCaps
+	settled  *settledRenders
 	maxConns int // connection cap after the open-file limit
 	ln       *retryListener
 	served   chan error
@@ -48,7 +51,9 @@ type Server struct {
 
 // Deps are what the web layer is given.
 type Deps struct {
-	Service  *bff.Service
+	Patients bff.PatientService
+	Reviews  bff.ReviewService
+	Accounts bff.AccountService
 	Sessions scs.Store // where sessions are kept
 	CSRFKey  []byte    // signs the CSRF cookie of visitors without a stored session
 	Release  func() string
@@ -66,8 +71,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if d.Service == nil || d.Sessions == nil || len(d.CSRFKey) < 16 || d.Ready == nil || d.Metrics == nil || d.MetricsHandler == nil {
-		return nil, errors.New("web: Service, Sessions, CSRFKey (16 bytes or more), Ready, Metrics and MetricsHandler are required")
+	if d.Patients == nil || d.Reviews == nil || d.Accounts == nil || d.Sessions == nil || len(d.CSRFKey) < 16 ||
+		d.Ready == nil || d.Metrics == nil || d.MetricsHandler == nil {
+		return nil, errors.New("web: Patients, Reviews, Accounts, Sessions, CSRFKey (16 bytes or more), Ready, Metrics and MetricsHandler are required")
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -76,7 +82,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Release == nil {
 		d.Release = func() string { return "" }
 	}
-	s := &Server{cfg: cfg, log: log, svc: d.Service, deps: d, csrfKey: csrfSigner{key: d.CSRFKey},
+	s := &Server{cfg: cfg, log: log, patients: d.Patients, reviews: d.Reviews, accounts: d.Accounts, deps: d, csrfKey: csrfSigner{key: d.CSRFKey},
 		served: make(chan error, 1), done: make(chan struct{})}
 	var files uint64
 	s.maxConns, files = connectionCap(cfg.Limits.MaxConnections)
@@ -94,6 +100,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.sessions.Cookie.SameSite = http.SameSiteLaxMode
 	s.sessions.Cookie.Secure = cfg.secureCookies()
 	s.caps = newSessionCaps(cfg.Limits)
+	s.settled = newSettledRenders()
 	if err := s.registerMetrics(d.Metrics); err != nil {
 		return nil, err
 	}

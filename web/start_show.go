@@ -19,7 +19,7 @@ func (s *Server) showStart(c *fiber.Ctx) error {
 }
 
 func (s *Server) startPage(c *fiber.Ctx, form templates.StartForm, errs templates.FieldErrors) (templates.StartPage, error) {
-	earlier, err := s.svc.IntakesOf(c.UserContext(), s.owner(c, false))
+	earlier, err := s.patients.IntakesOf(c.UserContext(), s.owner(c, false))
 	if err != nil {
 		return templates.StartPage{}, err
 	}

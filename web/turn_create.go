@@ -29,7 +29,7 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 		// known not to have landed (a second click or a stale tab would
 		// otherwise send the message twice).
 		n, _ := strconv.Atoi(of)
-		if err := s.svc.CheckRetry(c.UserContext(), owner, id, n); err != nil {
+		if err := s.patients.CheckRetry(c.UserContext(), owner, id, n); err != nil {
 			if !wantsJSON(c) && bff.ErrorCode(err) == bff.ECONFLICT {
 				return c.Redirect("/intakes/"+id, http.StatusSeeOther)
 			}
@@ -44,7 +44,7 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 		return s.refusedTurnPage(c, owner, id, message, err)
 	}
 	if wantsJSON(c) {
-		t, err := s.svc.SendTurn(c.UserContext(), owner, id, message, submission)
+		t, err := s.patients.SendTurn(c.UserContext(), owner, id, message, submission)
 		if err != nil {
 			refund()
 			return err
@@ -59,7 +59,7 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 	}
 	// Without a script to follow a stream, the turn is one blocking call
 	// keyed by the form's submission id: a resubmitted form replays it.
-	t, err := s.svc.SendTurnBlocking(c.UserContext(), owner, id, message, submission)
+	t, err := s.patients.SendTurnBlocking(c.UserContext(), owner, id, message, submission)
 	if err != nil {
 		refund()
 		return s.refusedTurnPage(c, owner, id, message, err)
@@ -68,7 +68,7 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 	// to the gateway's 240 s), then show the page.
 	ctx, cancel := context.WithTimeout(c.UserContext(), 5*time.Minute)
 	defer cancel()
-	s.svc.WaitSettled(ctx, id, t.Index)
+	s.patients.WaitSettled(ctx, id, t.Index)
 	return c.Redirect("/intakes/"+id+"#turn-"+itoa(t.Index), http.StatusSeeOther)
 }
 
@@ -78,7 +78,7 @@ func (s *Server) refusedTurnPage(c *fiber.Ctx, owner, id, message string, err er
 	if code := bff.ErrorCode(err); code == bff.ENOTFOUND || code == bff.EINTERNAL {
 		return err
 	}
-	in, turns, lerr := s.svc.Intake(c.UserContext(), owner, id)
+	in, turns, lerr := s.patients.Intake(c.UserContext(), owner, id)
 	if lerr != nil {
 		return lerr
 	}

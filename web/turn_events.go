@@ -11,7 +11,6 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -26,7 +25,7 @@ func (s *Server) turnEvents(c *fiber.Ctx) error {
 		return fiber.ErrNotFound
 	}
 	owner := s.owner(c, false)
-	if _, _, err := s.svc.Turn(c.UserContext(), owner, id, n); err != nil {
+	if _, _, err := s.patients.Turn(c.UserContext(), owner, id, n); err != nil {
 		return err
 	}
 	after, _ := strconv.ParseInt(c.Get("Last-Event-ID", c.Query("last_event_id")), 10, 64)
@@ -49,14 +48,13 @@ type turnStream struct {
 }
 
 func (t *turnStream) run(w *eventStream) {
-	key := bff.TurnKey(t.intakeID, t.index)
 	// Headers leave with the first flushed bytes; say how soon to reconnect.
 	if !w.write("retry: 2000\n: ok\n\n") {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // stops the follower when the browser goes or we end
-	events, found := t.s.svc.Hub().Follow(ctx, key, t.after)
+	events, found := t.s.patients.FollowTurn(ctx, t.intakeID, t.index, t.after)
 	if !found {
 		// The turn's stream is gone (it ended long ago, or the app
 		// restarted): answer from the store.
@@ -84,16 +82,17 @@ func (t *turnStream) run(w *eventStream) {
 	}
 }
 
-func settles(ev relay.Event) bool { return ev.Name == bff.EventFinal || ev.Name == bff.EventFailed }
+func settles(ev bff.Event) bool { return ev.Name == bff.EventFinal || ev.Name == bff.EventFailed }
 
 // send writes one event; a settling event gets the rendered fragments.
-func (t *turnStream) send(w *eventStream, ev relay.Event) bool {
+func (t *turnStream) send(w *eventStream, ev bff.Event) bool {
 	data := ev.Data
 	if settles(ev) {
 		var err error
-		if data, err = t.settledData(ev.Data); err != nil {
+		if data, err = t.s.settled.render(bff.TurnKey(t.intakeID, t.index), ev.ID, t.csrf, ev.Data, t.s.renderSettled); err != nil {
 			t.s.log.Error("render settled turn", "encounter_id", t.intakeID, "turn", t.index, "err", err)
-			data = ev.Data
+			data, _ = json.Marshal(settledEvent{Index: t.index, Status: string(bff.TurnFailed),
+				Message: "The reply could not be shown. Reload the page to see it."})
 		}
 	}
 	return w.write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, data))
@@ -102,56 +101,63 @@ func (t *turnStream) send(w *eventStream, ev relay.Event) bool {
 // settledFromStore answers a reconnect for a turn whose stream is gone.
 func (t *turnStream) settledFromStore(w *eventStream, id int64) {
 	ctx := context.Background()
-	_, turn, err := t.s.svc.Turn(ctx, t.owner, t.intakeID, t.index)
-	if err != nil || turn.Status.Pending() {
+	in, turns, err := t.s.patients.Intake(ctx, t.owner, t.intakeID)
+	if err != nil || len(turns) < t.index || turns[t.index-1].Status.Pending() {
 		return // the browser retries in a moment
 	}
+	turn := turns[t.index-1]
 	name := bff.EventFinal
 	if turn.Status == bff.TurnFailed {
 		name = bff.EventFailed
 	}
-	raw, _ := json.Marshal(bff.SettledData{Index: turn.Index, Status: string(turn.Status), Message: turn.ErrorMessage})
-	t.send(w, relay.Event{ID: id, Name: name, Data: raw})
+	_, choices := nextReplies(turns)
+	raw, _ := json.Marshal(bff.SettledData{Index: turn.Index, Status: string(turn.Status), Message: turn.ErrorMessage,
+		Turn: turn, Intake: in, Choices: choices, Last: t.index == len(turns)})
+	t.send(w, bff.Event{ID: id, Name: name, Data: raw})
 }
 
-// settledData adds the rendered exchange, state panel and composer to a
-// final or failed event, from what the store now holds.
-func (t *turnStream) settledData(raw []byte) ([]byte, error) {
-	var d struct {
-		bff.SettledData
-		Terminal     bool   `json:"terminal"`
-		HeadHTML     string `json:"head_html"`
-		TurnHTML     string `json:"turn_html"`
-		StateHTML    string `json:"state_html"`
-		ComposerHTML string `json:"composer_html"`
-	}
-	if err := json.Unmarshal(raw, &d.SettledData); err != nil {
+// settledEvent is what the browser gets as a final or failed event: the
+// outcome and the rendered exchange, head, state panel and composer. It is
+// built field by field: the core's event also holds the owner id and the
+// history, which never go to a browser.
+type settledEvent struct {
+	Index        int    `json:"index"`
+	Status       string `json:"status"`
+	Message      string `json:"message,omitempty"`
+	Terminal     bool   `json:"terminal"`
+	HeadHTML     string `json:"head_html"`
+	TurnHTML     string `json:"turn_html"`
+	StateHTML    string `json:"state_html"`
+	ComposerHTML string `json:"composer_html"`
+}
+
+// renderSettled renders a settling event from what it carries: no store
+// read, whoever follows the turn.
+func (s *Server) renderSettled(raw []byte, csrf string) ([]byte, error) {
+	var d bff.SettledData
+	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
-	in, turns, err := t.s.svc.Intake(ctx, t.owner, t.intakeID)
-	if err != nil {
-		return nil, err
+	out := settledEvent{Index: d.Index, Status: d.Status, Message: d.Message}
+	if d.Turn == nil || d.Intake == nil {
+		return json.Marshal(out) // the page reloads to show it
 	}
-	now := t.s.now()
-	for i, turn := range turns {
-		if turn.Index == t.index {
-			view := withRetry(turnView(turn, t.csrf), turn, i == len(turns)-1, in, t.csrf, now)
-			if d.TurnHTML, err = fragment(ctx, templates.TurnItem(view)); err != nil {
-				return nil, err
-			}
-		}
+	ctx, in, now := context.Background(), d.Intake, s.now()
+	var err error
+	view := withRetry(turnView(d.Turn, csrf), d.Turn, d.Last, in, csrf, now)
+	if out.TurnHTML, err = fragment(ctx, templates.TurnItem(view)); err != nil {
+		return nil, err
 	}
 	head := templates.IntakePage{Status: in.Status, StatusNote: statusNote(in, now), TimeLeft: timeLeft(in, now), ExpiresAt: in.ExpiresAt.UTC().Format(time.RFC3339)}
-	if d.HeadHTML, err = fragment(ctx, templates.IntakeHead(head)); err != nil {
+	if out.HeadHTML, err = fragment(ctx, templates.IntakeHead(head)); err != nil {
 		return nil, err
 	}
-	if d.StateHTML, err = fragment(ctx, templates.StatePanel(stateView(in))); err != nil {
+	if out.StateHTML, err = fragment(ctx, templates.StatePanel(stateView(in))); err != nil {
 		return nil, err
 	}
-	if d.ComposerHTML, err = fragment(ctx, templates.ComposerPanel(composerView(in, turns, t.csrf, now))); err != nil {
+	if out.ComposerHTML, err = fragment(ctx, templates.ComposerPanel(composerFor(in, false, d.Choices, csrf, now))); err != nil {
 		return nil, err
 	}
-	d.Terminal = in.Terminal
-	return json.Marshal(d)
+	out.Terminal = in.Terminal
+	return json.Marshal(out)
 }

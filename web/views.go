@@ -57,7 +57,31 @@ func stateView(in *bff.Intake) templates.StateView {
 // composerView is the message box for in; turns decide the quick replies
 // (the last completed turn's choices) and whether a turn is still running.
 func composerView(in *bff.Intake, turns []*bff.Turn, csrf string, now time.Time) templates.ComposerView {
-	v := templates.ComposerView{
+	busy, choices := nextReplies(turns)
+	return composerFor(in, busy, choices, csrf, now)
+}
+
+// nextReplies reports whether a turn is still running and, if not, the
+// quick replies in force: the last completed turn's choices.
+func nextReplies(turns []*bff.Turn) (busy bool, choices []string) {
+	for i := len(turns) - 1; i >= 0; i-- {
+		t := turns[i]
+		if t.Status.Pending() {
+			busy = true
+		}
+		if t.Status == bff.TurnCompleted {
+			if !busy {
+				choices = t.Choices
+			}
+			break
+		}
+	}
+	return busy, choices
+}
+
+// composerFor is the message box for in.
+func composerFor(in *bff.Intake, busy bool, choices []string, csrf string, now time.Time) templates.ComposerView {
+	return templates.ComposerView{
 		Open:         in.Open(now),
 		Action:       turnsURL(in.ID),
 		CSRF:         csrf,
@@ -65,20 +89,9 @@ func composerView(in *bff.Intake, turns []*bff.Turn, csrf string, now time.Time)
 		NewIntakeURL: "/",
 		MaxChars:     bff.MaxMessageChars,
 		Note:         composerNote(in, now),
+		Busy:         busy,
+		Choices:      choices,
 	}
-	for i := len(turns) - 1; i >= 0; i-- {
-		t := turns[i]
-		if t.Status.Pending() {
-			v.Busy = true
-		}
-		if t.Status == bff.TurnCompleted {
-			if !v.Busy {
-				v.Choices = t.Choices
-			}
-			break
-		}
-	}
-	return v
 }
 
 // composerNote says, where the message box was, why it is gone (the head

@@ -1,6 +1,8 @@
 package intakeapi
 
 import (
+	"github.com/clinical-intake/intake-web/bff"
+
 	"bytes"
 	"context"
 	crand "crypto/rand"
@@ -555,11 +557,8 @@ func (c *Client) observe(o Observation) {
 // in the client's log lines), tying upstream calls to the request that
 // caused them.
 func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey, id)
+	return bff.WithRequestID(ctx, id)
 }
 
-// RequestID returns the id set by WithRequestID, or "".
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
-}
+// RequestID returns the request id set by WithRequestID, or "".
+func RequestID(ctx context.Context) string { return bff.RequestID(ctx) }

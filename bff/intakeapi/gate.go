@@ -163,7 +163,6 @@ type ctxKey int
 const (
 	priorityKey ctxKey = iota
 	progressKey
-	requestIDKey
 )
 
 // WithPriority returns a context whose calls wait in the Gate with priority p.

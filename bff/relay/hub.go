@@ -11,14 +11,13 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
 )
 
-// Event is one event of a stream.
-type Event struct {
-	ID   int64  // 1-based, in publishing order
-	Name string // the event name the browser sees
-	Data []byte // a JSON object
-}
+// Event is one event of a stream: the core's event type, so the services
+// hand relay events to the web layer as they are.
+type Event = bff.Event
 
 // Hub holds one stream per key. It is safe for concurrent use.
 type Hub struct {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/accounts"
 	"github.com/clinical-intake/intake-web/bff/store"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
@@ -51,7 +52,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		return fmt.Errorf("open %s: %w", cfg.DatabasePath, err)
 	}
 	defer db.Close()
-	svc := bff.NewService(bff.Deps{Intakes: db, Turns: db, Handoffs: db, Clinicians: db, Reviews: db, Audit: db})
+	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db})
 
 	switch verb := rest[0]; {
 	case verb == "add" && len(rest) == 2:

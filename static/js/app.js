@@ -119,9 +119,9 @@ function replaceComposer(html) {
   old.replaceWith(next);
   const box = next.querySelector('#message');
   if (box && typed && box.value === '') box.value = typed;
-  if ([...next.querySelectorAll('input[name="submission_id"]')].some((i) => usedSubmissionIDs.has(i.value))) {
-    refreshSubmissionIDs();
-  }
+  // The fragment was rendered once for every tab following the turn: give
+  // this page submission ids of its own.
+  refreshSubmissionIDs();
   setupCounters(next);
   if (hadFocus) {
     const target = box ?? next.querySelector('a, button:not([disabled]), textarea, input:not([type="hidden"])');

@@ -16,10 +16,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/accounts"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/intakes"
 	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/relay"
+	"github.com/clinical-intake/intake-web/bff/review"
 	"github.com/clinical-intake/intake-web/bff/store"
 	"github.com/clinical-intake/intake-web/web"
 )
@@ -28,14 +30,15 @@ import (
 type App struct {
 	*web.Server // URL, Shutdown of the HTTP side
 
-	cfg    Config
-	log    *slog.Logger
-	db     *store.DB
-	sstore *store.SessionStore
-	svc    *bff.Service
-	client *intakeapi.Client
-	pacer  *pacer.Pacer
-	ready  *readiness
+	cfg      Config
+	log      *slog.Logger
+	db       *store.DB
+	sstore   *store.SessionStore
+	runner   *intakes.Runner
+	accounts *accounts.Service
+	client   *intakeapi.Client
+	pacer    *pacer.Pacer
+	ready    *readiness
 }
 
 // Open assembles the app from cfg and starts serving on cfg.ListenAddr.
@@ -58,7 +61,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.closeStores()
 		return nil, err
 	}
-	if n, err := a.svc.Recover(ctx); err != nil {
+	if n, err := a.runner.Recover(ctx); err != nil {
 		a.closeStores()
 		return nil, fmt.Errorf("settle turns left pending: %w", err)
 	} else if n > 0 {
@@ -98,17 +101,25 @@ func (a *App) assemble(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("intake service client: %w", err)
 	}
-	a.svc = bff.NewService(bff.Deps{
-		Client: a.client, Intakes: a.db, Turns: a.db, Handoffs: a.db,
-		Clinicians: a.db, Reviews: a.db, Audit: a.db, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
-		Hub:    relay.NewHub(10*time.Minute, nil),
-		Logger: a.log.With("component", "turns"),
+	hub, feed := relay.NewHub(10*time.Minute, nil), relay.NewFeed(200)
+	var patients *intakes.Patients
+	patients, a.runner = intakes.New(intakes.Deps{
+		Client: a.client, Intakes: a.db, Turns: a.db, Handoffs: a.db, Hub: hub, Feed: feed,
+		Now: cfg.Now, Logger: a.log.With("component", "turns"),
+	})
+	reviews := review.New(review.Deps{
+		Client: a.client, Intakes: a.db, Handoffs: a.db, Reviews: a.db, Audit: a.db, Feed: feed,
+		Now: cfg.Now, Logger: a.log.With("component", "review"),
+	})
+	a.accounts = accounts.New(accounts.Deps{
+		Clinicians: a.db, Audit: a.db, Now: cfg.Now, BcryptCost: cfg.BcryptCost,
+		Logger: a.log.With("component", "accounts"),
 	})
 	a.sstore = store.NewSessionStoreWithCleanup(a.db, 10*time.Minute)
 	a.ready = &readiness{db: a.db, client: a.client, answered: m, probeEvery: 5 * time.Minute}
-	registerServiceMetrics(reg, a.svc, a.pacer)
+	registerServiceMetrics(reg, a.runner, a.pacer, func() int { return hub.Subscribers() + feed.Subscribers() })
 	a.Server, err = web.New(cfg.Config, web.Deps{
-		Service: a.svc, Sessions: a.sstore, CSRFKey: csrfKey,
+		Patients: patients, Reviews: reviews, Accounts: a.accounts, Sessions: a.sstore, CSRFKey: csrfKey,
 		Release: a.client.Release, Ready: a.ready.check,
 		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),
 	})
@@ -126,7 +137,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if err := a.svc.Shutdown(ctx); err != nil {
+	if err := a.runner.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	a.closeStores()
@@ -154,12 +165,12 @@ func (a *App) demoClinician(ctx context.Context) error {
 	if !a.cfg.Embedded {
 		return errors.New("a demo clinician is only created with the embedded sandbox")
 	}
-	has, err := a.svc.HasClinicians(ctx)
+	has, err := a.accounts.HasClinicians(ctx)
 	if err != nil || has {
 		return err
 	}
 	password := randomHex(12)
-	if _, err := a.svc.AddClinician(ctx, "demo", password); err != nil {
+	if _, err := a.accounts.AddClinician(ctx, "demo", password); err != nil {
 		return fmt.Errorf("create the demo clinician: %w", err)
 	}
 	a.log.Warn("created a demo clinician for the embedded sandbox; the password is shown only now",

@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/intakes"
 	"github.com/clinical-intake/intake-web/bff/pacer"
 )
 
@@ -87,31 +87,31 @@ func (g timedGate) Wait(ctx context.Context, call intakeapi.Call) (func(intakeap
 
 // registerServiceMetrics exposes the core's counters and the pacer's state,
 // read at scrape time.
-func registerServiceMetrics(reg prometheus.Registerer, svc *bff.Service, p *pacer.Pacer) {
+func registerServiceMetrics(reg prometheus.Registerer, runner *intakes.Runner, p *pacer.Pacer, streams func() int) {
 	reg.MustRegister(
-		outcomeCollector{svc: svc, desc: prometheus.NewDesc("intake_web_turns_total", "Settled turns by outcome since start.", []string{"outcome"}, nil)},
+		outcomeCollector{runner: runner, desc: prometheus.NewDesc("intake_web_turns_total", "Settled turns by outcome since start.", []string{"outcome"}, nil)},
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "intake_web_reconciliations_total", Help: "Turns settled by reading the handoff."},
-			func() float64 { return float64(svc.Reconciliations()) }),
+			func() float64 { return float64(runner.Reconciliations()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_pacer_queue_depth", Help: "Calls waiting for a request slot."},
 			func() float64 { return float64(p.Stats().Waiting) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_pacer_turns_used_today", Help: "Turns counted against today's quota."},
 			func() float64 { return float64(p.Stats().TurnsUsed) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_browser_streams_open", Help: "Open browser event streams (turns and worklists)."},
-			func() float64 { return float64(svc.Hub().Subscribers() + svc.Feed().Subscribers()) }),
+			func() float64 { return float64(streams()) }),
 	)
 }
 
-// outcomeCollector reads the service's settled-turn counts at scrape time:
-// the counts live in the service, which knows nothing of Prometheus.
+// outcomeCollector reads the runner's settled-turn counts at scrape time:
+// the counts live in the runner, which knows nothing of Prometheus.
 type outcomeCollector struct {
-	svc  *bff.Service
-	desc *prometheus.Desc
+	runner *intakes.Runner
+	desc   *prometheus.Desc
 }
 
 func (c outcomeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c outcomeCollector) Collect(ch chan<- prometheus.Metric) {
-	for outcome, n := range c.svc.Outcomes() {
+	for outcome, n := range c.runner.Outcomes() {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), string(outcome))
 	}
 }

@@ -1,4 +1,4 @@
-package bff_test
+package intakes_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/intakes"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/store"
 	"github.com/clinical-intake/intake-web/sandbox"
@@ -15,7 +16,7 @@ import (
 )
 
 // appRun is one run of the app's core on a database file that outlives it.
-func appRun(t *testing.T, path, upstream string) (*bff.Service, *store.DB) {
+func appRun(t *testing.T, path, upstream string) (core, *store.DB) {
 	t.Helper()
 	db, err := store.Open(context.Background(), path, nil)
 	if err != nil {
@@ -25,7 +26,7 @@ func appRun(t *testing.T, path, upstream string) (*bff.Service, *store.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := bff.NewService(bff.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)})
+	svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)})
 	return svc, db
 }
 

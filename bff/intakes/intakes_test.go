@@ -1,4 +1,4 @@
-package bff_test
+package intakes_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/intakes"
 	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/store/storetest"
@@ -22,9 +23,21 @@ import (
 
 const key = "cis_sb_0123456789abcdef0123456789abcdef"
 
+// core is the patients' service with its runner (their methods do not clash).
+type core struct {
+	*intakes.Patients
+	*intakes.Runner
+}
+
+func newCore(d intakes.Deps) core {
+	p, r := intakes.New(d)
+	return core{p, r}
+}
+
 type fixture struct {
 	t   *testing.T
-	svc *bff.Service
+	svc core
+	hub *relay.Hub
 	sb  *sandbox.Server
 	db  interface {
 		bff.IntakeStore
@@ -49,9 +62,10 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	db := storetest.MustOpenDB(t)
-	svc := bff.NewService(bff.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)})
+	hub := relay.NewHub(time.Minute, nil)
+	svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: hub})
 	t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
-	return &fixture{t: t, svc: svc, sb: sb, db: db}
+	return &fixture{t: t, svc: svc, hub: hub, sb: sb, db: db}
 }
 
 func (f *fixture) start() string {
@@ -83,7 +97,7 @@ func (f *fixture) sendMode(id, message string, blocking bool) (*bff.Turn, []rela
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	f.svc.WaitSettled(wctx, id, t.Index)
-	replay, sub, _ := f.svc.Hub().Subscribe(bff.TurnKey(id, t.Index), 0)
+	replay, sub, _ := f.hub.Subscribe(bff.TurnKey(id, t.Index), 0)
 	sub.Cancel()
 	_, got, err := f.svc.Turn(ctx, "owner-1", id, t.Index)
 	if err != nil {
@@ -321,7 +335,7 @@ func TestStartingAnIntakeAtTheLimitSaysWhereItStands(t *testing.T) {
 	gate := pacer.New(pacer.Config{PerMinute: 1})
 	client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, Gate: gate})
 	db := storetest.MustOpenDB(t)
-	svc := bff.NewService(bff.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil), CreateWait: 300 * time.Millisecond})
+	svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil), CreateWait: 300 * time.Millisecond})
 	ctx := context.Background()
 	if _, err := svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: "a"}); err != nil {
 		t.Fatal(err)

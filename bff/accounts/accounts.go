@@ -1,0 +1,160 @@
+// Package accounts manages clinician accounts and their sign-in
+// (bff.AccountService): bcrypt hashes, failed sign-ins limited per username
+// and per client address, no account enumeration, every attempt audited.
+package accounts
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/clinical-intake/intake-web/bff"
+)
+
+// Deps are what the account service needs.
+type Deps struct {
+	Clinicians bff.ClinicianStore
+	Audit      bff.AuditStore
+	Now        func() time.Time
+	Logger     *slog.Logger
+	BcryptCost int // 0 = bcrypt.DefaultCost+2 (12); tests use bcrypt.MinCost
+}
+
+var _ bff.AccountService = (*Service)(nil)
+
+// Service is bff.AccountService.
+type Service struct {
+	clinicians bff.ClinicianStore
+	audit      bff.AuditStore
+	now        func() time.Time
+	log        *slog.Logger
+	bcryptCost int
+	attempts   *attempts
+	dummyOnce  sync.Once
+	dummy      []byte
+}
+
+// New returns the account service.
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if d.BcryptCost == 0 {
+		d.BcryptCost = 12
+	}
+	return &Service{clinicians: d.Clinicians, audit: d.Audit, now: d.Now, log: d.Logger, bcryptCost: d.BcryptCost, attempts: newAttempts(d.Now)}
+}
+
+var usernameShape = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{2,31}$`)
+
+// MinPasswordChars is the shortest password an account may have.
+const MinPasswordChars = 12
+
+// AddClinician creates an account. Usernames are lower-cased.
+func (s *Service) AddClinician(ctx context.Context, username, password string) (*bff.Clinician, error) {
+	username = strings.ToLower(strings.TrimSpace(username))
+	if !usernameShape.MatchString(username) {
+		return nil, bff.Invalid("username", "A username is 3 to 32 lower-case letters, digits, dots, dashes or underscores, starting with a letter or digit.")
+	}
+	if n := utf8.RuneCountInString(password); n < MinPasswordChars || len(password) > 72 {
+		return nil, bff.Invalid("password", "A password is %d to 72 characters long (bcrypt's limit).", MinPasswordChars)
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.bcryptCost)
+	if err != nil {
+		return nil, fmt.Errorf("hash password: %w", err)
+	}
+	c := &bff.Clinician{Username: username, PasswordHash: hash, CreatedAt: s.now()}
+	if err := s.clinicians.CreateClinician(ctx, c); err != nil {
+		if bff.ErrorCode(err) == bff.ECONFLICT {
+			return nil, bff.Invalid("username", "A clinician named %s already exists.", username)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// Clinicians lists the accounts.
+func (s *Service) Clinicians(ctx context.Context) ([]*bff.Clinician, error) {
+	return s.clinicians.Clinicians(ctx)
+}
+
+// DisableClinician stops an account from signing in; its open sessions lose
+// their rights at their next request.
+func (s *Service) DisableClinician(ctx context.Context, username string) error {
+	return s.clinicians.SetClinicianDisabled(ctx, strings.ToLower(strings.TrimSpace(username)), true)
+}
+
+// HasClinicians reports whether any account exists.
+func (s *Service) HasClinicians(ctx context.Context) (bool, error) {
+	cs, err := s.clinicians.Clinicians(ctx)
+	return len(cs) > 0, err
+}
+
+// ActiveClinician returns the account of a signed-in session, bff.ENOTFOUND if
+// it no longer exists or is disabled.
+func (s *Service) ActiveClinician(ctx context.Context, username string) (*bff.Clinician, error) {
+	c, err := s.clinicians.Clinician(ctx, username)
+	if err != nil {
+		return nil, err
+	}
+	if c.Disabled {
+		return nil, bff.Errorf(bff.ENOTFOUND, "This account is disabled.")
+	}
+	return c, nil
+}
+
+// dummyHash is compared against when the username is unknown, so a wrong
+// username costs as long as a wrong password (no account enumeration): same
+// cost as real hashes, made once.
+func (s *Service) dummyHash() []byte {
+	s.dummyOnce.Do(func() {
+		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("not a real password, ever"), s.bcryptCost)
+	})
+	return s.dummy
+}
+
+// SignIn checks a username and password. Failures are limited per username
+// and per client address; every attempt is audited.
+func (s *Service) SignIn(ctx context.Context, username, password, address string) (*bff.Clinician, error) {
+	username = strings.ToLower(strings.TrimSpace(username))
+	userKey, addrKey := "u:"+username, "a:"+address
+	wait := max(s.attempts.blocked(userKey, maxFailsPerAccount), s.attempts.blocked(addrKey, maxFailsPerAddress))
+	if wait > 0 {
+		bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInFailed, "", "refused: too many failed attempts")
+		return nil, &bff.Error{Code: bff.ERATELIMIT, Message: fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))}
+	}
+	c, err := s.clinicians.Clinician(ctx, username)
+	if err != nil && bff.ErrorCode(err) != bff.ENOTFOUND {
+		return nil, err
+	}
+	hash := s.dummyHash()
+	if c != nil {
+		hash = c.PasswordHash
+	}
+	ok := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && c != nil && !c.Disabled
+	if !ok {
+		s.attempts.fail(userKey, addrKey)
+		bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInFailed, "", "wrong username or password, or disabled")
+		return nil, bff.Errorf(bff.EUNAUTHORIZED, "The username or password is wrong, or the account is disabled.")
+	}
+	s.attempts.clear(userKey)
+	bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignIn, "", "")
+	return c, nil
+}
+
+// SignOut records a sign-out.
+func (s *Service) SignOut(ctx context.Context, username string) {
+	bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignOut, "", "")
+}

@@ -1,0 +1,94 @@
+package bff
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of the forms, mirroring the service's (spec, Limits) so that no bad
+// request reaches it.
+const (
+	MaxAge             = 130
+	MaxHistoryChars    = 4000
+	MaxMessageChars    = 8000
+	MaxReviewNoteChars = 2000
+)
+
+// StartForm is the start page's form as the browser sent it.
+type StartForm struct {
+	Age          string
+	Sex          string
+	History      string
+	Synthetic    bool
+	SubmissionID string
+}
+
+// NewIntake is what a valid start form asks the service for.
+type NewIntake struct {
+	AgeYears *int   // 0 to 130, or nil
+	Sex      string // "", female, male or intersex
+	History  string // at most 4,000 characters
+}
+
+// FormError is an EINVALID error about several fields at once.
+type FormError struct {
+	Fields map[string]string // form field -> message
+}
+
+func (e *FormError) Error() string { return fmt.Sprintf("invalid form: %d field(s)", len(e.Fields)) }
+
+// Validate returns the request the form describes, or a *FormError naming
+// every field at fault.
+func (f StartForm) Validate() (NewIntake, error) {
+	var ni NewIntake
+	bad := map[string]string{}
+	if a := strings.TrimSpace(f.Age); a != "" {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 0 || n > MaxAge {
+			bad["age"] = fmt.Sprintf("Age must be a whole number from 0 to %d, or left empty.", MaxAge)
+		} else {
+			ni.AgeYears = &n
+		}
+	}
+	switch f.Sex {
+	case "", "female", "male", "intersex":
+		ni.Sex = f.Sex
+	default:
+		bad["sex"] = "Sex must be female, male, intersex, or left unanswered."
+	}
+	if n := utf8.RuneCountInString(f.History); n > MaxHistoryChars {
+		bad["history"] = fmt.Sprintf("Medical history must be at most %s characters; it has %s.", Count(MaxHistoryChars), Count(n))
+	}
+	ni.History = f.History
+	if !f.Synthetic {
+		bad["synthetic"] = "Confirm that this is a synthetic scenario: real patient data must never be entered."
+	}
+	if len(bad) > 0 {
+		return ni, &FormError{Fields: bad}
+	}
+	return ni, nil
+}
+
+// CheckMessage applies the service's message rule (1 to 8,000 characters)
+// and refuses a blank message, which no patient means to send.
+func CheckMessage(m string) error {
+	n := utf8.RuneCountInString(m)
+	switch {
+	case strings.TrimSpace(m) == "":
+		return Invalid("message", "Type a message before sending.")
+	case n > MaxMessageChars:
+		return Invalid("message", "Your message is %s characters; the limit is %s. Please shorten it.", Count(n), Count(MaxMessageChars))
+	}
+	return nil
+}
+
+// Count writes n with a thousands separator, for messages.
+func Count(n int) string {
+	s := strconv.Itoa(n)
+	if len(s) <= 3 {
+		return s
+	}
+	return s[:len(s)-3] + "," + s[len(s)-3:]
+}

@@ -1,0 +1,160 @@
+// Package intakes runs patient intakes and their turns: Patients is what a
+// patient's browser session may do (bff.PatientService), Runner drives each
+// turn upstream, detached from the request that sent it, and settles it,
+// reconciling from the handoff whenever the answer is missing, failed or
+// incomplete. Nothing is guessed: a turn is completed or failed only on the
+// service's word.
+package intakes
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/relay"
+	"github.com/clinical-intake/intake-web/bff/upstream"
+)
+
+// Deps are what the intake services need.
+type Deps struct {
+	Client   *intakeapi.Client
+	Intakes  bff.IntakeStore
+	Turns    bff.TurnStore
+	Handoffs bff.HandoffStore
+	Hub      *relay.Hub    // the turns' event streams
+	Feed     bff.Announcer // the clinicians' live worklist; nil = none
+	Now      func() time.Time
+	Logger   *slog.Logger
+	// CreateWait bounds how long starting an intake waits for a request
+	// slot (0 = 45 s): patient turns go first, so at the key's limit a
+	// start could otherwise hold the browser for minutes with nothing shown.
+	CreateWait time.Duration
+}
+
+// New returns the patients' service and the runner that settles its turns.
+func New(d Deps) (*Patients, *Runner) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if d.Feed == nil {
+		d.Feed = discard{}
+	}
+	if d.CreateWait == 0 {
+		d.CreateWait = 45 * time.Second
+	}
+	r := &Runner{
+		client: d.Client, intakes: d.Intakes, turns: d.Turns, hub: d.Hub, feed: d.Feed, now: d.Now, log: d.Logger,
+		handoffs: &upstream.Handoffs{Client: d.Client, Store: d.Handoffs, Now: d.Now, Log: d.Logger},
+	}
+	r.base, r.abandon = context.WithCancel(context.Background())
+	p := &Patients{
+		client: d.Client, intakes: d.Intakes, turns: d.Turns, hub: d.Hub, feed: d.Feed, runner: r,
+		now: d.Now, log: d.Logger, createWait: d.CreateWait, creating: map[string]*creation{},
+	}
+	return p, r
+}
+
+type discard struct{}
+
+func (discard) Publish(string, any) {}
+
+var _ bff.PatientService = (*Patients)(nil)
+
+// Patients is bff.PatientService.
+type Patients struct {
+	client     *intakeapi.Client
+	intakes    bff.IntakeStore
+	turns      bff.TurnStore
+	hub        *relay.Hub
+	feed       bff.Announcer
+	runner     *Runner
+	now        func() time.Time
+	log        *slog.Logger
+	createWait time.Duration
+
+	mu       sync.Mutex
+	creating map[string]*creation // double-submit guard for new intakes
+}
+
+// Runner runs turns detached from the requests that sent them and settles
+// them; Recover settles those a previous run left pending, Shutdown lets
+// the running ones finish.
+type Runner struct {
+	client   *intakeapi.Client
+	intakes  bff.IntakeStore
+	turns    bff.TurnStore
+	handoffs *upstream.Handoffs
+	hub      *relay.Hub
+	feed     bff.Announcer
+	now      func() time.Time
+	log      *slog.Logger
+
+	// base is the context of detached turns: cancelled only when Shutdown's
+	// grace period runs out.
+	base     context.Context
+	abandon  context.CancelFunc
+	running  sync.WaitGroup
+	closing  atomic.Bool  // set by Shutdown: no new turns
+	inflight atomic.Int64 // running turns (the WaitGroup cannot be read)
+
+	outcomes   sync.Map     // bff.TurnStatus -> *atomic.Int64, for metrics
+	reconciled atomic.Int64 // reconciliations from the handoff
+}
+
+// Shutdown waits for running turns to finish until ctx ends, then abandons
+// the rest (they are settled by reconciliation at the next start).
+func (r *Runner) Shutdown(ctx context.Context) error {
+	r.closing.Store(true)
+	done := make(chan struct{})
+	go func() { r.running.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		if r.inflight.Load() == 0 { // finished as the grace ran out: nothing abandoned
+			<-done
+			return nil
+		}
+		r.abandon()
+		<-done
+		return fmt.Errorf("shutdown: running turns abandoned: %w", ctx.Err())
+	}
+}
+
+// Reconciliations counts turns settled from the handoff.
+func (r *Runner) Reconciliations() int64 { return r.reconciled.Load() }
+
+// Outcomes counts settled turns by status since start.
+func (r *Runner) Outcomes() map[bff.TurnStatus]int64 {
+	out := map[bff.TurnStatus]int64{}
+	r.outcomes.Range(func(k, v any) bool {
+		out[k.(bff.TurnStatus)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
+
+func (r *Runner) count(status bff.TurnStatus) {
+	v, _ := r.outcomes.LoadOrStore(status, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+}
+
+// track and untrack bracket a running turn.
+func (r *Runner) track() {
+	r.inflight.Add(1)
+	r.running.Add(1)
+}
+
+func (r *Runner) untrack() {
+	r.inflight.Add(-1)
+	r.running.Done()
+}

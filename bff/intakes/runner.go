@@ -1,0 +1,454 @@
+package intakes
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/upstream"
+)
+
+// start runs t detached from any request, on its own copy: the caller keeps
+// reading the one it has.
+func (r *Runner) start(queued *bff.Turn) {
+	t := new(bff.Turn)
+	*t = *queued
+	key := bff.TurnKey(t.IntakeID, t.Index)
+	r.hub.Open(key)
+	r.track()
+	go func() {
+		defer r.untrack()
+		defer r.hub.Close(key)
+		defer func() {
+			if v := recover(); v != nil {
+				r.log.Error("turn runner panic", "encounter_id", t.IntakeID, "turn", t.Index, "panic", v)
+				r.fail(context.WithoutCancel(r.base), t, "internal", "Something went wrong on our side while sending your message.")
+			}
+		}()
+		r.run(r.base, t)
+	}()
+}
+
+// callCtx is the context of a patient turn's upstream calls: its priority,
+// its queue progress published to the turn's stream, and a request id.
+func (r *Runner) callCtx(ctx context.Context, t *bff.Turn) context.Context {
+	key := bff.TurnKey(t.IntakeID, t.Index)
+	progress := func(p intakeapi.Progress) {
+		r.hub.Publish(key, bff.EventQueued, bff.QueuedData{Position: p.Position, WaitSeconds: int(math.Ceil(p.Wait.Seconds()))})
+	}
+	ctx = intakeapi.WithProgress(intakeapi.WithPriority(ctx, intakeapi.PriorityPatientTurn), progress)
+	if t.RequestID == "" {
+		t.RequestID = fmt.Sprintf("turn-%s-%d", t.IntakeID, t.Index)
+	}
+	return intakeapi.WithRequestID(ctx, t.RequestID)
+}
+
+// whileInProgress calls send until it is not refused with turn_in_progress:
+// the service may still be producing the previous reply (after a dropped
+// stream it runs to its end upstream). The refusal applied nothing, so
+// waiting and sending again is safe. It gives up after about 30 r.
+func (r *Runner) whileInProgress(ctx context.Context, t *bff.Turn, send func() error) error {
+	err := send()
+	for wait := 500 * time.Millisecond; intakeapi.IsTurnInProgress(err) && wait <= 16*time.Second; wait *= 2 {
+		r.log.Info("previous reply still in progress upstream; waiting", "encounter_id", t.IntakeID, "turn", t.Index, "wait", wait)
+		r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventQueued, bff.QueuedData{Position: 1, WaitSeconds: int(math.Ceil(wait.Seconds()))})
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		err = send()
+	}
+	return err
+}
+
+// IdempotencyKey is the key of a blocking turn: derived from the intake and
+// the browser's submission id, so every resend of one submission replays.
+func IdempotencyKey(t *bff.Turn) string {
+	sum := sha256.Sum256([]byte(t.IntakeID + "\x00" + t.SubmissionID))
+	return "iw1-" + hex.EncodeToString(sum[:20])
+}
+
+// run drives one turn upstream to its end and settles it.
+func (r *Runner) run(ctx context.Context, t *bff.Turn) {
+	if t.Blocking {
+		r.runBlocking(ctx, t)
+		return
+	}
+	key := bff.TurnKey(t.IntakeID, t.Index)
+	log := r.log.With("encounter_id", t.IntakeID, "turn", t.Index)
+	cctx := r.callCtx(ctx, t)
+	var st *intakeapi.TurnStream
+	err := r.whileInProgress(ctx, t, func() (err error) {
+		st, err = r.client.StreamTurn(cctx, t.IntakeID, t.Message)
+		return err
+	})
+	if err != nil {
+		log.Warn("turn refused before its stream", "err", err)
+		r.settleRefused(ctx, t, err)
+		return
+	}
+	defer st.Close()
+	t.Status = bff.TurnStreaming
+	t.Release = st.Meta().Release
+	if err := r.turns.UpdateTurn(ctx, t); err != nil {
+		log.Error("record streaming turn", "err", err)
+	}
+	r.hub.Publish(key, bff.EventStarted, struct{}{})
+	var reply strings.Builder
+	for st.Next() {
+		switch ev := st.Event().(type) {
+		case intakeapi.MessageDelta:
+			reply.WriteString(ev.Text)
+			r.hub.Publish(key, bff.EventDelta, bff.DeltaData{Text: ev.Text})
+		case intakeapi.MessageCompleted:
+			r.hub.Publish(key, bff.EventCompleted, bff.CompletedData{ElapsedMS: ev.ElapsedMS})
+		case intakeapi.HandoffCompiling:
+			r.hub.Publish(key, bff.EventCompiling, bff.CompilingData{Terminal: ev.Terminal})
+		case intakeapi.HandoffProgress:
+			r.hub.Publish(key, bff.EventProgress, bff.ProgressData{Chars: ev.Chars})
+		}
+	}
+	if err := st.Err(); err != nil {
+		log.Warn("turn stream failed; reconciling from the handoff", "err", err)
+		r.reconcile(ctx, t)
+		return
+	}
+	r.complete(ctx, t, st.Turn(), st.Meta().Release)
+}
+
+// runBlocking sends a blocking turn with its idempotency key. The client
+// already retries a 502 and a 500 once with the key, and 503s with backoff;
+// a turn that still got no answer is sent again with the same key (a replay
+// if it landed), and only then reconciled from the handoff.
+func (r *Runner) runBlocking(ctx context.Context, t *bff.Turn) {
+	key := bff.TurnKey(t.IntakeID, t.Index)
+	cctx := r.callCtx(ctx, t)
+	t.Status = bff.TurnStreaming
+	if err := r.turns.UpdateTurn(ctx, t); err != nil {
+		r.log.Error("record running turn", "encounter_id", t.IntakeID, "turn", t.Index, "err", err)
+	}
+	r.hub.Publish(key, bff.EventStarted, struct{}{})
+	var (
+		up   *intakeapi.Turn
+		meta intakeapi.Meta
+		err  error
+	)
+	for attempt := 1; attempt <= 3; attempt++ {
+		err = r.whileInProgress(ctx, t, func() (err error) {
+			up, meta, err = r.client.Turn(cctx, t.IntakeID, t.Message, IdempotencyKey(t))
+			return err
+		})
+		if !errors.Is(err, intakeapi.ErrTransport) || ctx.Err() != nil {
+			break
+		}
+		r.log.Warn("blocking turn got no answer; sending it again with its key", "encounter_id", t.IntakeID, "turn", t.Index, "attempt", attempt)
+	}
+	if err != nil {
+		r.settleRefused(ctx, t, err)
+		return
+	}
+	if meta.Replayed {
+		r.log.Info("blocking turn answered by an idempotent replay", "encounter_id", t.IntakeID, "turn", t.Index)
+	}
+	r.complete(ctx, t, up, meta.Release)
+}
+
+// Recover settles the turns a previous run of the app left pending (it
+// stopped mid-turn): blocking turns are sent again with their key (a replay
+// if they landed), streaming turns are reconciled from the handoff. Browsers
+// following them get the outcome on their stream.
+func (r *Runner) Recover(ctx context.Context) (int, error) {
+	pending, err := r.turns.PendingTurns(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range pending {
+		r.log.Warn("settling a turn left pending by the last run", "encounter_id", t.IntakeID, "turn", t.Index, "blocking", t.Blocking, "status", t.Status)
+		key := bff.TurnKey(t.IntakeID, t.Index)
+		r.hub.Open(key)
+		r.track()
+		go func(t *bff.Turn) {
+			defer r.untrack()
+			defer r.hub.Close(key)
+			defer func() { // a panic here would kill the process
+				if v := recover(); v != nil {
+					r.log.Error("turn settlement panic", "encounter_id", t.IntakeID, "turn", t.Index, "panic", v)
+				}
+			}()
+			if t.Blocking {
+				r.runBlocking(r.base, t)
+			} else {
+				r.reconcile(r.base, t)
+			}
+		}(t)
+	}
+	return len(pending), nil
+}
+
+// settleRefused settles a turn whose upstream call failed before a stream
+// started. A 4xx means it was not applied; anything else (5xx, no answer)
+// is reconciled from the handoff, as DESIGN.md decision 4 asks.
+func (r *Runner) settleRefused(ctx context.Context, t *bff.Turn, err error) {
+	if r.abandoned(ctx, t) {
+		return
+	}
+	ae, isAPI := intakeapi.AsError(err)
+	switch {
+	case isAPI && ae.Code == intakeapi.CodeIntakeClosed:
+		r.refreshClosed(ctx, t.IntakeID, bff.StatusClosed)
+	case isAPI && ae.Code == intakeapi.CodeIntakeExpired:
+		r.refreshClosed(ctx, t.IntakeID, bff.StatusExpired)
+	case isAPI && ae.Status >= 500, errors.Is(err, intakeapi.ErrTransport):
+		r.reconcile(ctx, t)
+		return
+	}
+	r.fail(ctx, t, codeOf(err), bff.ErrorMessage(upstream.Describe(err, r.now())))
+}
+
+func codeOf(err error) string {
+	if ae, ok := intakeapi.AsError(err); ok && ae.Code != "" {
+		return string(ae.Code)
+	}
+	return bff.ErrorCode(upstream.Describe(err, time.Time{}))
+}
+
+// complete records a turn the service answered in full.
+func (r *Runner) complete(ctx context.Context, t *bff.Turn, up *intakeapi.Turn, release string) {
+	now := r.now()
+	t.Status, t.CompletedAt, t.Release = bff.TurnCompleted, &now, release
+	t.Reply, t.Choices = up.AssistantMessage, up.Choices
+	t.Terminal, t.Urgent = up.Terminal, up.Urgent
+	t.SafetyStatus, t.Disposition, t.DispositionLabel = str(up.SafetyStatus), str(up.Disposition), up.DispositionLabel
+	if err := r.turns.UpdateTurn(ctx, t); err != nil {
+		r.log.Error("record completed turn", "encounter_id", t.IntakeID, "turn", t.Index, "err", err)
+	}
+	r.count(bff.TurnCompleted)
+	in, err := r.intakes.Intake(ctx, t.IntakeID)
+	if err != nil {
+		r.log.Error("load intake to record a turn", "encounter_id", t.IntakeID, "err", err)
+		r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventFinal, bff.SettledData{Index: t.Index, Status: string(t.Status), Turn: t, Choices: t.Choices, Last: true})
+		return
+	}
+	in.TurnCount, in.Release, in.UpdatedAt = up.TurnIndex, release, now
+	in.Urgent = up.Urgent
+	if up.Terminal {
+		in.Terminal, in.Status = true, bff.StatusClosed
+	}
+	if up.NeedsReconcile() {
+		// The turn landed but its state read failed: the handoff has the state.
+		r.log.Warn("turn completed with null state; reading the handoff", "encounter_id", t.IntakeID, "turn", t.Index)
+		if h := r.readHandoff(ctx, t.IntakeID); h != nil {
+			applyHandoffState(in, h)
+		}
+	} else {
+		in.SafetyStatus, in.Disposition, in.DispositionLabel = deref(t.SafetyStatus), deref(t.Disposition), deref(t.DispositionLabel)
+	}
+	if up.Terminal && up.Handoff != nil {
+		r.handoffs.Put(ctx, up.Handoff, release)
+		if in.ActiveProtocol == "" && up.Handoff.ActiveProtocol != nil {
+			in.ActiveProtocol = *up.Handoff.ActiveProtocol
+		}
+	}
+	if err := r.intakes.UpdateIntake(ctx, in); err != nil {
+		r.log.Error("record intake after a turn", "encounter_id", t.IntakeID, "err", err)
+	}
+	bff.AnnounceChange(r.feed, in)
+	r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventFinal, bff.SettledData{Index: t.Index, Status: string(t.Status), Turn: t, Intake: in, Choices: t.Choices, Last: true})
+}
+
+// reconcile reads the handoff and settles t from it: if the conversation
+// holds t's message where t would be, t landed and its reply is taken from
+// there; otherwise t is failed and may be retried.
+func (r *Runner) reconcile(ctx context.Context, t *bff.Turn) {
+	if r.abandoned(ctx, t) {
+		return
+	}
+	h := r.readHandoff(ctx, t.IntakeID)
+	if h == nil {
+		r.fail(ctx, t, bff.CodeUnconfirmed, "We could not confirm whether your message reached the intake service. Please reload in a moment.")
+		return
+	}
+	prior, err := r.completedBefore(ctx, t)
+	if err != nil {
+		r.log.Error("count completed turns", "encounter_id", t.IntakeID, "err", err)
+		r.fail(ctx, t, "internal", "Something went wrong on our side while sending your message.")
+		return
+	}
+	reply, landed := landedReply(h.Conversation, prior, t.Message)
+	r.reconciled.Add(1)
+	if !landed {
+		r.fail(ctx, t, bff.CodeNotLanded, "Your message did not reach the intake service. You can send it again.")
+		return
+	}
+	up := &intakeapi.Turn{
+		EncounterID:      t.IntakeID,
+		TurnIndex:        prior + 1,
+		AssistantMessage: reply,
+		Choices:          []string{}, // the handoff does not carry quick replies
+		Terminal:         h.Terminal,
+		Urgent:           h.Urgent,
+		SafetyStatus:     h.SafetyStatus,
+		Disposition:      h.Disposition,
+		DispositionLabel: h.DispositionLabel,
+	}
+	if h.Terminal {
+		up.Handoff = h
+	}
+	r.log.Info("turn reconciled: it landed", "encounter_id", t.IntakeID, "turn", t.Index)
+	r.complete(ctx, t, up, t.Release)
+}
+
+// abandoned reports whether the app is stopping past its grace period: the
+// turn stays pending in the store, and the next start settles it (Recover).
+func (r *Runner) abandoned(ctx context.Context, t *bff.Turn) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	r.log.Warn("turn abandoned at shutdown; the next start settles it", "encounter_id", t.IntakeID, "turn", t.Index)
+	return true
+}
+
+// landedReply finds, after the first prior patient messages, the patient
+// message m and the assistant reply that follows it.
+func landedReply(conv []intakeapi.Message, prior int, m string) (string, bool) {
+	seen := 0
+	for i, msg := range conv {
+		if msg.Role != intakeapi.RolePatient {
+			continue
+		}
+		if seen == prior {
+			if msg.Text != m {
+				return "", false
+			}
+			for _, next := range conv[i+1:] {
+				if next.Role == intakeapi.RoleAssistant {
+					return next.Text, true
+				}
+				break
+			}
+			return "", true
+		}
+		seen++
+	}
+	return "", false
+}
+
+func (r *Runner) completedBefore(ctx context.Context, t *bff.Turn) (int, error) {
+	turns, err := r.turns.Turns(ctx, t.IntakeID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, o := range turns {
+		if o.Index < t.Index && o.Status == bff.TurnCompleted {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// readHandoff reads the handoff at reconciliation priority, a few times if
+// the service is struggling; nil when it could not be read.
+func (r *Runner) readHandoff(ctx context.Context, id string) *intakeapi.Handoff {
+	for attempt := 1; attempt <= 3; attempt++ {
+		h, _, err := r.handoffs.Read(ctx, id, intakeapi.PriorityReconciliation, false)
+		if err == nil {
+			return h
+		}
+		r.log.Warn("reading the handoff failed", "encounter_id", id, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Duration(attempt) * time.Second):
+		}
+	}
+	return nil
+}
+
+// refreshClosed records that the service reported the intake closed or
+// expired, with the state from its handoff.
+func (r *Runner) refreshClosed(ctx context.Context, id, status string) {
+	in, err := r.intakes.Intake(ctx, id)
+	if err != nil {
+		return
+	}
+	in.Status, in.Terminal, in.UpdatedAt = status, status == bff.StatusClosed, r.now()
+	if h := r.readHandoff(ctx, id); h != nil {
+		applyHandoffState(in, h)
+	}
+	if err := r.intakes.UpdateIntake(ctx, in); err != nil {
+		r.log.Error("record closed intake", "encounter_id", id, "err", err)
+	}
+}
+
+func applyHandoffState(in *bff.Intake, h *intakeapi.Handoff) {
+	in.SafetyStatus, in.Disposition, in.DispositionLabel = deref(str(h.SafetyStatus)), deref(str(h.Disposition)), deref(h.DispositionLabel)
+	in.Urgent = h.Urgent
+	if h.Terminal && in.Status == bff.StatusOpen {
+		in.Status = bff.StatusClosed
+	}
+	in.Terminal = in.Terminal || (h.Terminal && in.Status == bff.StatusClosed)
+	if h.ActiveProtocol != nil {
+		in.ActiveProtocol = *h.ActiveProtocol
+	}
+	turns := 0
+	for _, m := range h.Conversation {
+		if m.Role == intakeapi.RolePatient {
+			turns++
+		}
+	}
+	in.TurnCount = turns
+}
+
+// fail marks t failed with a message the patient can read.
+func (r *Runner) fail(ctx context.Context, t *bff.Turn, code, message string) {
+	now := r.now()
+	t.Status, t.ErrorCode, t.ErrorMessage, t.CompletedAt = bff.TurnFailed, code, message, &now
+	if err := r.turns.UpdateTurn(ctx, t); err != nil {
+		r.log.Error("record failed turn", "encounter_id", t.IntakeID, "turn", t.Index, "err", err)
+	}
+	r.count(bff.TurnFailed)
+	// Read once per turn, so the streams following it render from the event.
+	d := bff.SettledData{Index: t.Index, Status: string(t.Status), Message: message, Turn: t, Last: true}
+	if in, err := r.intakes.Intake(ctx, t.IntakeID); err == nil {
+		d.Intake = in
+	}
+	if turns, err := r.turns.Turns(ctx, t.IntakeID); err == nil {
+		d.Choices = lastChoices(turns) // the suggestions still in force
+	}
+	r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventFailed, d)
+}
+
+// str turns a typed nullable string into a plain one.
+func str[T ~string](p *T) *string {
+	if p == nil {
+		return nil
+	}
+	v := string(*p)
+	return &v
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// lastChoices are the quick replies of the last completed turn.
+func lastChoices(turns []*bff.Turn) []string {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Status == bff.TurnCompleted {
+			return turns[i].Choices
+		}
+	}
+	return nil
+}

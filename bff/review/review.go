@@ -1,0 +1,235 @@
+// Package review is the clinicians' side of intakes (bff.ReviewService):
+// the worklist and its live feed, handoffs read with as few upstream calls
+// as possible, reviews, and the audit log every read and review goes to.
+package review
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/relay"
+	"github.com/clinical-intake/intake-web/bff/upstream"
+)
+
+// How fresh the handoff of an open intake must be: a view re-reads it at
+// most once per openHandoffMaxAge, a refresh button at most once per
+// refreshMinInterval (each read costs one of the key's six a minute).
+const (
+	openHandoffMaxAge  = 30 * time.Second
+	refreshMinInterval = 10 * time.Second
+)
+
+// Deps are what the review service needs.
+type Deps struct {
+	Client   *intakeapi.Client
+	Intakes  bff.IntakeStore
+	Handoffs bff.HandoffStore
+	Reviews  bff.ReviewStore
+	Audit    bff.AuditStore
+	Feed     *relay.Feed // the worklist's live feed, shared with the turn runner
+	Now      func() time.Time
+	Logger   *slog.Logger
+}
+
+var _ bff.ReviewService = (*Service)(nil)
+
+// Service is bff.ReviewService.
+type Service struct {
+	intakes  bff.IntakeStore
+	handoffs *upstream.Handoffs
+	reviews  bff.ReviewStore
+	audit    bff.AuditStore
+	feed     *relay.Feed
+	now      func() time.Time
+	log      *slog.Logger
+	// reads shares one upstream read among clinicians opening the same
+	// intake's handoff at once: they cost one of the key's requests.
+	reads singleflight.Group
+}
+
+// New returns the review service.
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Service{
+		intakes: d.Intakes, reviews: d.Reviews, audit: d.Audit, feed: d.Feed, now: d.Now, log: d.Logger,
+		handoffs: &upstream.Handoffs{Client: d.Client, Store: d.Handoffs, Now: d.Now, Log: d.Logger},
+	}
+}
+
+// fetched is one upstream read, shared by the callers that waited on it.
+type fetched struct {
+	h       *bff.Handoff
+	raw     []byte
+	release string
+	at      time.Time
+}
+
+// Handoff returns an intake's handoff for a signed-in clinician: see
+// bff.ReviewService. A handoff read from the service is decoded once and
+// shown even if storing it fails.
+func (s *Service) Handoff(ctx context.Context, clinician, id string, refresh bool) (*bff.HandoffRecord, error) {
+	in, err := s.intakes.Intake(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	bff.MarkExpired(ctx, s.intakes, s.log, in, s.now())
+	rec := &bff.HandoffRecord{Intake: in}
+	stored, err := s.handoffs.Store.Handoff(ctx, id)
+	if err != nil && bff.ErrorCode(err) != bff.ENOTFOUND {
+		return nil, err
+	}
+	age := time.Duration(1<<62 - 1)
+	if stored != nil {
+		age = s.now().Sub(stored.FetchedAt)
+	}
+	need := stored == nil || (!stored.Terminal && (age > openHandoffMaxAge || (refresh && age > refreshMinInterval)))
+	if need {
+		v, err, _ := s.reads.Do(id, func() (any, error) {
+			h, release, err := s.handoffs.Read(context.WithoutCancel(ctx), id, intakeapi.PriorityClinicianRead, true)
+			if err != nil {
+				return nil, err
+			}
+			return &fetched{h: upstream.Handoff(h), raw: h.Raw, release: release, at: s.now()}, nil
+		})
+		switch {
+		case err == nil:
+			f := v.(*fetched)
+			rec.Handoff, rec.Raw, rec.Release, rec.FetchedAt = f.h, f.raw, f.release, f.at
+		case stored != nil:
+			s.log.Warn("handoff re-read failed; showing the stored copy", "encounter_id", id, "err", err)
+			rec.Stale, rec.StaleReason = true, bff.ErrorMessage(upstream.Describe(err, s.now()))
+		default:
+			s.log.Warn("handoff read failed", "encounter_id", id, "err", err)
+			return nil, upstream.Describe(err, s.now())
+		}
+	}
+	if rec.Handoff == nil {
+		if rec.Handoff, err = upstream.Decode(stored); err != nil {
+			return nil, err
+		}
+		rec.Raw, rec.FetchedAt, rec.Release = stored.JSON, stored.FetchedAt, stored.Release
+	}
+	if rec.Reviews, err = s.reviews.Reviews(ctx, id); err != nil {
+		return nil, err
+	}
+	action, detail := bff.AuditViewHandoff, ""
+	if refresh {
+		action = bff.AuditRefresh
+	}
+	if need && !rec.Stale {
+		detail = "read from the service"
+	}
+	bff.Record(ctx, s.audit, s.log, s.now(), clinician, action, id, detail)
+	return rec, nil
+}
+
+// RawHandoff returns the stored handoff bytes for download, audited. It
+// reads the service only when nothing is stored yet.
+func (s *Service) RawHandoff(ctx context.Context, clinician, id string) ([]byte, error) {
+	stored, err := s.handoffs.Store.Handoff(ctx, id)
+	if bff.ErrorCode(err) == bff.ENOTFOUND {
+		rec, err := s.Handoff(ctx, clinician, id, false)
+		if err != nil {
+			return nil, err
+		}
+		bff.Record(ctx, s.audit, s.log, s.now(), clinician, bff.AuditDownload, id, "")
+		return rec.Raw, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	bff.Record(ctx, s.audit, s.log, s.now(), clinician, bff.AuditDownload, id, "")
+	return stored.JSON, nil
+}
+
+// MarkReviewed records that clinician reviewed the intake's handoff.
+func (s *Service) MarkReviewed(ctx context.Context, clinician, id, note string) (*bff.Review, error) {
+	note = strings.TrimSpace(note)
+	if n := utf8.RuneCountInString(note); n > bff.MaxReviewNoteChars {
+		return nil, bff.Invalid("note", "A review note is at most %s characters; this one has %s.", bff.Count(bff.MaxReviewNoteChars), bff.Count(n))
+	}
+	in, err := s.intakes.Intake(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r := &bff.Review{IntakeID: id, Clinician: clinician, Note: note, ReviewedAt: s.now()}
+	if err := s.reviews.AddReview(ctx, r); err != nil {
+		return nil, err
+	}
+	detail := ""
+	if note != "" {
+		detail = "with a note"
+	}
+	bff.Record(ctx, s.audit, s.log, s.now(), clinician, bff.AuditReview, id, detail)
+	bff.AnnounceChange(s.feed, in)
+	return r, nil
+}
+
+// Worklist returns every intake created through this app: urgent first,
+// then closed ones awaiting review, then open, then expired, then reviewed;
+// the most recently updated first within each group.
+func (s *Service) Worklist(ctx context.Context, f bff.WorklistFilter) ([]bff.WorkItem, error) {
+	ins, err := s.intakes.Intakes(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	latest, err := s.reviews.LatestReviews(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]bff.WorkItem, 0, len(ins))
+	for _, in := range ins {
+		bff.MarkExpired(ctx, s.intakes, s.log, in, s.now())
+		it := bff.WorkItem{Intake: in, Review: latest[in.ID]}
+		switch {
+		case it.Review != nil:
+			it.Group = bff.GroupReviewed
+		case in.Urgent:
+			it.Group = bff.GroupUrgent
+		case in.Status == bff.StatusClosed || in.Terminal:
+			it.Group = bff.GroupToReview
+		case in.Status == bff.StatusOpen:
+			it.Group = bff.GroupOpen
+		default:
+			it.Group = bff.GroupExpired
+		}
+		if (f.Status != "" && in.Status != f.Status) || (f.UrgentOnly && !in.Urgent) || (f.Unreviewed && it.Review != nil) {
+			continue
+		}
+		items = append(items, it)
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		if items[i].Group != items[j].Group {
+			return items[i].Group < items[j].Group
+		}
+		return items[i].Intake.UpdatedAt.After(items[j].Intake.UpdatedAt)
+	})
+	return items, nil
+}
+
+// AuditLog returns audit entries newest first, 100 a page, before an id.
+func (s *Service) AuditLog(ctx context.Context, before int64) ([]*bff.AuditEntry, error) {
+	return s.audit.Audit(ctx, 100, before)
+}
+
+// FollowWorklist subscribes to the worklist's feed.
+func (s *Service) FollowWorklist(after int64) ([]bff.Event, <-chan bff.Event, func(), bool) {
+	return s.feed.Subscribe(after)
+}
+
+// LastWorklistEvent is the newest feed event id.
+func (s *Service) LastWorklistEvent() int64 { return s.feed.LastID() }

@@ -1,0 +1,97 @@
+package bff
+
+import "context"
+
+// The services the web layer calls. Their implementations live beside this
+// package (bff/intakes, bff/review, bff/accounts); cmd/intake-web/app
+// builds them. Every error they return is either an *Error, whose Code maps
+// to a status and whose Message is safe to show, or an internal error,
+// logged and shown only as a generic sentence (ErrorCode gives EINTERNAL).
+
+// PatientService is what a patient's browser session may do. owner is the
+// session's patient id. An intake of another owner, or none at all, is
+// ENOTFOUND: the two cannot be told apart.
+type PatientService interface {
+	// StartIntake validates the form (a *FormError naming every field at
+	// fault), creates the intake upstream and records it as owner's. The
+	// same SubmissionID twice gives the same intake. ERATELIMIT when the
+	// key's requests stay taken (the form may be sent again), EQUOTA when
+	// today's intakes are spent, EUNAVAILABLE when the service fails.
+	StartIntake(ctx context.Context, owner string, f StartForm) (*Intake, error)
+	// Intake returns owner's intake and its turns in order.
+	Intake(ctx context.Context, owner, id string) (*Intake, []*Turn, error)
+	// IntakesOf returns owner's intakes, newest first.
+	IntakesOf(ctx context.Context, owner string) ([]*Intake, error)
+	// SendTurn records a message as a turn and starts it as a streaming
+	// turn; it returns the queued turn at once. The same submissionID again
+	// returns the turn it created. EINVALID for a blank or too long message;
+	// ECONFLICT when the intake ended or a turn is still running; EGONE when
+	// it expired; EUNAVAILABLE while the app shuts down. Nothing is sent
+	// upstream in those cases.
+	SendTurn(ctx context.Context, owner, intakeID, message, submissionID string) (*Turn, error)
+	// SendTurnBlocking is SendTurn for browsers without JavaScript: one
+	// blocking call with an Idempotency-Key derived from the submission, so
+	// a resubmission, a retry or a restart replays it. Wait with WaitSettled.
+	SendTurnBlocking(ctx context.Context, owner, intakeID, message, submissionID string) (*Turn, error)
+	// Turn returns a turn of owner's intake, with the intake.
+	Turn(ctx context.Context, owner, intakeID string, index int) (*Intake, *Turn, error)
+	// CheckRetry allows sending a failed turn's text again only while it is
+	// the intake's last turn and known not to have landed; ECONFLICT if not.
+	CheckRetry(ctx context.Context, owner, intakeID string, index int) error
+	// WaitSettled blocks until the turn settles, its stream ends or ctx ends.
+	WaitSettled(ctx context.Context, intakeID string, index int)
+	// FollowTurn delivers the turn's events after after, in order, until
+	// its settling event or ctx's end; found is false when the turn's stream
+	// is gone (long settled, or before a restart): read the turn instead.
+	FollowTurn(ctx context.Context, intakeID string, index int, after int64) (events <-chan Event, found bool)
+}
+
+// ReviewService is what a signed-in clinician may do with intakes. Every
+// read and every review is audited under the clinician's name.
+type ReviewService interface {
+	// Worklist returns the intakes in review order (see WorkItem.Group).
+	Worklist(ctx context.Context, f WorklistFilter) ([]WorkItem, error)
+	// Handoff returns an intake's handoff: a closed or expired intake's from
+	// the store with no upstream call, an open one's re-read when older than
+	// 30 s or, with refresh, 10 s. ENOTFOUND for no such intake; when a
+	// re-read fails, the stored copy marked Stale, or the upstream error.
+	Handoff(ctx context.Context, clinician, id string, refresh bool) (*HandoffRecord, error)
+	// RawHandoff returns the handoff's bytes exactly as the service sent
+	// them, for download.
+	RawHandoff(ctx context.Context, clinician, id string) ([]byte, error)
+	// MarkReviewed records a review; EINVALID for a note over 2,000
+	// characters, ENOTFOUND for no such intake.
+	MarkReviewed(ctx context.Context, clinician, id, note string) (*Review, error)
+	// AuditLog returns audit entries newest first, 100 a page, before an id.
+	AuditLog(ctx context.Context, before int64) ([]*AuditEntry, error)
+	// FollowWorklist subscribes to intake changes after the event id after:
+	// the kept events, then live ones until cancel; gap means events were
+	// missed (reload). live closes when the subscriber falls behind.
+	FollowWorklist(after int64) (replay []Event, live <-chan Event, cancel func(), gap bool)
+	// LastWorklistEvent is the newest worklist event id (0 before any).
+	LastWorklistEvent() int64
+}
+
+// AccountService manages clinician accounts and their sign-in.
+type AccountService interface {
+	// AddClinician creates an account (lower-cased username); EINVALID for a
+	// bad username or password, or a username taken.
+	AddClinician(ctx context.Context, username, password string) (*Clinician, error)
+	// Clinicians lists the accounts by username.
+	Clinicians(ctx context.Context) ([]*Clinician, error)
+	// DisableClinician stops an account; its sessions lose their rights at
+	// their next request. ENOTFOUND for no such account.
+	DisableClinician(ctx context.Context, username string) error
+	// HasClinicians reports whether any account exists.
+	HasClinicians(ctx context.Context) (bool, error)
+	// ActiveClinician returns a signed-in session's account; ENOTFOUND when
+	// it no longer exists or is disabled.
+	ActiveClinician(ctx context.Context, username string) (*Clinician, error)
+	// SignIn checks the credentials. EUNAUTHORIZED for a wrong username or
+	// password or a disabled account, with the same message and the same
+	// cost for each (no enumeration); ERATELIMIT after too many failures
+	// for the username or the client address. Every attempt is audited.
+	SignIn(ctx context.Context, username, password, address string) (*Clinician, error)
+	// SignOut records a sign-out (or an idle sign-out) in the audit log.
+	SignOut(ctx context.Context, username string)
+}
