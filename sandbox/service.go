@@ -1,5 +1,5 @@
 // Package sandbox is an offline implementation of the Clinical Intake
-// Service (../shared/spec/clinical-intake-service.md): every endpoint, status,
+// Service (docs/clinical-intake-service.md): every endpoint, status,
 // error code, header, limit and stream event, with fault injection, in front
 // of an engine.Engine. See README.md for the choices made where the spec is
 // silent.

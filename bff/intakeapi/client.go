@@ -191,7 +191,7 @@ func (c *Client) Turn(ctx context.Context, encounterID, message, idempotencyKey 
 // open stream once the service answered 200. An HTTP error before the stream
 // starts is an *Error; only rate_limited is retried (it is refused before any
 // processing). Nothing else is retried: after a failure the caller reads the
-// handoff to learn whether the turn landed (DESIGN.md, decision 4).
+// handoff to learn whether the turn landed (docs/architecture.md: reconcile, never guess).
 func (c *Client) StreamTurn(ctx context.Context, encounterID, message string) (*TurnStream, error) {
 	path, body, err := turnRequest(encounterID, message, true)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package intakeapi is the typed client of the Clinical Intake Service
-// (spec: shared/spec/clinical-intake-service.md). Everything the web app says
+// (spec: docs/clinical-intake-service.md). Everything the web app says
 // to the service goes through it, so the spec's Endpoints, Errors and Limits
 // rules are enforced here once.
 //

@@ -195,7 +195,7 @@ func (r *Runner) Recover(ctx context.Context) (int, error) {
 
 // settleRefused settles a turn whose upstream call failed before a stream
 // started. A 4xx means it was not applied; anything else (5xx, no answer)
-// is reconciled from the handoff, as DESIGN.md decision 4 asks.
+// is reconciled from the handoff, as docs/architecture.md explains (reconcile, never guess).
 func (r *Runner) settleRefused(ctx context.Context, t *bff.Turn, err error) {
 	if r.abandoned(ctx, t) {
 		return
