@@ -1,42 +1,38 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
-	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
-	"log/slog"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/clinical-intake/intake-web/cmd/intake-web/app/apptest"
 	"github.com/clinical-intake/intake-web/sandbox"
-	"github.com/clinical-intake/intake-web/sandbox/rules"
-	"github.com/clinical-intake/intake-web/web"
 )
 
-// app is one running intake-web with its own sandbox upstream and database.
+// app is one running intake-web with its own sandbox upstream and database
+// (apptest: the harness the web tests share).
 type app struct {
 	URL     string
 	Key     string // the upstream API key: must never reach a browser
 	Sandbox *sandbox.Server
-	logs    *syncBuffer
+	logs    *apptest.Logs
 }
 
 type appOptions struct {
 	// FragmentDelay is the sandbox's pause between streamed fragments of
 	// up to three words; 0 means 40 ms (a reply streams in about a second).
 	FragmentDelay time.Duration
+	// Clinicians are accounts written to the database before the app starts.
+	Clinicians map[string]string
 }
 
 // startApp serves a fresh app on a loopback port for the test: the real
 // rules engine behind a sandbox with no rate limit and fault injection on,
-// a SQLite file in the test's temp dir, no pacing and no daily quotas. The app's log is printed
-// when the test fails.
+// a SQLite file in the test's temp dir, no pacing and no daily quotas. The
+// app's log is printed when the test fails.
 func startApp(t *testing.T, opts ...appOptions) *app {
 	t.Helper()
 	var o appOptions
@@ -46,67 +42,8 @@ func startApp(t *testing.T, opts ...appOptions) *app {
 	if o.FragmentDelay == 0 {
 		o.FragmentDelay = 40 * time.Millisecond
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-
-	eng, err := rules.New()
-	if err != nil {
-		t.Fatalf("rules engine: %v", err)
-	}
-	key := sandbox.GenerateKey("cis")
-	cfg := sandbox.DefaultConfig()
-	cfg.Keys = []string{key}
-	cfg.Engine = eng
-	cfg.RPM = 0
-	cfg.TurnsPerDay = 0
-	cfg.IntakesPerDay = 0
-	cfg.FragmentDelay = o.FragmentDelay
-	cfg.Faults = true
-	sb, err := sandbox.Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("sandbox: %v", err)
-	}
-	t.Cleanup(sb.Close)
-
-	logs := &syncBuffer{}
-	srv, err := appwire.Open(ctx, appwire.Config{
-		DatabasePath:   filepath.Join(t.TempDir(), "intake.db"),
-		UpstreamURL:    sb.URL,
-		APIKey:         key,
-		PacerPerMinute: -1, // negative: no pacing (0 would mean the default 6 a minute)
-		TurnsPerDay:    -1,
-		IntakesPerDay:  -1,
-		Config: web.Config{ListenAddr: "127.0.0.1:0",
-			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
-	})
-	if err != nil {
-		t.Fatalf("open the app: %v", err)
-	}
-	// Cleanups run last-in first-out: the app stops before the sandbox.
-	t.Cleanup(func() {
-		srv.Close()
-		if t.Failed() {
-			t.Logf("app log:\n%s", logs.String())
-		}
-	})
-	return &app{URL: strings.TrimRight(srv.URL, "/"), Key: key, Sandbox: sb, logs: logs}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	st := apptest.Start(t, apptest.Options{FragmentDelay: o.FragmentDelay, Clinicians: o.Clinicians})
+	return &app{URL: st.URL, Key: st.Key, Sandbox: st.Sandbox, logs: st.Logs}
 }
 
 // The sore-throat conversation of the rules engine for a 30-year-old woman

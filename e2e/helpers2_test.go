@@ -8,25 +8,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/clinical-intake/intake-web/bff/accounts"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/sandbox"
-	"github.com/clinical-intake/intake-web/sandbox/rules"
-	"github.com/clinical-intake/intake-web/web"
 )
 
 // The clinician account of the clinician journeys.
@@ -37,73 +28,11 @@ const (
 
 var signInPath = regexp.MustCompile(`/clinician/signin(\?|$)`)
 
-// startClinicApp is startApp (same sandbox and app settings) with the
-// clinician account dr.e2e in its database and a cheap bcrypt cost. The
-// account is written with store.Open before the app opens the file.
+// startClinicApp is startApp with the clinician account dr.e2e in its
+// database.
 func startClinicApp(t *testing.T) *app {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-
-	eng, err := rules.New()
-	if err != nil {
-		t.Fatalf("rules engine: %v", err)
-	}
-	key := sandbox.GenerateKey("cis")
-	cfg := sandbox.DefaultConfig()
-	cfg.Keys = []string{key}
-	cfg.Engine = eng
-	cfg.RPM = 0
-	cfg.TurnsPerDay = 0
-	cfg.IntakesPerDay = 0
-	cfg.FragmentDelay = 40 * time.Millisecond
-	cfg.Faults = true
-	sb, err := sandbox.Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("sandbox: %v", err)
-	}
-	t.Cleanup(sb.Close)
-
-	dbPath := filepath.Join(t.TempDir(), "intake.db")
-	addClinicianAccount(t, dbPath, clinUser, clinPassword)
-
-	logs := &syncBuffer{}
-	srv, err := appwire.Open(ctx, appwire.Config{
-		DatabasePath:   dbPath,
-		UpstreamURL:    sb.URL,
-		APIKey:         key,
-		PacerPerMinute: -1,
-		TurnsPerDay:    -1,
-		IntakesPerDay:  -1,
-		BcryptCost:     4,
-		Config: web.Config{ListenAddr: "127.0.0.1:0",
-			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
-	})
-	if err != nil {
-		t.Fatalf("open the app: %v", err)
-	}
-	t.Cleanup(func() {
-		srv.Close()
-		if t.Failed() {
-			t.Logf("app log:\n%s", logs.String())
-		}
-	})
-	return &app{URL: strings.TrimRight(srv.URL, "/"), Key: key, Sandbox: sb, logs: logs}
-}
-
-// addClinicianAccount creates an account in the SQLite file at dbPath.
-func addClinicianAccount(t *testing.T, dbPath, user, password string) {
-	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, dbPath, nil)
-	if err != nil {
-		t.Fatalf("open %s: %v", dbPath, err)
-	}
-	defer func() { _ = db.Close() }()
-	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, BcryptCost: 4})
-	if _, err := svc.AddClinician(ctx, user, password); err != nil {
-		t.Fatalf("add clinician %s: %v", user, err)
-	}
+	return startApp(t, appOptions{Clinicians: map[string]string{clinUser: clinPassword}})
 }
 
 func byLabel(page playwright.Page, label string) playwright.Locator {

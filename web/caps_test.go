@@ -3,7 +3,6 @@ package web_test
 import (
 	"bufio"
 	"context"
-	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 
 	"github.com/clinical-intake/intake-web/bff/store"
 )

@@ -3,7 +3,6 @@ package web_test
 import (
 	"bufio"
 	"context"
-	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 
 	"github.com/clinical-intake/intake-web/bff/accounts"
 	"github.com/clinical-intake/intake-web/bff/store"
@@ -271,7 +272,7 @@ func TestWorklistFeedAnnouncesChanges(t *testing.T) {
 func (a *app) upstreamHandoff(t *testing.T, id string) string {
 	t.Helper()
 	req, _ := http.NewRequest("GET", a.sb.URL+"/v1/intakes/"+id+"/handoff", nil)
-	req.Header.Set("Authorization", "Bearer "+apiKey)
+	req.Header.Set("Authorization", "Bearer "+a.stack.Key)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

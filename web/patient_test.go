@@ -1,13 +1,14 @@
 package web_test
 
 import (
-	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
 
 func TestPagesCarryStrictSecurityHeaders(t *testing.T) {
@@ -314,7 +315,7 @@ func TestSendAgainOnlyOnceAndOnlyWhileLast(t *testing.T) {
 func (a *app) armFault(t *testing.T, id, kind string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", a.sb.URL+"/v1/sandbox/faults", strings.NewReader(`{"encounter_id":"`+id+`","kind":"`+kind+`"}`))
-	req.Header.Set("Authorization", "Bearer "+apiKey)
+	req.Header.Set("Authorization", "Bearer "+a.stack.Key)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("arm %s: %v %v", kind, err, res)

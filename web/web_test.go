@@ -2,64 +2,49 @@ package web_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
+	"github.com/clinical-intake/intake-web/cmd/intake-web/app/apptest"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/enginetest"
-	"github.com/clinical-intake/intake-web/web"
 )
 
-const apiKey = "cis_sb_0123456789abcdef0123456789abcdef"
-
-// app is the web app in front of an in-process sandbox.
+// app is the web app in front of an in-process sandbox (apptest), with a
+// record of every response a browser got, searched for the API key.
 type app struct {
-	t    *testing.T
-	web  *appwire.App
-	sb   *sandbox.Server
-	seen []string // every response header block and body, to search for the key
+	t     *testing.T
+	stack *apptest.Stack
+	web   *appwire.App
+	sb    *sandbox.Server
+	seen  []string // every response header block and body, to search for the key
 }
 
+// startApp runs the app in front of the scripted engine; mutate changes
+// the app's configuration before it opens.
 func startApp(t *testing.T, mutate ...func(*appwire.Config)) *app {
 	t.Helper()
-	scfg := sandbox.DefaultConfig()
-	scfg.Keys = []string{apiKey}
-	scfg.Engine = enginetest.Scripted{}
-	scfg.RPM, scfg.FragmentDelay, scfg.Faults = 0, 2*time.Millisecond, true
-	sb, err := sandbox.Start(context.Background(), scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sb.Close)
-	cfg := appwire.Config{
-		Config:         web.Config{ListenAddr: "127.0.0.1:0"},
-		DatabasePath:   filepath.Join(t.TempDir(), "app.db"),
-		UpstreamURL:    sb.URL,
-		APIKey:         apiKey,
-		PacerPerMinute: -1,
-	}
-	for _, m := range mutate {
-		m(&cfg)
-	}
-	srv, err := appwire.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	a := &app{t: t, web: srv, sb: sb}
+	st := apptest.Start(t, apptest.Options{
+		Engine: enginetest.Scripted{},
+		App: func(c *appwire.Config) {
+			for _, m := range mutate {
+				m(c)
+			}
+		},
+	})
+	a := &app{t: t, stack: st, web: st.App, sb: st.Sandbox}
 	t.Cleanup(func() {
+		key := st.Key
 		for _, s := range a.seen {
-			if strings.Contains(s, apiKey) || strings.Contains(s, apiKey[len(apiKey)-12:]) {
+			if strings.Contains(s, key) || strings.Contains(s, key[len(key)-12:]) {
 				t.Errorf("the API key reached a browser: %.300s", s)
 			}
 		}
