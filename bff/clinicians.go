@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
@@ -80,14 +81,48 @@ func (s *Service) dummyHash() []byte {
 }
 
 // SignIn checks a username and password. Failures are limited per username
-// and per client address; every attempt is audited.
+// and per client address (SignInFailureStore, so a restart keeps them); every
+// attempt is audited, a malformed username cut short.
+//
+// An attempt is counted as a failure before its password is checked, and
+// re-counted: concurrent attempts cannot all pass the limit check while their
+// bcrypt comparisons run (with the check after the comparison, a burst of
+// parallel guesses all got through). A sign-in that succeeds takes its own
+// count back. When the failures cannot be read or written the attempt is
+// refused: the limit is never skipped.
 func (s *Service) SignIn(ctx context.Context, username, password, address string) (*Clinician, error) {
 	username = strings.ToLower(strings.TrimSpace(username))
-	userKey, addrKey := "u:"+username, "a:"+address
-	wait := max(s.attempts.blocked(userKey, maxFailsPerAccount), s.attempts.blocked(addrKey, maxFailsPerAddress))
-	if wait > 0 {
-		s.record(ctx, username, AuditSignInFailed, "", "refused: too many failed attempts")
-		return nil, &Error{Code: ERATELIMIT, Message: fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))}
+	now := s.now()
+	bad := checkSignIn(username, password)
+	actor, keys := username, []string{addrKey(address), userKey(username)}
+	if bad != nil && bad.Field == "username" {
+		// A malformed username names no account, and must not become a key
+		// or an audit line of its own size: count it against the address.
+		actor, keys = auditName(username), keys[:1]
+	}
+	refused := func(wait time.Duration) error {
+		s.record(ctx, actor, AuditSignInFailed, "", "refused: too many failed attempts")
+		return &Error{Code: ERATELIMIT, Message: fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))}
+	}
+	if wait, err := s.signInWait(ctx, now, keys, 0); err != nil {
+		return nil, err
+	} else if wait > 0 {
+		return nil, refused(wait)
+	}
+	s.pruneFailures(ctx, now)
+	if err := s.failures.AddSignInFailure(ctx, now, keys...); err != nil {
+		return nil, fmt.Errorf("record sign-in attempt: %w", err)
+	}
+	if bad != nil {
+		s.record(ctx, actor, AuditSignInFailed, "", fmt.Sprintf("refused: %s too long or malformed (%d bytes)", bad.Field, map[string]int{"username": len(username), "password": len(password)}[bad.Field]))
+		return nil, bad
+	}
+	// Concurrent attempts recorded beside this one may have used the last
+	// tries: this one counts, but goes no further.
+	if wait, err := s.signInWait(ctx, now, keys, 1); err != nil {
+		return nil, err
+	} else if wait > 0 {
+		return nil, refused(wait)
 	}
 	c, err := s.clinicians.Clinician(ctx, username)
 	if err != nil && ErrorCode(err) != ENOTFOUND {
@@ -99,11 +134,18 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 	}
 	ok := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && c != nil && !c.Disabled
 	if !ok {
-		s.attempts.fail(userKey, addrKey)
 		s.record(ctx, username, AuditSignInFailed, "", "wrong username or password, or disabled")
 		return nil, Errorf(EUNAUTHORIZED, "The username or password is wrong, or the account is disabled.")
 	}
-	s.attempts.clear(userKey)
+	// Signed in: the account's failures are forgiven (as before), the
+	// address keeps its others. A failure here only leaves a count behind.
+	dctx := context.WithoutCancel(ctx)
+	if err := s.failures.ClearSignInFailures(dctx, keys[1]); err != nil {
+		s.log.Error("clear failed sign-ins", "err", err)
+	}
+	if err := s.failures.RemoveSignInFailure(dctx, keys[0], now); err != nil {
+		s.log.Error("take back a sign-in attempt", "err", err)
+	}
 	s.record(ctx, username, AuditSignIn, "", "")
 	return c, nil
 }

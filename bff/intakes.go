@@ -19,7 +19,20 @@ const (
 	MaxAge          = 130
 	MaxHistoryChars = 4000
 	MaxMessageChars = 8000
+	// MaxSubmissionIDBytes bounds the form's submission id, which is kept
+	// with each turn (and, for a start, in memory for ten minutes). The app
+	// makes them 28 bytes ("sub_" and 24 hex digits); anything much longer
+	// was not made by the app's forms, and is refused before it is stored.
+	MaxSubmissionIDBytes = 128
 )
+
+// checkSubmissionID applies MaxSubmissionIDBytes.
+func checkSubmissionID(id string) error {
+	if len(id) > MaxSubmissionIDBytes {
+		return Invalid("submission_id", "The form's submission id is %s bytes; the limit is %d. Reload the page for a fresh form.", thousands(len(id)), MaxSubmissionIDBytes)
+	}
+	return nil
+}
 
 // StartForm is the start page's form as the browser sent it.
 type StartForm struct {
@@ -81,6 +94,9 @@ type creation struct {
 // as owned by owner. Submitting the same form twice (same SubmissionID) gives
 // the same intake.
 func (s *Service) StartIntake(ctx context.Context, owner string, f StartForm) (*Intake, error) {
+	if err := checkSubmissionID(f.SubmissionID); err != nil {
+		return nil, err
+	}
 	ni, err := f.validate()
 	if err != nil {
 		return nil, err

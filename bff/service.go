@@ -35,7 +35,8 @@ type Service struct {
 	feed       *relay.Feed // worklist updates for signed-in clinicians
 	bcryptCost int
 	createWait time.Duration
-	attempts   *attempts
+	failures   SignInFailureStore
+	pruned     atomic.Int64 // unix nanos of the last prune of failures
 	dummyOnce  sync.Once
 	dummy      []byte
 	fetching   [64]sync.Mutex // striped by intake: one upstream handoff read per intake at a time
@@ -69,8 +70,11 @@ type Deps struct {
 	Clinicians ClinicianStore
 	Reviews    ReviewStore
 	Audit      AuditStore
-	Feed       *relay.Feed // nil = a new one
-	BcryptCost int         // 0 = bcrypt.DefaultCost+2 (12); tests use bcrypt.MinCost
+	// SignInFailures keeps failed sign-ins; nil = this process's memory
+	// (lost on restart: the app passes its database).
+	SignInFailures SignInFailureStore
+	Feed           *relay.Feed // nil = a new one
+	BcryptCost     int         // 0 = bcrypt.DefaultCost+2 (12); tests use bcrypt.MinCost
 	// CreateWait bounds how long starting an intake waits for a request
 	// slot (0 = 45 s): patient turns go first, so at the key's limit a
 	// start could otherwise hold the browser for minutes with nothing shown.
@@ -101,7 +105,9 @@ func NewService(d Deps) *Service {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s.base, s.abandon = context.WithCancel(context.Background())
-	s.attempts = newAttempts(s.now)
+	if s.failures = d.SignInFailures; s.failures == nil {
+		s.failures = newMemFailures()
+	}
 	return s
 }
 

@@ -72,6 +72,9 @@ func (s *Service) sendTurn(ctx context.Context, owner, intakeID, message, submis
 	if s.closing.Load() {
 		return nil, Errorf(EUNAVAILABLE, "The app is restarting. Please send your message again in a moment; nothing was sent.")
 	}
+	if err := checkSubmissionID(submissionID); err != nil {
+		return nil, err
+	}
 	in, err := s.owned(ctx, owner, intakeID)
 	if err != nil {
 		return nil, err
