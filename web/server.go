@@ -63,6 +63,10 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if err := s.pacer.Restore(ctx); err != nil { // before Recover sends anything
+		s.closeStores()
+		return nil, err
+	}
 	if n, err := s.svc.Recover(ctx); err != nil {
 		s.closeStores()
 		return nil, fmt.Errorf("settle turns left pending: %w", err)
@@ -91,7 +95,7 @@ func (s *Server) wire() error {
 	cfg := s.cfg
 	s.pacer = pacer.New(pacer.Config{
 		PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay,
-		Logger: s.log.With("component", "pacer"),
+		Logger: s.log.With("component", "pacer"), Journal: s.db.PacerJournal(),
 	})
 	s.ops = newOps()
 	client, err := intakeapi.New(intakeapi.Config{
@@ -104,7 +108,7 @@ func (s *Server) wire() error {
 	s.client = client
 	s.svc = bff.NewService(bff.Deps{
 		Client: client, Intakes: s.db, Turns: s.db, Handoffs: s.db,
-		Clinicians: s.db, Reviews: s.db, Audit: s.db, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
+		Clinicians: s.db, Reviews: s.db, Audit: s.db, SignInFailures: s.db, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
 		Hub:    relay.NewHub(10*time.Minute, nil),
 		Logger: s.log.With("component", "turns"),
 	})
