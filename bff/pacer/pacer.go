@@ -2,7 +2,8 @@
 // limits: a sliding-window gate over the per-minute request budget, a priority
 // queue in front of it, a pause on Retry-After, and the daily turn and intake
 // quotas. *Pacer implements intakeapi.Gate; package pacer imports intakeapi,
-// never the reverse.
+// never the reverse. With a Journal (Config.Journal, then Restore at start)
+// the window, today's counts and a pause survive a restart.
 package pacer
 
 import (
