@@ -47,20 +47,62 @@ func boundedAddress(address string) string {
 	return "h:" + hex.EncodeToString(sum[:16])
 }
 
-// signInWait is how long until every key may try again (0: all may now).
-// extra raises the limits: 1 after this attempt's own failure is recorded.
-func (s *Service) signInWait(ctx context.Context, now time.Time, keys []string, extra int) (time.Duration, error) {
-	var wait time.Duration
+// signInWait is how long until every key may try again (0: all may now),
+// and the key that waits longest. extra raises the limits: 1 after this
+// attempt's own failure is recorded.
+func (s *Service) signInWait(ctx context.Context, now time.Time, keys []string, extra int) (time.Duration, string, error) {
+	var (
+		wait    time.Duration
+		blocked string
+	)
 	for _, k := range keys {
 		f, err := s.failures.SignInFailures(ctx, k, now.Add(-attemptWindow))
 		if err != nil {
-			return 0, fmt.Errorf("read failed sign-ins: %w", err)
+			return 0, "", fmt.Errorf("read failed sign-ins: %w", err)
 		}
 		if limit := limitOf(k) + extra; len(f) >= limit {
-			wait = max(wait, f[len(f)-limit].Add(attemptWindow).Sub(now))
+			if w := f[len(f)-limit].Add(attemptWindow).Sub(now); w > wait {
+				wait, blocked = w, k
+			}
 		}
 	}
-	return wait, nil
+	return wait, blocked, nil
+}
+
+// refusalAuditEvery is how often a refusal of one blocked key is audited.
+// A refused attempt stores no failure (it is not checked), but each was an
+// audit line: a client hammering a blocked form grew the log by a line per
+// request, without end. Now a blocked key gets a line a minute at most, so
+// the log grows with the number of blocked keys, each of which took real
+// failures to block.
+const refusalAuditEvery = time.Minute
+
+// refusals remembers when a refusal of each blocked key was last audited.
+// In memory: after a restart, at most one line more per key.
+type refusals struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// due reports whether a refusal of key at now is to be audited, and if so
+// notes it. Entries older than refusalAuditEvery are dropped as it goes, so
+// the map holds only keys refused in the last minute.
+func (r *refusals) due(key string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		r.last = map[string]time.Time{}
+	}
+	for k, t := range r.last {
+		if now.Sub(t) >= refusalAuditEvery {
+			delete(r.last, k)
+		}
+	}
+	if _, ok := r.last[key]; ok {
+		return false
+	}
+	r.last[key] = now
+	return true
 }
 
 // pruneFailures deletes the failures that have left the window, at most once

@@ -100,14 +100,17 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 		// or an audit line of its own size: count it against the address.
 		actor, keys = auditName(username), keys[:1]
 	}
-	refused := func(wait time.Duration) error {
-		s.record(ctx, actor, AuditSignInFailed, "", "refused: too many failed attempts")
+	refused := func(wait time.Duration, key string) error {
+		if s.refusals.due(key, now) {
+			s.record(ctx, actor, AuditSignInFailed, "", "refused: too many failed attempts (further refusals of this "+
+				map[bool]string{true: "account", false: "address"}[strings.HasPrefix(key, "u:")]+" in the next minute are not audited)")
+		}
 		return &Error{Code: ERATELIMIT, Message: fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))}
 	}
-	if wait, err := s.signInWait(ctx, now, keys, 0); err != nil {
+	if wait, key, err := s.signInWait(ctx, now, keys, 0); err != nil {
 		return nil, err
 	} else if wait > 0 {
-		return nil, refused(wait)
+		return nil, refused(wait, key)
 	}
 	s.pruneFailures(ctx, now)
 	if err := s.failures.AddSignInFailure(ctx, now, keys...); err != nil {
@@ -119,10 +122,10 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 	}
 	// Concurrent attempts recorded beside this one may have used the last
 	// tries: this one counts, but goes no further.
-	if wait, err := s.signInWait(ctx, now, keys, 1); err != nil {
+	if wait, key, err := s.signInWait(ctx, now, keys, 1); err != nil {
 		return nil, err
 	} else if wait > 0 {
-		return nil, refused(wait)
+		return nil, refused(wait, key)
 	}
 	c, err := s.clinicians.Clinician(ctx, username)
 	if err != nil && ErrorCode(err) != ENOTFOUND {

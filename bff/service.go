@@ -37,6 +37,7 @@ type Service struct {
 	createWait time.Duration
 	failures   SignInFailureStore
 	pruned     atomic.Int64 // unix nanos of the last prune of failures
+	refusals   refusals     // when each blocked key's refusal was last audited
 	dummyOnce  sync.Once
 	dummy      []byte
 	fetching   [64]sync.Mutex // striped by intake: one upstream handoff read per intake at a time

@@ -201,3 +201,47 @@ func TestSignInFieldLimits(t *testing.T) {
 		t.Fatalf("a start with a %d-byte submission id: %v", len(long), err)
 	}
 }
+
+// A client hammering a blocked form adds an audit line a minute per blocked
+// key, not a line per request.
+func TestRefusalsAreAuditedOnceAMinute(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	clock := newManualNow(signInT0)
+	svc := bff.NewService(bff.Deps{Intakes: db, Turns: db, Handoffs: db, Clinicians: db, Reviews: db, Audit: db,
+		SignInFailures: db, BcryptCost: bcrypt.MinCost, Now: clock.now})
+	for range 5 {
+		if _, err := svc.SignIn(ctx, "dr.ada", "guess", "192.0.2.1"); bff.ErrorCode(err) != bff.EUNAUTHORIZED {
+			t.Fatal(err)
+		}
+	}
+	refusedLines := func() int {
+		es, err := svc.AuditLog(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range es {
+			if strings.HasPrefix(e.Detail, "refused: too many") {
+				n++
+			}
+		}
+		return n
+	}
+	for range 100 {
+		if _, err := svc.SignIn(ctx, "dr.ada", "guess", "192.0.2.1"); bff.ErrorCode(err) != bff.ERATELIMIT {
+			t.Fatal(err)
+		}
+		clock.add(100 * time.Millisecond)
+	}
+	if n := refusedLines(); n != 1 {
+		t.Fatalf("%d audit lines for 100 refusals within 10 s, want 1", n)
+	}
+	clock.add(time.Minute)
+	for range 10 {
+		_, _ = svc.SignIn(ctx, "dr.ada", "guess", "192.0.2.1")
+	}
+	if n := refusedLines(); n != 2 {
+		t.Fatalf("%d audit lines a minute later, want 2", n)
+	}
+}
