@@ -171,3 +171,18 @@ func TestJournalEntries(t *testing.T) {
 		}
 	}
 }
+
+// A raised key with no quotas writes no grant: nothing would read it back.
+func TestUnlimitedKeyJournalsNoGrants(t *testing.T) {
+	clk := pacertest.NewClock(t0)
+	j := &pacertest.Journal{}
+	p := restart(t, pacer.Config{PerMinute: -1, TurnsPerDay: -1, IntakesPerDay: 5, Clock: clk, Journal: j})
+	for range 10 {
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+		mustWait(t, p, read(pacer.ClinicianRead))(intakeapi.Outcome{Status: 200})
+	}
+	mustWait(t, p, createIntake())(intakeapi.Outcome{Status: 201}) // the intake quota still counts
+	if got := j.Entries(); len(got) != 1 || got[0].Quota != "intakes" {
+		t.Fatalf("journal %+v, want the one intake grant", got)
+	}
+}

@@ -301,7 +301,11 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 				p.mu.Unlock()
 				// Recorded before the request goes, so a restart that
 				// follows it cannot forget it: one small write, bounded.
-				p.journal(ctx, Entry{At: now, Event: EventGrant, Quota: kind.String()})
+				// Skipped when it limits nothing (no window, no quota of
+				// its kind: a raised key under load pays no write per call).
+				if p.cfg.PerMinute > 0 || (kind != kindNone && p.limit(kind) > 0) {
+					p.journal(ctx, Entry{At: now, Event: EventGrant, Quota: kind.String()})
+				}
 				return release, nil
 			}
 			timer = p.clk.NewTimerAt(next)
