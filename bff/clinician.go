@@ -73,3 +73,28 @@ type AuditStore interface {
 	// (before <= 0 means from the newest).
 	Audit(ctx context.Context, limit int, before int64) ([]*AuditEntry, error)
 }
+
+// SignInFailureStore keeps failed sign-ins by key ("u:"+username or
+// "a:"+client address), so that the limits on them hold across restarts and,
+// with a shared database, across replicas. Keys are short: the service checks
+// a username's shape and bounds an address before either becomes a key.
+//
+// Error contract: no method returns ENOTFOUND or ECONFLICT (a key with no
+// failures simply has none); every error is internal, and the service treats
+// it as "cannot tell", refusing the sign-in rather than skipping the limit.
+// Methods honour ctx.
+type SignInFailureStore interface {
+	// AddSignInFailure records one failure of each key at at.
+	AddSignInFailure(ctx context.Context, at time.Time, keys ...string) error
+	// SignInFailures returns the times of key's failures after since,
+	// oldest first.
+	SignInFailures(ctx context.Context, key string, since time.Time) ([]time.Time, error)
+	// RemoveSignInFailure deletes one failure of key recorded at exactly at
+	// (none is no error): an attempt recorded before its password was checked
+	// that then succeeded.
+	RemoveSignInFailure(ctx context.Context, key string, at time.Time) error
+	// ClearSignInFailures deletes every failure of key.
+	ClearSignInFailures(ctx context.Context, key string) error
+	// PruneSignInFailures deletes every failure at or before before.
+	PruneSignInFailures(ctx context.Context, before time.Time) error
+}

@@ -14,7 +14,24 @@ const (
 	MaxHistoryChars    = 4000
 	MaxMessageChars    = 8000
 	MaxReviewNoteChars = 2000
+	// The sign-in form's fields: a username as `clinician add` makes them, a
+	// password no longer than bcrypt reads.
+	MaxUsernameChars = 32
+	MaxPasswordBytes = 72
+	// MaxSubmissionIDBytes bounds the form's submission id, which is kept
+	// with each turn (and, for a start, in memory for ten minutes). The app
+	// makes them 28 bytes ("sub_" and 24 hex digits); anything much longer
+	// was not made by the app's forms, and is refused before it is stored.
+	MaxSubmissionIDBytes = 128
 )
+
+// CheckSubmissionID applies MaxSubmissionIDBytes.
+func CheckSubmissionID(id string) error {
+	if len(id) > MaxSubmissionIDBytes {
+		return Invalid("submission_id", "The form's submission id is %s bytes; the limit is %d. Reload the page for a fresh form.", Count(len(id)), MaxSubmissionIDBytes)
+	}
+	return nil
+}
 
 // StartForm is the start page's form as the browser sent it.
 type StartForm struct {

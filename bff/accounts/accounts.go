@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -24,9 +25,12 @@ import (
 type Deps struct {
 	Clinicians bff.ClinicianStore
 	Audit      bff.AuditStore
-	Now        func() time.Time
-	Logger     *slog.Logger
-	BcryptCost int // 0 = bcrypt.DefaultCost+2 (12); tests use bcrypt.MinCost
+	// SignInFailures keeps failed sign-ins; nil = this process's memory
+	// (lost on restart: the app passes its database).
+	SignInFailures bff.SignInFailureStore
+	Now            func() time.Time
+	Logger         *slog.Logger
+	BcryptCost     int // 0 = bcrypt.DefaultCost+2 (12); tests use bcrypt.MinCost
 }
 
 var _ bff.AccountService = (*Service)(nil)
@@ -38,7 +42,9 @@ type Service struct {
 	now        func() time.Time
 	log        *slog.Logger
 	bcryptCost int
-	attempts   *attempts
+	failures   bff.SignInFailureStore
+	pruned     atomic.Int64 // unix nanos of the last prune of failures
+	refusals   refusals     // when each blocked key's refusal was last audited
 	dummyOnce  sync.Once
 	dummy      []byte
 }
@@ -54,7 +60,10 @@ func New(d Deps) *Service {
 	if d.BcryptCost == 0 {
 		d.BcryptCost = 12
 	}
-	return &Service{clinicians: d.Clinicians, audit: d.Audit, now: d.Now, log: d.Logger, bcryptCost: d.BcryptCost, attempts: newAttempts(d.Now)}
+	if d.SignInFailures == nil {
+		d.SignInFailures = newMemFailures()
+	}
+	return &Service{clinicians: d.Clinicians, audit: d.Audit, now: d.Now, log: d.Logger, bcryptCost: d.BcryptCost, failures: d.SignInFailures}
 }
 
 var usernameShape = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{2,31}$`)
@@ -126,14 +135,51 @@ func (s *Service) dummyHash() []byte {
 }
 
 // SignIn checks a username and password. Failures are limited per username
-// and per client address; every attempt is audited.
+// and per client address (bff.SignInFailureStore, so a restart keeps them); every
+// attempt is audited, a malformed username cut short.
+//
+// An attempt is counted as a failure before its password is checked, and
+// re-counted: concurrent attempts cannot all pass the limit check while their
+// bcrypt comparisons run (with the check after the comparison, a burst of
+// parallel guesses all got through). A sign-in that succeeds takes its own
+// count back. When the failures cannot be read or written the attempt is
+// refused: the limit is never skipped.
 func (s *Service) SignIn(ctx context.Context, username, password, address string) (*bff.Clinician, error) {
 	username = strings.ToLower(strings.TrimSpace(username))
-	userKey, addrKey := "u:"+username, "a:"+address
-	wait := max(s.attempts.blocked(userKey, maxFailsPerAccount), s.attempts.blocked(addrKey, maxFailsPerAddress))
-	if wait > 0 {
-		bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInFailed, "", "refused: too many failed attempts")
-		return nil, &bff.Error{Code: bff.ERATELIMIT, Message: fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))}
+	now := s.now()
+	bad := checkSignIn(username, password)
+	actor, keys := username, []string{addrKey(address), userKey(username)}
+	if bad != nil && bad.Field == "username" {
+		// A malformed username names no account, and must not become a key
+		// or an audit line of its own size: count it against the address.
+		actor, keys = auditName(username), keys[:1]
+	}
+	refused := func(wait time.Duration, key string) error {
+		if s.refusals.due(key, now) {
+			bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditSignInFailed, "", "refused: too many failed attempts (further refusals of this "+
+				map[bool]string{true: "account", false: "address"}[strings.HasPrefix(key, "u:")]+" in the next minute are not audited)")
+		}
+		return &bff.Error{Code: bff.ERATELIMIT, Message: fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))}
+	}
+	if wait, key, err := s.signInWait(ctx, now, keys, 0); err != nil {
+		return nil, err
+	} else if wait > 0 {
+		return nil, refused(wait, key)
+	}
+	s.pruneFailures(ctx, now)
+	if err := s.failures.AddSignInFailure(ctx, now, keys...); err != nil {
+		return nil, fmt.Errorf("record sign-in attempt: %w", err)
+	}
+	if bad != nil {
+		bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditSignInFailed, "", fmt.Sprintf("refused: %s too long or malformed (%d bytes)", bad.Field, map[string]int{"username": len(username), "password": len(password)}[bad.Field]))
+		return nil, bad
+	}
+	// Concurrent attempts recorded beside this one may have used the last
+	// tries: this one counts, but goes no further.
+	if wait, key, err := s.signInWait(ctx, now, keys, 1); err != nil {
+		return nil, err
+	} else if wait > 0 {
+		return nil, refused(wait, key)
 	}
 	c, err := s.clinicians.Clinician(ctx, username)
 	if err != nil && bff.ErrorCode(err) != bff.ENOTFOUND {
@@ -145,11 +191,18 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 	}
 	ok := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && c != nil && !c.Disabled
 	if !ok {
-		s.attempts.fail(userKey, addrKey)
 		bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInFailed, "", "wrong username or password, or disabled")
 		return nil, bff.Errorf(bff.EUNAUTHORIZED, "The username or password is wrong, or the account is disabled.")
 	}
-	s.attempts.clear(userKey)
+	// Signed in: the account's failures are forgiven (as before), the
+	// address keeps its others. A failure here only leaves a count behind.
+	dctx := context.WithoutCancel(ctx)
+	if err := s.failures.ClearSignInFailures(dctx, keys[1]); err != nil {
+		s.log.Error("clear failed sign-ins", "err", err)
+	}
+	if err := s.failures.RemoveSignInFailure(dctx, keys[0], now); err != nil {
+		s.log.Error("take back a sign-in attempt", "err", err)
+	}
 	bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignIn, "", "")
 	return c, nil
 }

@@ -361,3 +361,18 @@ func TestShutdownWithNothingRunningAbandonsNothing(t *testing.T) {
 		}
 	}
 }
+
+// A submission id far longer than the app's forms make is refused before
+// anything is stored.
+func TestOverlongSubmissionIDRefused(t *testing.T) {
+	f := newFixture(t)
+	id := f.start()
+	ctx := context.Background()
+	long := strings.Repeat("s", bff.MaxSubmissionIDBytes+1)
+	if _, err := f.svc.SendTurn(ctx, "owner-1", id, "hello", long); bff.ErrorCode(err) != bff.EINVALID {
+		t.Fatalf("a turn with a %d-byte submission id: %v", len(long), err)
+	}
+	if _, err := f.svc.StartIntake(ctx, "owner-1", bff.StartForm{Synthetic: true, SubmissionID: long}); bff.ErrorCode(err) != bff.EINVALID {
+		t.Fatalf("a start with a %d-byte submission id: %v", len(long), err)
+	}
+}

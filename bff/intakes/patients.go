@@ -26,6 +26,9 @@ type creation struct {
 // as owned by owner. Submitting the same form twice (same SubmissionID) gives
 // the same intake.
 func (p *Patients) StartIntake(ctx context.Context, owner string, f bff.StartForm) (*bff.Intake, error) {
+	if err := bff.CheckSubmissionID(f.SubmissionID); err != nil {
+		return nil, err
+	}
 	ni, err := f.Validate()
 	if err != nil {
 		return nil, err
@@ -156,6 +159,9 @@ func (p *Patients) SendTurnBlocking(ctx context.Context, owner, intakeID, messag
 func (p *Patients) sendTurn(ctx context.Context, owner, intakeID, message, submissionID string, blocking bool) (*bff.Turn, error) {
 	if p.runner.closing.Load() {
 		return nil, bff.Errorf(bff.EUNAVAILABLE, "The app is restarting. Please send your message again in a moment; nothing was sent.")
+	}
+	if err := bff.CheckSubmissionID(submissionID); err != nil {
+		return nil, err
 	}
 	in, err := p.owned(ctx, owner, intakeID)
 	if err != nil {

@@ -2,7 +2,8 @@
 // limits: a sliding-window gate over the per-minute request budget, a priority
 // queue in front of it, a pause on Retry-After, and the daily turn and intake
 // quotas. *Pacer implements intakeapi.Gate; package pacer imports intakeapi,
-// never the reverse.
+// never the reverse. With a Journal (Config.Journal, then Restore at start)
+// the window, today's counts and a pause survive a restart.
 package pacer
 
 import (
@@ -62,6 +63,58 @@ type Config struct {
 	Clock Clock
 	// Logger gets a line when a pause starts or a quota is spent; nil discards.
 	Logger *slog.Logger
+	// Journal, when set, is told every grant, refund, pause and spent quota,
+	// and Restore reads it back, so a restarted process continues the rolling
+	// window and today's counts where the last one left them (without it, the
+	// first minute after a restart could send a whole window's worth again
+	// and draw a 429). nil keeps everything in memory.
+	Journal Journal
+	// JournalTimeout bounds each journal write (0 means one second). A write
+	// that fails or times out is logged and the call goes ahead: the journal
+	// is a memory for the next start, never a gate on this one.
+	JournalTimeout time.Duration
+}
+
+// Journal keeps what a Pacer must remember across a restart. Entries are
+// appended as they happen; Load returns those a restart needs.
+//
+// Error contract: any error is the journal's own (an unreachable or broken
+// store), never a verdict on the call; the pacer logs it and carries on.
+// Methods honour ctx. Implementations are safe for concurrent use.
+type Journal interface {
+	// Record appends e.
+	Record(ctx context.Context, e Entry) error
+	// Load returns the entries recorded at or after since, and those whose
+	// Until is after since, oldest first.
+	Load(ctx context.Context, since time.Time) ([]Entry, error)
+	// Prune deletes the entries recorded before before whose Until is not
+	// after before.
+	Prune(ctx context.Context, before time.Time) error
+}
+
+// Event is what a journal Entry records.
+type Event string
+
+// Journal events.
+const (
+	// EventGrant: a request was let go at At. It holds a slot of the window
+	// and, when Quota is set, a unit of that quota for At's UTC day.
+	EventGrant Event = "grant"
+	// EventRefund: a unit of Quota reserved by a grant of the same UTC day
+	// was given back (the attempt was not charged).
+	EventRefund Event = "refund"
+	// EventPause: a Retry-After holds every call until Until.
+	EventPause Event = "pause"
+	// EventSpent: the service reported Quota spent; refused until Until.
+	EventSpent Event = "spent"
+)
+
+// Entry is one journal record.
+type Entry struct {
+	At    time.Time
+	Event Event
+	Quota string    // "turns", "intakes", or "" for calls on no quota
+	Until time.Time // EventPause and EventSpent
 }
 
 // ErrQuotaSpent is matched (errors.Is) by every *QuotaError.
@@ -117,6 +170,7 @@ type Pacer struct {
 	day        time.Time // start of the current UTC day
 	used       [2]int    // quota kind -> charged or in-flight today
 	spentUntil [2]time.Time
+	pruned     time.Time // the last journal prune
 }
 
 type quotaKind int
@@ -127,7 +181,22 @@ const (
 	kindIntakes
 )
 
-func (k quotaKind) String() string { return [...]string{"turns", "intakes"}[k] }
+func (k quotaKind) String() string {
+	if k == kindNone {
+		return ""
+	}
+	return [...]string{"turns", "intakes"}[k]
+}
+
+func kindNamed(name string) quotaKind {
+	switch name {
+	case "turns":
+		return kindTurns
+	case "intakes":
+		return kindIntakes
+	}
+	return kindNone
+}
 
 type waiter struct {
 	prio Priority
@@ -153,6 +222,9 @@ func New(cfg Config) *Pacer {
 	}
 	if cfg.IntakesPerDay == 0 {
 		cfg.IntakesPerDay = DefaultIntakesPerDay
+	}
+	if cfg.JournalTimeout <= 0 {
+		cfg.JournalTimeout = time.Second
 	}
 	clk := cfg.Clock
 	if clk == nil {
@@ -227,6 +299,13 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 				p.window = append(p.window, now)
 				release := p.reserve(kind)
 				p.mu.Unlock()
+				// Recorded before the request goes, so a restart that
+				// follows it cannot forget it: one small write, bounded.
+				// Skipped when it limits nothing (no window, no quota of
+				// its kind: a raised key under load pays no write per call).
+				if p.cfg.PerMinute > 0 || (kind != kindNone && p.limit(kind) > 0) {
+					p.journal(ctx, Entry{At: now, Event: EventGrant, Quota: kind.String()})
+				}
 				return release, nil
 			}
 			timer = p.clk.NewTimerAt(next)
@@ -276,8 +355,11 @@ func (p *Pacer) Stats() Stats {
 // Pause holds every call until d from now (as a 429 Retry-After does).
 func (p *Pacer) Pause(d time.Duration) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pauseLocked(d)
+	e, ok := p.pauseLocked(d)
+	p.mu.Unlock()
+	if ok {
+		p.journal(context.Background(), e)
+	}
 }
 
 func cmpWaiter(a, b *waiter) int {
@@ -374,13 +456,18 @@ func (p *Pacer) estimate(pos int, now time.Time) time.Duration {
 	return t.Sub(now)
 }
 
-func (p *Pacer) pauseLocked(d time.Duration) {
-	until := p.clk.Now().Add(d)
+// pauseLocked extends the pause to d from now; it returns the journal entry
+// when it did.
+func (p *Pacer) pauseLocked(d time.Duration) (Entry, bool) {
+	now := p.clk.Now()
+	until := now.Add(d)
 	if until.After(p.pausedUntil) {
 		p.pausedUntil = until
 		p.log.Info("pacer: paused by Retry-After", slog.Duration("for", d))
 		p.broadcast()
+		return Entry{At: now, Event: EventPause, Until: until}, true
 	}
+	return Entry{}, false
 }
 
 func (p *Pacer) rollDay(now time.Time) {
@@ -422,12 +509,13 @@ func (p *Pacer) reserve(k quotaKind) func(intakeapi.Outcome) {
 }
 
 func (p *Pacer) settle(k quotaKind, day time.Time, o intakeapi.Outcome) {
+	var entries []Entry
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	now := p.clk.Now()
 	p.rollDay(now)
 	if k != kindNone && !o.Charged() && p.day.Equal(day) && p.used[k] > 0 {
 		p.used[k]--
+		entries = append(entries, Entry{At: now, Event: EventRefund, Quota: k.String()})
 	}
 	if o.Status == 429 {
 		switch {
@@ -436,9 +524,126 @@ func (p *Pacer) settle(k quotaKind, day time.Time, o intakeapi.Outcome) {
 			// we did not see): refuse this kind until the next UTC reset.
 			p.spentUntil[k] = p.day.Add(24 * time.Hour)
 			p.log.Warn("pacer: the service reports the daily quota spent", slog.String("quota", k.String()))
+			entries = append(entries, Entry{At: now, Event: EventSpent, Quota: k.String(), Until: p.spentUntil[k]})
 		case o.RetryAfter > 0:
-			p.pauseLocked(o.RetryAfter)
+			if e, ok := p.pauseLocked(o.RetryAfter); ok {
+				entries = append(entries, e)
+			}
 		}
 	}
 	p.broadcast()
+	p.mu.Unlock()
+	for _, e := range entries {
+		p.journal(context.Background(), e)
+	}
+}
+
+// journal records e, if there is a journal, within JournalTimeout and never
+// cut short by the caller's context (the grant has happened either way). A
+// failure is logged: the call goes ahead, only a restart would forget it.
+// About once an hour it also starts a prune of old entries in the
+// background, off the caller's path.
+func (p *Pacer) journal(ctx context.Context, e Entry) {
+	j := p.cfg.Journal
+	if j == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.JournalTimeout)
+	defer cancel()
+	if err := j.Record(ctx, e); err != nil {
+		p.log.Warn("pacer: journal write failed; a restart now would forget this", slog.String("event", string(e.Event)), slog.Any("err", err))
+	}
+	p.mu.Lock()
+	prune := e.At.Sub(p.pruned) >= time.Hour
+	if prune {
+		p.pruned = e.At
+	}
+	p.mu.Unlock()
+	if prune {
+		go p.pruneJournal(e.At)
+	}
+}
+
+// journalKeep is how far back the journal is kept: today's counts need the
+// current UTC day, the window a minute; a day more is kept to look at.
+const journalKeep = 48 * time.Hour
+
+func (p *Pacer) pruneJournal(now time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*p.cfg.JournalTimeout)
+	defer cancel()
+	if err := p.cfg.Journal.Prune(ctx, now.Add(-journalKeep)); err != nil {
+		p.log.Warn("pacer: journal prune failed", slog.Any("err", err))
+	}
+}
+
+// Restore reads the journal back: the grants still in the rolling window,
+// today's quota counts (grants less refunds; a call in flight when the last
+// process stopped stays counted, as it may have been processed), a pause in
+// force and a quota the service reported spent. Call it once, before the
+// first Wait. Without a journal it does nothing.
+func (p *Pacer) Restore(ctx context.Context) error {
+	j := p.cfg.Journal
+	if j == nil {
+		return nil
+	}
+	p.mu.Lock()
+	now := p.clk.Now()
+	p.rollDay(now)
+	since := p.day // today's counts; and the window, when it reaches into yesterday
+	if w := now.Add(-p.hold); w.Before(since) {
+		since = w
+	}
+	p.mu.Unlock()
+
+	// At start, not on any call's path: the prune runs here, then hourly
+	// in the background.
+	if err := j.Prune(ctx, now.Add(-journalKeep)); err != nil {
+		return fmt.Errorf("pacer: prune the journal: %w", err)
+	}
+	entries, err := j.Load(ctx, since)
+	if err != nil {
+		return fmt.Errorf("pacer: restore from the journal: %w", err)
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rollDay(now)
+	var used [2]int
+	window := 0
+	for _, e := range entries {
+		k := kindNamed(e.Quota)
+		today := !e.At.Before(p.day) && e.At.Before(p.day.Add(24*time.Hour))
+		switch e.Event {
+		case EventGrant:
+			if e.At.Add(p.hold).After(now) {
+				p.window = append(p.window, e.At)
+				window++
+			}
+			if k != kindNone && today {
+				used[k]++
+			}
+		case EventRefund:
+			if k != kindNone && today {
+				used[k]--
+			}
+		case EventPause:
+			if e.Until.After(p.pausedUntil) && e.Until.After(now) {
+				p.pausedUntil = e.Until
+			}
+		case EventSpent:
+			if k != kindNone && e.Until.After(p.spentUntil[k]) && e.Until.After(now) {
+				p.spentUntil[k] = e.Until
+			}
+		}
+	}
+	slices.SortFunc(p.window, time.Time.Compare)
+	for k := range used {
+		p.used[k] += max(used[k], 0)
+	}
+	p.pruned = now
+	p.broadcast()
+	p.log.Info("pacer: restored from the journal", slog.Int("in_window", window),
+		slog.Int("turns_used", p.used[kindTurns]), slog.Int("intakes_used", p.used[kindIntakes]),
+		slog.Time("paused_until", p.pausedUntil))
+	return nil
 }

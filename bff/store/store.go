@@ -1,6 +1,7 @@
 // Package store is the SQLite adapter of the bff store interfaces
 // (bff.IntakeStore, bff.TurnStore, bff.HandoffStore, bff.ClinicianStore,
-// bff.ReviewStore, bff.AuditStore) and the home of the scs
+// bff.ReviewStore, bff.AuditStore, bff.SignInFailureStore), the pacer's
+// journal (DB.PacerJournal, a pacer.Journal) and the home of the scs
 // session table. It uses the pure-Go driver modernc.org/sqlite, so the binary
 // needs no cgo and no database server.
 //

@@ -61,6 +61,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.closeStores()
 		return nil, err
 	}
+	if err := a.pacer.Restore(ctx); err != nil { // the window and today's counts, before Recover sends anything
+		a.closeStores()
+		return nil, fmt.Errorf("read back the pacer's journal: %w", err)
+	}
 	if n, err := a.runner.Recover(ctx); err != nil {
 		a.closeStores()
 		return nil, fmt.Errorf("settle turns left pending: %w", err)
@@ -92,7 +96,7 @@ func (a *App) assemble(ctx context.Context) error {
 	m := newUpstreamMetrics(reg)
 	a.pacer = pacer.New(pacer.Config{
 		PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay,
-		Logger: a.log.With("component", "pacer"),
+		Logger: a.log.With("component", "pacer"), Journal: a.db.PacerJournal(),
 	})
 	a.client, err = intakeapi.New(intakeapi.Config{
 		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: timedGate{Gate: a.pacer, wait: m.gateWait},
@@ -112,7 +116,7 @@ func (a *App) assemble(ctx context.Context) error {
 		Now: cfg.Now, Logger: a.log.With("component", "review"),
 	})
 	a.accounts = accounts.New(accounts.Deps{
-		Clinicians: a.db, Audit: a.db, Now: cfg.Now, BcryptCost: cfg.BcryptCost,
+		Clinicians: a.db, Audit: a.db, SignInFailures: a.db, Now: cfg.Now, BcryptCost: cfg.BcryptCost,
 		Logger: a.log.With("component", "accounts"),
 	})
 	a.sstore = store.NewSessionStoreWithCleanup(a.db, 10*time.Minute)

@@ -1,4 +1,4 @@
--- 0005: keys the app generates once and keeps across restarts (and, on a
+-- 0007: keys the app generates once and keeps across restarts (and, on a
 -- shared database, across processes): the CSRF cookie signing key. Never
 -- shown, never logged.
 CREATE TABLE secrets (

@@ -1,0 +1,155 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/pacer/pacertest"
+	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/bff/store/storetest"
+)
+
+func TestPacerJournal(t *testing.T) {
+	db := storetest.MustOpenDB(t)
+	j := db.PacerJournal()
+	ctx := context.Background()
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+
+	if es, err := j.Load(ctx, time.Time{}); err != nil || len(es) != 0 {
+		t.Fatalf("fresh store: %v, %v", es, err)
+	}
+	entries := []pacer.Entry{
+		{At: at(0), Event: pacer.EventGrant, Quota: "turns"},
+		{At: at(0), Event: pacer.EventGrant},
+		{At: at(1).In(time.FixedZone("CET", 3600)), Event: pacer.EventRefund, Quota: "intakes"},
+		{At: at(2), Event: pacer.EventPause, Until: at(3600)},
+		{At: at(3), Event: pacer.EventSpent, Quota: "intakes", Until: at(50000)},
+		{At: at(100), Event: pacer.EventGrant, Quota: "intakes"},
+	}
+	// Recorded out of time order: Load sorts by time, then by recording.
+	for _, i := range []int{0, 1, 5, 2, 3, 4} {
+		if err := j.Record(ctx, entries[i]); err != nil {
+			t.Fatalf("Record %d: %v", i, err)
+		}
+	}
+	equal := func(got, want []pacer.Entry) bool {
+		if len(got) != len(want) {
+			return false
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if !g.At.Equal(w.At) || g.Event != w.Event || g.Quota != w.Quota || !g.Until.Equal(w.Until) || g.At.Location() != time.UTC {
+				return false
+			}
+		}
+		return true
+	}
+	if es, err := j.Load(ctx, t0); err != nil || !equal(es, entries) {
+		t.Fatalf("Load all: %v, %+v", err, es)
+	}
+	// since is inclusive for At; a pause or spent quota still in force at
+	// since comes back however old.
+	if es, err := j.Load(ctx, at(100)); err != nil || !equal(es, []pacer.Entry{entries[3], entries[4], entries[5]}) {
+		t.Fatalf("Load from 100 s: %v, %+v", err, es)
+	}
+	if es, err := j.Load(ctx, at(4000)); err != nil || !equal(es, []pacer.Entry{entries[4]}) {
+		t.Fatalf("Load from 4000 s: %v, %+v", err, es)
+	}
+
+	// Prune keeps what is recent or still in force.
+	if err := j.Prune(ctx, at(4000)); err != nil {
+		t.Fatal(err)
+	}
+	if es, err := j.Load(ctx, time.Time{}); err != nil || !equal(es, []pacer.Entry{entries[4]}) {
+		t.Fatalf("after prune: %v, %+v", err, es)
+	}
+
+	// The table refuses what the pacer never writes.
+	if err := j.Record(ctx, pacer.Entry{At: t0, Event: "bogus"}); err == nil {
+		t.Error("an unknown event was recorded")
+	}
+	if err := j.Record(ctx, pacer.Entry{At: t0, Event: pacer.EventGrant, Quota: "reads"}); err == nil {
+		t.Error("an unknown quota was recorded")
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := j.Record(cctx, entries[0]); !errors.Is(err, context.Canceled) || bff.ErrorCode(err) != bff.EINTERNAL {
+		t.Errorf("Record: %v", err)
+	}
+	if _, err := j.Load(cctx, t0); !errors.Is(err, context.Canceled) {
+		t.Errorf("Load: %v", err)
+	}
+	if err := j.Prune(cctx, t0); !errors.Is(err, context.Canceled) {
+		t.Errorf("Prune: %v", err)
+	}
+}
+
+// The whole chain on a database file: a pacer fills its window, the process
+// "stops" (the store is closed), a new pacer on the reopened file restores,
+// and its next call waits for the window instead of drawing a 429; today's
+// counts carry over.
+func TestPacerRestartsFromTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "intake.db")
+	clk := pacertest.NewClock(t0)
+	run := func() (*pacer.Pacer, *store.DB) {
+		db, err := store.Open(ctx, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 6, TurnsPerDay: 10, Clock: clk, Journal: db.PacerJournal()})
+		if err := p.Restore(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return p, db
+	}
+	p, db := run()
+	for range 6 {
+		rel, err := p.Wait(ctx, intakeapi.Call{Op: intakeapi.OpTurn, Priority: pacer.PatientTurn, Attempt: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel(intakeapi.Outcome{Status: 200})
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(5 * time.Second)
+
+	p, db = run()
+	defer db.Close()
+	if s := p.Stats(); s.InWindow != 6 || s.TurnsUsed != 6 {
+		t.Fatalf("after the restart: %+v, want 6 in the window and 6 turns used", s)
+	}
+	// The 7th is not granted before the window frees (a caller that gives up
+	// first is never granted), and is when it does.
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Wait(wctx, intakeapi.Call{Op: intakeapi.OpTurn, Priority: pacer.PatientTurn, Attempt: 1})
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Stats().Waiting != 1 || clk.Pending() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the 7th call never queued")
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the 7th call within the window: %v, want it still waiting when cancelled", err)
+	}
+	clk.Advance(55 * time.Second)
+	if _, err := p.Wait(ctx, intakeapi.Call{Op: intakeapi.OpTurn, Priority: pacer.PatientTurn, Attempt: 1}); err != nil {
+		t.Fatalf("the 7th call once the window frees: %v", err)
+	}
+}
