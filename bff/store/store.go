@@ -69,16 +69,6 @@ type Option func(*DB)
 // WithClock sets the time source of CreateTurn's CreatedAt (default time.Now).
 func WithClock(c bff.Clock) Option { return func(db *DB) { db.now = c } }
 
-// WithReaders sets the size of the read pool (default max(4, GOMAXPROCS)).
-func WithReaders(n int) Option {
-	return func(db *DB) {
-		if n > 0 && db.r != db.w {
-			db.r.SetMaxOpenConns(n)
-			db.r.SetMaxIdleConns(n)
-		}
-	}
-}
-
 // Open opens (creating if need be) the SQLite database at path and applies
 // every pending migration. path is a file name, or ":memory:" for a private
 // in-memory database. logger may be nil.
