@@ -461,34 +461,37 @@ func TestEventsMatchTheDocument(t *testing.T) {
 	}
 }
 
-// Times encode as the sandbox sends them, UTC with milliseconds, and any
-// RFC 3339 time decodes.
+// Times encode as the sandbox sends them, UTC with milliseconds, in the
+// field's place; any RFC 3339 time decodes.
 func TestTimesEncodeWithMilliseconds(t *testing.T) {
 	at := time.Date(2026, 8, 3, 12, 0, 0, 120_456_789, time.FixedZone("x", 2*3600))
 	in := wire.Intake{EncounterID: "enc_a_b", Status: wire.StateOpen, CreatedAt: at, ExpiresAt: at.Add(2 * time.Hour)}
 	b, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	if m["created_at"] != "2026-08-03T10:00:00.120Z" || m["expires_at"] != "2026-08-03T12:00:00.120Z" || m["encounter_id"] != "enc_a_b" || m["status"] != "open" || len(m) != 4 {
-		t.Fatalf("encoded %s", b)
+	if want := `{"encounter_id":"enc_a_b","status":"open","created_at":"2026-08-03T10:00:00.120Z","expires_at":"2026-08-03T12:00:00.120Z"}`; err != nil || string(b) != want {
+		t.Fatalf("encoded %s, %v\nwant    %s", b, err, want)
 	}
 	var back wire.Intake
 	if err := json.Unmarshal(b, &back); err != nil || !back.CreatedAt.Equal(at.Truncate(time.Millisecond)) {
 		t.Fatalf("decoded %+v, %v", back, err)
 	}
 
-	sum, _ := json.Marshal(wire.Summary{CreatedAt: at, ExpiresAt: at})
-	if !strings.Contains(string(sum), `"created_at":"2026-08-03T10:00:00.120Z"`) || strings.Count(string(sum), "created_at") != 1 {
-		t.Fatalf("summary %s", sum)
+	sum, err := json.Marshal(wire.Summary{EncounterID: "e", Status: wire.StateClosed, TurnCount: 2, CreatedAt: at, ExpiresAt: at})
+	if want := `{"encounter_id":"e","status":"closed","turn_count":2,"created_at":"2026-08-03T10:00:00.120Z","expires_at":"2026-08-03T10:00:00.120Z","last_safety_status":null,"last_disposition":null}`; err != nil || string(sum) != want {
+		t.Fatalf("summary %s, %v\nwant    %s", sum, err, want)
 	}
-	h, _ := json.Marshal(&wire.Turn{Handoff: &wire.Handoff{CapturedAt: at, Raw: json.RawMessage(`{"x":1}`)}})
-	if !strings.Contains(string(h), `"captured_at":"2026-08-03T10:00:00.120Z"`) || strings.Contains(string(h), `"x"`) || strings.Contains(string(h), "Raw") {
-		t.Fatalf("turn %s", h)
+
+	// A note that looks like the field is a string value, escaped: left alone.
+	trap := `"captured_at":"2026-08-03T12:00:00.120456789+02:00"`
+	h := &wire.Handoff{EncounterID: "e", CapturedAt: at, SafetyNotes: []string{trap}, Raw: json.RawMessage(`{"x":1}`)}
+	tb, err := json.Marshal(&wire.Turn{Handoff: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(tb)
+	if !strings.Contains(s, `"handoff":{"encounter_id":"e","captured_at":"2026-08-03T10:00:00.120Z","terminal":false`) ||
+		!strings.Contains(s, `"safety_notes":["\"captured_at\":\"2026-08-03T12:00:00.120456789+02:00\""]`) ||
+		strings.Contains(s, `"x"`) || strings.Contains(s, "Raw") {
+		t.Fatalf("turn %s", tb)
 	}
 }
 

@@ -1,7 +1,10 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -27,11 +30,7 @@ type Intake struct {
 // MarshalJSON encodes the times with TimeLayout.
 func (i Intake) MarshalJSON() ([]byte, error) {
 	type plain Intake // no methods: no recursion
-	return json.Marshal(struct {
-		plain
-		CreatedAt stamp `json:"created_at"`
-		ExpiresAt stamp `json:"expires_at"`
-	}{plain(i), stamp(i.CreatedAt), stamp(i.ExpiresAt)})
+	return stamped(plain(i), map[string]time.Time{"created_at": i.CreatedAt, "expires_at": i.ExpiresAt})
 }
 
 // Summary is the status summary of an intake (GET /v1/intakes/{id}; schema
@@ -49,11 +48,7 @@ type Summary struct {
 // MarshalJSON encodes the times with TimeLayout.
 func (s Summary) MarshalJSON() ([]byte, error) {
 	type plain Summary
-	return json.Marshal(struct {
-		plain
-		CreatedAt stamp `json:"created_at"`
-		ExpiresAt stamp `json:"expires_at"`
-	}{plain(s), stamp(s.CreatedAt), stamp(s.ExpiresAt)})
+	return stamped(plain(s), map[string]time.Time{"created_at": s.CreatedAt, "expires_at": s.ExpiresAt})
 }
 
 // Turn is one patient message plus the engine's reply: the blocking response
@@ -130,10 +125,7 @@ func (h *Handoff) UnmarshalJSON(b []byte) error {
 // TimeLayout.
 func (h Handoff) MarshalJSON() ([]byte, error) {
 	type plain Handoff
-	return json.Marshal(struct {
-		plain
-		CapturedAt stamp `json:"captured_at"`
-	}{plain(h), stamp(h.CapturedAt)})
+	return stamped(plain(h), map[string]time.Time{"captured_at": h.CapturedAt})
 }
 
 // SOAP is the clinician note of a handoff (schema Soap).
@@ -234,12 +226,31 @@ type Fault struct {
 	Count       int       `json:"count"`
 }
 
-// stamp is a time encoded with TimeLayout.
-type stamp time.Time
-
-func (s stamp) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(TimeLayout)+2)
-	b = append(b, '"')
-	b = time.Time(s).UTC().AppendFormat(b, TimeLayout)
-	return append(b, '"'), nil
+// stamped encodes v, a struct without methods, then rewrites each of its
+// top-level time fields named in times with TimeLayout in place, so the
+// fields keep their order. encoding/json writes a time as a quoted
+// RFC 3339 string and escapes every quote inside strings, so `"key":<time>`
+// occurs once, as the field itself; nested objects have no such key.
+func stamped(v any, times map[string]time.Time) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	for key, t := range times {
+		enc, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		field := append([]byte(`"`+key+`":`), enc...)
+		at := bytes.Index(b, field)
+		if at < 0 {
+			return nil, fmt.Errorf("wire: encoded %T has no field %s", v, key)
+		}
+		val := make([]byte, 0, len(TimeLayout)+2)
+		val = append(val, '"')
+		val = t.UTC().AppendFormat(val, TimeLayout)
+		val = append(val, '"')
+		b = slices.Concat(b[:at+len(key)+3], val, b[at+len(field):])
+	}
+	return b, nil
 }
