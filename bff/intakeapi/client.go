@@ -225,12 +225,6 @@ func (c *Client) Handoff(ctx context.Context, encounterID string) (*Handoff, Met
 	return &h, meta, nil
 }
 
-// OpenAPI returns the service's OpenAPI document as served (YAML). The spec
-// does not say whether it needs the key; it is sent, as for every read.
-func (c *Client) OpenAPI(ctx context.Context) ([]byte, Meta, error) {
-	return c.send(ctx, request{op: OpOpenAPI, method: http.MethodGet, path: "/v1/openapi.yaml", auth: true})
-}
-
 func turnRequest(encounterID, message string, stream bool) (string, []byte, error) {
 	if err := checkEncounterID(encounterID); err != nil {
 		return "", nil, err

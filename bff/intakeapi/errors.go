@@ -109,20 +109,16 @@ func AsError(err error) (*Error, bool) {
 	return e, ok
 }
 
-// Helpers, one per code, for readable branches at call sites.
+// Helpers for the codes callers branch on most; IsCode does the rest.
 
-func IsInvalidRequest(err error) bool   { return IsCode(err, CodeInvalidRequest) }
-func IsUnauthorized(err error) bool     { return IsCode(err, CodeUnauthorized) }
-func IsNotFound(err error) bool         { return IsCode(err, CodeNotFound) }
-func IsIntakeClosed(err error) bool     { return IsCode(err, CodeIntakeClosed) }
-func IsIntakeExpired(err error) bool    { return IsCode(err, CodeIntakeExpired) }
-func IsRateLimited(err error) bool      { return IsCode(err, CodeRateLimited) }
-func IsQuotaExceeded(err error) bool    { return IsCode(err, CodeQuotaExceeded) }
-func IsUpstreamError(err error) bool    { return IsCode(err, CodeUpstreamError) }
-func IsUnavailable(err error) bool      { return IsCode(err, CodeUnavailable) }
-func IsInternalError(err error) bool    { return IsCode(err, CodeInternalError) }
-func IsTurnInProgress(err error) bool   { return IsCode(err, CodeTurnInProgress) }
-func IsMethodNotAllowed(err error) bool { return IsCode(err, CodeMethodNotAllowed) }
+// IsQuotaExceeded reports whether err carries CodeQuotaExceeded.
+func IsQuotaExceeded(err error) bool { return IsCode(err, CodeQuotaExceeded) }
+
+// IsUpstreamError reports whether err carries CodeUpstreamError.
+func IsUpstreamError(err error) bool { return IsCode(err, CodeUpstreamError) }
+
+// IsTurnInProgress reports whether err carries CodeTurnInProgress.
+func IsTurnInProgress(err error) bool { return IsCode(err, CodeTurnInProgress) }
 
 // Transport-level failures. The caller cannot know whether the service acted
 // on the request, so it reconciles (reads the handoff) before resending a turn.
