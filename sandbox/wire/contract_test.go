@@ -3,6 +3,7 @@ package wire_test
 import (
 	"encoding/json"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"os"
@@ -508,5 +509,20 @@ func TestHandoffKeepsRawAndUnknownValues(t *testing.T) {
 	}
 	if !turn.NeedsReconcile() {
 		t.Fatal("a turn without state fields needs reconciling")
+	}
+}
+
+// Both the sandbox and the app import this package, so it imports only the
+// standard library: the sandbox must import nothing of the app.
+func TestImportsOnlyTheStandardLibrary(t *testing.T) {
+	pkg, err := build.ImportDir(".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range pkg.Imports {
+		first, _, _ := strings.Cut(imp, "/")
+		if strings.Contains(first, ".") {
+			t.Errorf("package wire imports %s", imp)
+		}
 	}
 }
