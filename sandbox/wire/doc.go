@@ -14,9 +14,10 @@
 // `const: open` of Intake.status, and the EncounterId schema against the
 // EncounterId parameter), maps `number` to float32, maps `date-time` to
 // time.Time whose encoding drops the millisecond zeros the sandbox promises,
-// names fields EncounterId, BuildSha, LatencyMs, Soap (the whole app uses
-// EncounterID, BuildSHA, LatencyMS, SOAP), and turns the open enumerations
-// SafetyStatus and Disposition into plain string aliases. Each of these is
+// names fields EncounterId, BuildSha, LatencyMs, Soap (its initialisms
+// normalizer fixes only EncounterID; the whole app uses EncounterID,
+// BuildSHA, LatencyMS, SOAP), and turns the open enumerations SafetyStatus
+// and Disposition into plain string aliases. Each of these is
 // fixable only with Go-specific x-go-* extensions in the contract or with
 // wrappers around every generated type, which is a second definition again.
 //
@@ -24,9 +25,12 @@
 // that every component schema has its Go type and every property its JSON
 // field, with the same required-ness (no omitempty) and nullability (a
 // pointer), the same JSON type (string, integer, number, boolean, array,
-// object, date-time), and that the constants of each enumeration are exactly
-// the document's enum (or its examples). A change on either side without the
-// other fails `go test ./sandbox/...`.
+// object, date-time), that the constants of each enumeration are exactly
+// the document's enum or examples (for the open ones, that its description
+// names each constant), and that the event types are the stream's
+// x-sse-events. The few deliberate differences are listed in the test with
+// their reasons. A change on either side without the other fails
+// `go test ./sandbox/...`.
 //
 // # Tolerant decoding
 //
@@ -38,8 +42,8 @@
 //
 // # Encoding
 //
-// Times are time.Time; Intake, Summary and Handoff encode them as the
-// sandbox sends them, RFC 3339 in UTC with milliseconds (TimeLayout), and
-// decode any RFC 3339 time. Slices are encoded as given: an encoder that
+// Times are time.Time; Intake, Summary and Handoff encode them in their
+// place as the sandbox sends them, RFC 3339 in UTC with milliseconds
+// (TimeLayout), and decode any RFC 3339 time. Slices are encoded as given: an encoder that
 // must send [] rather than null passes non-nil slices.
 package wire
