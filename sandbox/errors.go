@@ -6,23 +6,25 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/clinical-intake/intake-web/sandbox/wire"
 )
 
 // Error codes of the spec's Errors table, plus the two the sandbox adds where
-// the spec is silent (README, choices 6 and 12).
+// the spec is silent (README, choices 6 and 12), as package wire names them.
 const (
-	codeInvalidRequest     = "invalid_request"
-	codeUnauthorized       = "unauthorized"
-	codeNotFound           = "not_found"
-	codeIntakeClosed       = "intake_closed"
-	codeIntakeExpired      = "intake_expired"
-	codeRateLimited        = "rate_limited"
-	codeQuotaExceeded      = "quota_exceeded"
-	codeUpstreamError      = "upstream_error"
-	codeUnavailable        = "unavailable"
-	codeInternalError      = "internal_error"
-	codeTurnInProgress     = "turn_in_progress"
-	codeMethodNotAllowed   = "method_not_allowed"
+	codeInvalidRequest     = wire.CodeInvalidRequest
+	codeUnauthorized       = wire.CodeUnauthorized
+	codeNotFound           = wire.CodeNotFound
+	codeIntakeClosed       = wire.CodeIntakeClosed
+	codeIntakeExpired      = wire.CodeIntakeExpired
+	codeRateLimited        = wire.CodeRateLimited
+	codeQuotaExceeded      = wire.CodeQuotaExceeded
+	codeUpstreamError      = wire.CodeUpstreamError
+	codeUnavailable        = wire.CodeUnavailable
+	codeInternalError      = wire.CodeInternalError
+	codeTurnInProgress     = wire.CodeTurnInProgress
+	codeMethodNotAllowed   = wire.CodeMethodNotAllowed
 	maxBodyBytes           = 64 << 10
 	maxMessageChars        = 8000
 	maxHistoryChars        = 4000
@@ -42,13 +44,13 @@ const (
 // spec and a message safe to show.
 type apiError struct {
 	status      int
-	code        string
+	code        wire.Code
 	message     string
 	encounterID string
 	retryAfter  time.Duration // > 0 sets Retry-After
 }
 
-func (e *apiError) Error() string { return e.code + ": " + e.message }
+func (e *apiError) Error() string { return string(e.code) + ": " + e.message }
 
 func errInvalid(format string, a ...any) *apiError {
 	return &apiError{status: http.StatusBadRequest, code: codeInvalidRequest, message: fmt.Sprintf(format, a...)}
@@ -58,22 +60,12 @@ func errNotFound(id string) *apiError {
 	return &apiError{status: http.StatusNotFound, code: codeNotFound, message: "No intake with this identifier exists for this key.", encounterID: id}
 }
 
-type envelope struct {
-	Error envelopeBody `json:"error"`
-}
-
-type envelopeBody struct {
-	Code        string `json:"code"`
-	Message     string `json:"message"`
-	EncounterID string `json:"encounter_id,omitempty"`
-}
-
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.retryAfter > 0 {
 		secs := int64((e.retryAfter + time.Second - 1) / time.Second)
 		w.Header().Set(headerRetryAfter, strconv.FormatInt(secs, 10))
 	}
-	writeJSON(w, e.status, envelope{Error: envelopeBody{Code: e.code, Message: e.message, EncounterID: e.encounterID}})
+	writeJSON(w, e.status, wire.ErrorEnvelope{Error: wire.ErrorBody{Code: e.code, Message: e.message, EncounterID: e.encounterID}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

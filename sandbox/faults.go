@@ -2,19 +2,21 @@ package sandbox
 
 import (
 	"net/http"
+
+	"github.com/clinical-intake/intake-web/sandbox/wire"
 )
 
 // Fault kinds (README, "Fault injection").
 const (
-	faultUpstreamError = "upstream_error"
-	faultUnavailable   = "unavailable"
-	faultInternalError = "internal_error"
-	faultRateLimited   = "rate_limited"
-	faultQuotaExceeded = "quota_exceeded"
-	faultStreamDrop    = "stream_drop"
-	faultStreamError   = "stream_error"
-	faultNullState     = "null_state"
-	faultSlowStart     = "slow_start"
+	faultUpstreamError = string(wire.FaultUpstreamError)
+	faultUnavailable   = string(wire.FaultUnavailable)
+	faultInternalError = string(wire.FaultInternalError)
+	faultRateLimited   = string(wire.FaultRateLimited)
+	faultQuotaExceeded = string(wire.FaultQuotaExceeded)
+	faultStreamDrop    = string(wire.FaultStreamDrop)
+	faultStreamError   = string(wire.FaultStreamError)
+	faultNullState     = string(wire.FaultNullState)
+	faultSlowStart     = string(wire.FaultSlowStart)
 )
 
 // arm handles POST /v1/sandbox/faults.
@@ -31,7 +33,7 @@ func (s *Service) arm(w http.ResponseWriter, r *http.Request, owner string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	resp := wireFault{Kind: req.kind, Count: req.count}
+	resp := wire.Fault{Kind: wire.FaultKind(req.kind), Count: req.count}
 	if req.encounterID != "" {
 		in, aerr := s.lookup(owner, req.encounterID)
 		if aerr != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/sandbox/engine"
+	"github.com/clinical-intake/intake-web/sandbox/wire"
 )
 
 // Service is the sandbox as an http.Handler. Its state lives in memory.
@@ -167,7 +168,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.count(name)
 	if name == "health" {
-		writeJSON(w, http.StatusOK, wireHealth{OK: true, Release: s.cfg.Release, BuildSHA: s.buildSHA})
+		writeJSON(w, http.StatusOK, wire.Health{OK: true, Release: s.cfg.Release, BuildSHA: s.buildSHA})
 		return
 	}
 	owner, aerr := s.authenticate(r)
@@ -312,18 +313,18 @@ func (s *Service) summary(w http.ResponseWriter, owner, id string) {
 	s.read(w, owner, id, func(in *intake) any { return s.summaryOf(in) })
 }
 
-func (s *Service) summaryOf(in *intake) wireSummary {
-	sum := wireSummary{
+func (s *Service) summaryOf(in *intake) wire.Summary {
+	sum := wire.Summary{
 		EncounterID: in.id,
-		Status:      in.status(s.now()),
+		Status:      wire.State(in.status(s.now())),
 		TurnCount:   len(in.turns),
-		CreatedAt:   stamp(in.created),
-		ExpiresAt:   stamp(in.expires),
+		CreatedAt:   in.created,
+		ExpiresAt:   in.expires,
 	}
 	if n := len(in.turns); n > 0 {
 		last := in.turns[n-1].result
-		sum.LastSafetyStatus = optStr(last.SafetyStatus)
-		sum.LastDisposition = optStr(last.Disposition)
+		sum.LastSafetyStatus = opt[wire.SafetyStatus](last.SafetyStatus)
+		sum.LastDisposition = opt[wire.Disposition](last.Disposition)
 	}
 	return sum
 }
@@ -334,7 +335,7 @@ func (s *Service) handoffRead(w http.ResponseWriter, owner, id string) {
 
 // handoff builds the snapshot of in from its last applied turn. The caller
 // holds s.mu.
-func (s *Service) handoff(in *intake) wireHandoff {
+func (s *Service) handoff(in *intake) wire.Handoff {
 	res, at := in.initial, in.created
 	audit := "aud_" + in.id[len(in.id)-16:] + "_0"
 	var latency time.Duration
@@ -342,33 +343,33 @@ func (s *Service) handoff(in *intake) wireHandoff {
 		t := in.turns[n-1]
 		res, at, audit, latency = t.result, t.at, t.auditRef, t.latency
 	}
-	conv := make([]wireMessage, 0, 2*len(in.turns))
+	conv := make([]wire.Message, 0, 2*len(in.turns))
 	for _, t := range in.turns {
-		conv = append(conv, wireMessage{Role: "patient", Text: t.patient}, wireMessage{Role: "assistant", Text: t.result.Reply})
+		conv = append(conv, wire.Message{Role: wire.RolePatient, Text: t.patient}, wire.Message{Role: wire.RoleAssistant, Text: t.result.Reply})
 	}
-	scores := make([]wireScore, 0, len(res.Scores))
+	scores := make([]wire.Score, 0, len(res.Scores))
 	for _, sc := range res.Scores {
-		scores = append(scores, wireScore{Key: sc.Key, Total: sc.Total, Band: sc.Band, Components: sc.Components})
+		scores = append(scores, wire.Score{Key: sc.Key, Total: sc.Total, Band: wire.Band(sc.Band), Components: sc.Components})
 	}
 	id := s.identity
 	lat, count := float64(latency.Milliseconds()), float64(id.ProtocolCount)
-	return wireHandoff{
+	return wire.Handoff{
 		EncounterID:        in.id,
-		CapturedAt:         stamp(at),
+		CapturedAt:         at,
 		Terminal:           in.status(s.now()) != "open",
 		Urgent:             res.Urgent,
-		IntakeStatus:       optStr(res.IntakeStatus),
-		SafetyStatus:       optStr(res.SafetyStatus),
+		IntakeStatus:       opt[wire.IntakeStatus](res.IntakeStatus),
+		SafetyStatus:       opt[wire.SafetyStatus](res.SafetyStatus),
 		SafetyNotes:        nonNil(res.SafetyNotes),
-		Disposition:        optStr(res.Disposition),
+		Disposition:        opt[wire.Disposition](res.Disposition),
 		DispositionLabel:   optStr(res.DispositionLabel),
-		SOAP:               wireSOAP{Subjective: res.SOAP.Subjective, Objective: res.SOAP.Objective, Assessment: res.SOAP.Assessment, Plan: res.SOAP.Plan},
-		CapturedFacts:      wireFacts{Age: res.Facts.Age, Sex: res.Facts.Sex, Pregnancy: res.Facts.Pregnancy},
+		SOAP:               wire.SOAP{Subjective: res.SOAP.Subjective, Objective: res.SOAP.Objective, Assessment: res.SOAP.Assessment, Plan: res.SOAP.Plan},
+		CapturedFacts:      wire.CapturedFacts{Age: res.Facts.Age, Sex: res.Facts.Sex, Pregnancy: res.Facts.Pregnancy},
 		ActiveProtocol:     optStr(res.ActiveProtocol),
 		CandidateProtocols: nonNil(res.CandidateProtocols),
 		Scores:             scores,
 		Conversation:       conv,
-		Provenance: wireProvenance{
+		Provenance: wire.Provenance{
 			Release:        strPtr(s.cfg.Release),
 			ServerModel:    optStr(id.ServerModel),
 			PromptHash:     optStr(id.PromptHash),

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/clinical-intake/intake-web/sandbox/wire"
 )
 
 // Wire names and limits of the spec.
@@ -132,14 +134,7 @@ func (c *Client) CreateIntake(ctx context.Context, in NewIntake) (*Intake, Meta,
 }
 
 func (in NewIntake) marshal() ([]byte, error) {
-	type demographics struct {
-		AgeYears *int `json:"age_years,omitempty"`
-		Sex      Sex  `json:"sex,omitempty"`
-	}
-	var w struct {
-		Demographics   *demographics `json:"demographics,omitempty"`
-		PatientHistory string        `json:"patient_history,omitempty"`
-	}
+	var w wire.CreateIntakeRequest
 	if in.AgeYears != nil && (*in.AgeYears < 0 || *in.AgeYears > MaxAgeYears) {
 		return nil, localError("age_years must be 0 to %d (got %d)", MaxAgeYears, *in.AgeYears)
 	}
@@ -152,7 +147,7 @@ func (in NewIntake) marshal() ([]byte, error) {
 		return nil, localError("patient_history must be at most %d characters (got %d)", MaxHistoryChars, n)
 	}
 	if in.AgeYears != nil || in.Sex != "" {
-		w.Demographics = &demographics{AgeYears: in.AgeYears, Sex: in.Sex}
+		w.Demographics = &wire.Demographics{AgeYears: in.AgeYears, Sex: in.Sex}
 	}
 	w.PatientHistory = in.PatientHistory
 	return json.Marshal(w)
@@ -232,12 +227,6 @@ func (c *Client) Handoff(ctx context.Context, encounterID string) (*Handoff, Met
 	return &h, meta, nil
 }
 
-// OpenAPI returns the service's OpenAPI document as served (YAML). The spec
-// does not say whether it needs the key; it is sent, as for every read.
-func (c *Client) OpenAPI(ctx context.Context) ([]byte, Meta, error) {
-	return c.send(ctx, request{op: OpOpenAPI, method: http.MethodGet, path: "/v1/openapi.yaml", auth: true})
-}
-
 func turnRequest(encounterID, message string, stream bool) (string, []byte, error) {
 	if err := checkEncounterID(encounterID); err != nil {
 		return "", nil, err
@@ -245,10 +234,7 @@ func turnRequest(encounterID, message string, stream bool) (string, []byte, erro
 	if n := utf8.RuneCountInString(message); n < 1 || n > MaxMessageChars {
 		return "", nil, localError("message must be 1 to %d characters (got %d)", MaxMessageChars, n)
 	}
-	body, err := json.Marshal(struct {
-		Message string `json:"message"`
-		Stream  bool   `json:"stream,omitempty"`
-	}{message, stream})
+	body, err := json.Marshal(wire.TurnRequest{Message: message, Stream: stream})
 	if err != nil {
 		return "", nil, err
 	}

@@ -334,7 +334,7 @@ func TestRateLimitedNotRetriedPastTheDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, _, err := c.Summary(ctx, "e")
-	if e, ok := intakeapi.AsError(err); !ok || !intakeapi.IsRateLimited(err) || e.RetryAfter != 10*time.Minute {
+	if e, ok := intakeapi.AsError(err); !ok || !intakeapi.IsCode(err, intakeapi.CodeRateLimited) || e.RetryAfter != 10*time.Minute {
 		t.Fatalf("err %v", err)
 	}
 	if s.count() != 1 {
@@ -350,7 +350,7 @@ func TestUnavailableBacksOffWithinTheDeadline(t *testing.T) {
 	s := &scripted{resps: resps}
 	c, _, _ := newTestClient(t, serve(t, s), func(cfg *intakeapi.Config) { cfg.MaxUnavailableRetries = 3 })
 	_, meta, err := c.Turn(context.Background(), "e", "hi", "k1")
-	if !intakeapi.IsUnavailable(err) || meta.Attempts != 4 || s.count() != 4 {
+	if !intakeapi.IsCode(err, intakeapi.CodeUnavailable) || meta.Attempts != 4 || s.count() != 4 {
 		t.Fatalf("err %v meta %+v requests %d: want 1 try + 3 retries", err, meta, s.count())
 	}
 	for i, k := range s.keys {
@@ -365,7 +365,7 @@ func TestUnavailableBacksOffWithinTheDeadline(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, _, err := c2.Handoff(ctx, "e"); !intakeapi.IsUnavailable(err) || s2.count() != 1 {
+	if _, _, err := c2.Handoff(ctx, "e"); !intakeapi.IsCode(err, intakeapi.CodeUnavailable) || s2.count() != 1 {
 		t.Fatalf("err %v, %d requests", err, s2.count())
 	}
 }
@@ -704,7 +704,7 @@ func TestServerEchoingTheKeyIsRedacted(t *testing.T) {
 	}}
 	c, _, _ := newTestClient(t, serve(t, s), nil)
 	_, _, err := c.Summary(context.Background(), "e")
-	if !intakeapi.IsUnauthorized(err) || strings.Contains(err.Error(), testKey) || !strings.Contains(err.Error(), "cis_sb_…(redacted)") {
+	if !intakeapi.IsCode(err, intakeapi.CodeUnauthorized) || strings.Contains(err.Error(), testKey) || !strings.Contains(err.Error(), "cis_sb_…(redacted)") {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -747,7 +747,7 @@ func TestRequestIDAndObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = c.Summary(intakeapi.WithRequestID(context.Background(), "req-42"), "enc_a_b")
-	if !intakeapi.IsNotFound(err) || gotID != "req-42" {
+	if !intakeapi.IsCode(err, intakeapi.CodeNotFound) || gotID != "req-42" {
 		t.Fatalf("err %v, X-Request-Id %q", err, gotID)
 	}
 	if len(seen) != 1 || seen[0].Status != 404 || seen[0].Code != intakeapi.CodeNotFound || seen[0].Op != intakeapi.OpSummary {

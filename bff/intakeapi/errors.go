@@ -6,29 +6,31 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/clinical-intake/intake-web/sandbox/wire"
 )
 
-// Code is an error code of the service's error envelope. Unknown codes are
-// kept as received.
-type Code string
+// Code is an error code of the service's error envelope (package wire's).
+// Unknown codes are kept as received.
+type Code = wire.Code
 
 // Codes of the spec's Errors table, plus the two the sandbox documents where
 // the spec is silent.
 const (
-	CodeInvalidRequest Code = "invalid_request" // 400 (413 for a body over 64 KB in the sandbox)
-	CodeUnauthorized   Code = "unauthorized"    // 401
-	CodeNotFound       Code = "not_found"       // 404
-	CodeIntakeClosed   Code = "intake_closed"   // 409: stop sending turns; read the handoff
-	CodeIntakeExpired  Code = "intake_expired"  // 410: create a new intake; the handoff stays readable
-	CodeRateLimited    Code = "rate_limited"    // 429 with Retry-After
-	CodeQuotaExceeded  Code = "quota_exceeded"  // 429: resume after 00:00 UTC
-	CodeUpstreamError  Code = "upstream_error"  // 502: retry once with the same Idempotency-Key
-	CodeUnavailable    Code = "unavailable"     // 503: retry with backoff
-	CodeInternalError  Code = "internal_error"  // 500: retry once
+	CodeInvalidRequest = wire.CodeInvalidRequest // 400 (413 for a body over 64 KB in the sandbox)
+	CodeUnauthorized   = wire.CodeUnauthorized   // 401
+	CodeNotFound       = wire.CodeNotFound       // 404
+	CodeIntakeClosed   = wire.CodeIntakeClosed   // 409: stop sending turns; read the handoff
+	CodeIntakeExpired  = wire.CodeIntakeExpired  // 410: create a new intake; the handoff stays readable
+	CodeRateLimited    = wire.CodeRateLimited    // 429 with Retry-After
+	CodeQuotaExceeded  = wire.CodeQuotaExceeded  // 429: resume after 00:00 UTC
+	CodeUpstreamError  = wire.CodeUpstreamError  // 502: retry once with the same Idempotency-Key
+	CodeUnavailable    = wire.CodeUnavailable    // 503: retry with backoff
+	CodeInternalError  = wire.CodeInternalError  // 500: retry once
 
 	// Sandbox choices where the spec is silent.
-	CodeTurnInProgress   Code = "turn_in_progress"   // 409: the previous reply is still streaming
-	CodeMethodNotAllowed Code = "method_not_allowed" // 405
+	CodeTurnInProgress   = wire.CodeTurnInProgress   // 409: the previous reply is still streaming
+	CodeMethodNotAllowed = wire.CodeMethodNotAllowed // 405
 )
 
 // Error is an error answer of the service, or a request refused locally before
@@ -107,20 +109,16 @@ func AsError(err error) (*Error, bool) {
 	return e, ok
 }
 
-// Helpers, one per code, for readable branches at call sites.
+// Helpers for the codes callers branch on most; IsCode does the rest.
 
-func IsInvalidRequest(err error) bool   { return IsCode(err, CodeInvalidRequest) }
-func IsUnauthorized(err error) bool     { return IsCode(err, CodeUnauthorized) }
-func IsNotFound(err error) bool         { return IsCode(err, CodeNotFound) }
-func IsIntakeClosed(err error) bool     { return IsCode(err, CodeIntakeClosed) }
-func IsIntakeExpired(err error) bool    { return IsCode(err, CodeIntakeExpired) }
-func IsRateLimited(err error) bool      { return IsCode(err, CodeRateLimited) }
-func IsQuotaExceeded(err error) bool    { return IsCode(err, CodeQuotaExceeded) }
-func IsUpstreamError(err error) bool    { return IsCode(err, CodeUpstreamError) }
-func IsUnavailable(err error) bool      { return IsCode(err, CodeUnavailable) }
-func IsInternalError(err error) bool    { return IsCode(err, CodeInternalError) }
-func IsTurnInProgress(err error) bool   { return IsCode(err, CodeTurnInProgress) }
-func IsMethodNotAllowed(err error) bool { return IsCode(err, CodeMethodNotAllowed) }
+// IsQuotaExceeded reports whether err carries CodeQuotaExceeded.
+func IsQuotaExceeded(err error) bool { return IsCode(err, CodeQuotaExceeded) }
+
+// IsUpstreamError reports whether err carries CodeUpstreamError.
+func IsUpstreamError(err error) bool { return IsCode(err, CodeUpstreamError) }
+
+// IsTurnInProgress reports whether err carries CodeTurnInProgress.
+func IsTurnInProgress(err error) bool { return IsCode(err, CodeTurnInProgress) }
 
 // Transport-level failures. The caller cannot know whether the service acted
 // on the request, so it reconciles (reads the handoff) before resending a turn.

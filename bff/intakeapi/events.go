@@ -3,16 +3,18 @@ package intakeapi
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/clinical-intake/intake-web/sandbox/wire"
 )
 
 // Event names of a streaming turn.
 const (
-	EventMessageDelta     = "message.delta"
-	EventMessageCompleted = "message.completed"
-	EventHandoffCompiling = "handoff.compiling"
-	EventHandoffProgress  = "handoff.progress"
-	EventTurnCompleted    = "turn.completed"
-	EventError            = "error"
+	EventMessageDelta     = wire.EventMessageDelta
+	EventMessageCompleted = wire.EventMessageCompleted
+	EventHandoffCompiling = wire.EventHandoffCompiling
+	EventHandoffProgress  = wire.EventHandoffProgress
+	EventTurnCompleted    = wire.EventTurnCompleted
+	EventError            = wire.EventError
 )
 
 // Event is one typed event of a streaming turn: MessageDelta,
@@ -22,38 +24,26 @@ type Event interface {
 	EventName() string
 }
 
-// MessageDelta is the next fragment of the reply; append fragments in order.
-type MessageDelta struct {
-	Text string `json:"text"`
-}
-
-// MessageCompleted says the reply text is complete: the patient may answer
-// and the next turn may be sent, even while the handoff compiles.
-type MessageCompleted struct {
-	ElapsedMS int64 `json:"elapsed_ms"`
-}
-
-// HandoffCompiling says the clinical snapshot is being compiled; Terminal
-// says the intake is closing.
-type HandoffCompiling struct {
-	Terminal bool `json:"terminal"`
-}
-
-// HandoffProgress reports compile progress.
-type HandoffProgress struct {
-	Chars int `json:"chars"`
-}
+// The events' data are package wire's.
+type (
+	// MessageDelta is the next fragment of the reply; append fragments in order.
+	MessageDelta = wire.MessageDelta
+	// MessageCompleted says the reply text is complete: the patient may answer
+	// and the next turn may be sent, even while the handoff compiles.
+	MessageCompleted = wire.MessageCompleted
+	// HandoffCompiling says the clinical snapshot is being compiled; Terminal
+	// says the intake is closing.
+	HandoffCompiling = wire.HandoffCompiling
+	// HandoffProgress reports compile progress.
+	HandoffProgress = wire.HandoffProgress
+	// StreamError is the error event: the turn failed after the stream
+	// started. Read the handoff before retrying.
+	StreamError = wire.StreamError
+)
 
 // TurnCompleted carries the same Turn a blocking call returns.
 type TurnCompleted struct {
 	Turn Turn
-}
-
-// StreamError is the error event: the turn failed after the stream started.
-// Read the handoff before retrying.
-type StreamError struct {
-	Code    Code   `json:"code"`
-	Message string `json:"message"`
 }
 
 // UnknownEvent is an event whose name this client does not know; it is kept,
@@ -63,13 +53,11 @@ type UnknownEvent struct {
 	Data json.RawMessage // a copy; may not be JSON
 }
 
-func (MessageDelta) EventName() string     { return EventMessageDelta }
-func (MessageCompleted) EventName() string { return EventMessageCompleted }
-func (HandoffCompiling) EventName() string { return EventHandoffCompiling }
-func (HandoffProgress) EventName() string  { return EventHandoffProgress }
-func (TurnCompleted) EventName() string    { return EventTurnCompleted }
-func (StreamError) EventName() string      { return EventError }
-func (e UnknownEvent) EventName() string   { return e.Name }
+// EventName implements Event.
+func (TurnCompleted) EventName() string { return EventTurnCompleted }
+
+// EventName implements Event.
+func (e UnknownEvent) EventName() string { return e.Name }
 
 // DecodeEvent decodes the data of one SSE event into its typed Event. Data of
 // a known event that is not valid JSON of its shape is an error: the stream

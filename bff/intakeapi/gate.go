@@ -18,7 +18,6 @@ const (
 	OpStreamTurn   Op = "stream_turn" // streaming turn
 	OpSummary      Op = "summary"
 	OpHandoff      Op = "handoff"
-	OpOpenAPI      Op = "openapi"
 )
 
 // IsTurn reports whether the operation spends the daily turn quota.
@@ -30,7 +29,7 @@ type Priority int
 
 // Priorities, lowest first.
 const (
-	PriorityBackground     Priority = iota + 1 // health probes, OpenAPI, housekeeping
+	PriorityBackground     Priority = iota + 1 // health probes, housekeeping
 	PriorityClinicianRead                      // a clinician opening a summary or handoff
 	PriorityReconciliation                     // reading the handoff after a dropped or failed turn
 	PriorityCreateIntake                       // a patient starting an intake
