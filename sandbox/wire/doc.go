@@ -1,5 +1,5 @@
 // Package wire is the wire model of the Clinical Intake Service: the JSON
-// shapes of the spec (shared/spec/clinical-intake-service.md) exactly as the
+// shapes of the spec (docs/clinical-intake-service.md) exactly as the
 // sandbox's OpenAPI 3.1 document (sandbox/openapi.yaml, the contract) names
 // them, defined once in Go. The sandbox encodes these types and the app's
 // client (bff/intakeapi) decodes them; neither has a copy of its own. It
