@@ -17,13 +17,17 @@ import (
 	"github.com/clinical-intake/intake-web/sandbox/engine"
 )
 
-//go:embed protocols/*.json
-var protocolFiles embed.FS
+// libraryFiles are the protocols and the language files (language.go).
+//
+//go:embed protocols/*.json language/*.json
+var libraryFiles embed.FS
 
-// library is the validated protocol set, sorted by id.
+// library is the validated protocol set, sorted by id, with the emergency
+// categories.
 type library struct {
-	protocols []*Protocol
-	hash      string // sha256 over the sorted files' names and bytes
+	protocols   []*Protocol
+	emergencies []*EmergencyCategory
+	hash        string // sha256 over the sorted files' names and bytes
 }
 
 // Facts every protocol may use without asking for them itself.
@@ -68,6 +72,26 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 			return nil, fmt.Errorf("rules: %s: %w", name, err)
 		}
 		lib.protocols = append(lib.protocols, p)
+	}
+	// The language files count too: a new synonym or emergency pattern
+	// changes what the library recognises.
+	langNames, err := fs.Glob(fsys, "language/*.json")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(langNames)
+	for _, name := range langNames {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
+		h.Write(data)
+		if name == emergenciesFile {
+			if lib.emergencies, err = loadEmergencies(data, lx); err != nil {
+				return nil, err
+			}
+		}
 	}
 	lib.hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return lib, nil

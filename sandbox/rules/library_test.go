@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -144,6 +146,22 @@ func TestDirectoryHashFollowsTheFiles(t *testing.T) {
 	}
 	if hash("") == hash("\n") {
 		t.Fatal("directory hash ignores a changed byte")
+	}
+	// The language files (emergency patterns, normalisation) count too.
+	lang, err := fs.ReadFile(libraryFiles, emergenciesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withLang := func(data []byte) string {
+		fsys := fstest.MapFS{"protocols/demo.v1.json": {Data: []byte(validProtocol)}, emergenciesFile: {Data: data}}
+		lib, err := loadLibrary(fsys, lx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lib.hash
+	}
+	if withLang(lang) == hash("") || withLang(lang) == withLang(append(slices.Clone(lang), '\n')) {
+		t.Fatal("directory hash ignores the emergency patterns")
 	}
 	e := newEngine(t)
 	if e.Identity().DirectoryHash == hash("") {

@@ -14,38 +14,29 @@ import (
 const kindAge = "age"
 
 // replies is every patient-facing sentence the engine can say outside the
-// protocol files, plus the built-in questions and the emergency phrases. Its
+// protocol files, plus the built-in questions. Its
 // JSON form is hashed into provenance.prompt_hash: change a word, change the
 // hash.
 type replies struct {
-	AskMainProblem   string            `json:"ask_main_problem"`
-	AskWhichProblem  string            `json:"ask_which_problem"`
-	Committed        string            `json:"committed"` // {complaint}
-	NotUnderstood    string            `json:"not_understood"`
-	NeedClearAnswer  string            `json:"need_clear_answer"` // before a red flag is asked again
-	CloseSelfCare    string            `json:"close_self_care"`
-	CloseReview      string            `json:"close_review"`
-	CloseUrgent      string            `json:"close_urgent"`
-	LabelInProgress  string            `json:"label_in_progress"`
-	LabelSelfCare    string            `json:"label_self_care"`
-	LabelReview      string            `json:"label_review"`
-	LabelUrgent      string            `json:"label_urgent"`
-	SandboxNote      string            `json:"sandbox_note"` // clinician-facing, always in safety_notes
-	EmergencySOAP    SOAPTemplates     `json:"emergency_soap"`
-	Age              Question          `json:"age"`
-	Sex              Question          `json:"sex"`
-	Pregnancy        Question          `json:"pregnancy"`
-	Emergencies      []emergencyPhrase `json:"emergencies"`
-	PregnancyAgeFrom int               `json:"pregnancy_age_from"`
-	PregnancyAgeTo   int               `json:"pregnancy_age_to"`
-}
-
-// emergencyPhrase escalates at any turn when a message affirms (or hedges
-// on) one of its phrases; only a negation ("no crushing chest pain") spares it.
-type emergencyPhrase struct {
-	Phrases []string `json:"phrases"`
-	Note    string   `json:"note"` // clinician-facing
-	phrases [][]string
+	AskMainProblem   string        `json:"ask_main_problem"`
+	AskWhichProblem  string        `json:"ask_which_problem"`
+	Committed        string        `json:"committed"` // {complaint}
+	NotUnderstood    string        `json:"not_understood"`
+	NeedClearAnswer  string        `json:"need_clear_answer"` // before a red flag is asked again
+	CloseSelfCare    string        `json:"close_self_care"`
+	CloseReview      string        `json:"close_review"`
+	CloseUrgent      string        `json:"close_urgent"`
+	LabelInProgress  string        `json:"label_in_progress"`
+	LabelSelfCare    string        `json:"label_self_care"`
+	LabelReview      string        `json:"label_review"`
+	LabelUrgent      string        `json:"label_urgent"`
+	SandboxNote      string        `json:"sandbox_note"` // clinician-facing, always in safety_notes
+	EmergencySOAP    SOAPTemplates `json:"emergency_soap"`
+	Age              Question      `json:"age"`
+	Sex              Question      `json:"sex"`
+	Pregnancy        Question      `json:"pregnancy"`
+	PregnancyAgeFrom int           `json:"pregnancy_age_from"`
+	PregnancyAgeTo   int           `json:"pregnancy_age_to"`
 }
 
 func defaultReplies() *replies {
@@ -91,20 +82,6 @@ func defaultReplies() *replies {
 		},
 		PregnancyAgeFrom: 12,
 		PregnancyAgeTo:   55,
-		Emergencies: []emergencyPhrase{
-			{Phrases: []string{"cant breathe", "cannot breathe", "can not breathe", "unable to breathe", "stopped breathing", "choking"},
-				Note: "Emergency phrase: patient reports being unable to breathe; airway or respiratory emergency until proven otherwise."},
-			{Phrases: []string{"crushing chest pain", "crushing pain in my chest", "chest feels crushed", "elephant on my chest"},
-				Note: "Emergency phrase: crushing chest pain; treat as possible acute coronary syndrome."},
-			{Phrases: []string{"kill myself", "killing myself", "end my life", "ending my life", "take my own life", "suicidal", "suicide", "want to die"},
-				Note: "Emergency phrase: suicidal intent expressed; immediate safety assessment required."},
-			{Phrases: []string{"face is drooping", "face drooping", "slurred speech", "speech is slurred", "cant move my arm", "cant lift my arm"},
-				Note: "Emergency phrase: possible stroke symptoms (FAST)."},
-			{Phrases: []string{"throat is closing", "throat closing", "tongue is swelling", "swollen tongue", "anaphyla*"},
-				Note: "Emergency phrase: possible anaphylaxis or airway swelling."},
-			{Phrases: []string{"bleeding heavily", "wont stop bleeding", "cant stop the bleeding", "unconscious", "seizure", "having a fit"},
-				Note: "Emergency phrase: heavy bleeding, loss of consciousness or seizure reported."},
-		},
 	}
 }
 
@@ -121,9 +98,6 @@ func (r *replies) prepare(lx *lexicon) error {
 	}
 	r.Sex.Choices = []string{"Female", "Male", "Intersex"}
 	r.Pregnancy.Choices = []string{"Yes", "No", "Not sure"}
-	for i := range r.Emergencies {
-		r.Emergencies[i].phrases = phrases(lx, r.Emergencies[i].Phrases, bad)
-	}
 	return errors.Join(errs...)
 }
 

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"strings"
+
 	"github.com/clinical-intake/intake-web/sandbox/engine"
 )
 
@@ -40,10 +42,20 @@ type session struct {
 	redFlag     *RedFlag
 }
 
+// emergencyHit is the first message that named an emergency, with every
+// category it named, most specific first (the order of emergencies.json).
 type emergencyHit struct {
-	turn  int
-	words string
-	note  string
+	turn       int
+	words      string
+	categories []*EmergencyCategory
+}
+
+func (h *emergencyHit) note() string {
+	var notes []string
+	for _, c := range h.categories {
+		notes = append(notes, c.Note)
+	}
+	return strings.Join(notes, " ")
 }
 
 func newSession(e *Engine, in engine.Input) *session {
@@ -88,7 +100,7 @@ func (s *session) turn(i int) {
 			}
 		}
 		s.emergency = hit
-		s.finish(engine.DispositionEscalate, hit.note)
+		s.finish(engine.DispositionEscalate, hit.note())
 		return
 	}
 	if s.active == nil {
@@ -158,18 +170,24 @@ func (s *session) choose(m message) {
 func (s *session) match(m message, pool []*Protocol) []*Protocol {
 	var out []*Protocol
 	for _, p := range pool {
-		if m.mention(p.title) == affirmed || triggered(m, p) {
+		if said(m.mention(p.title)) || triggered(m, p) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
+// said is true for an affirmed or hedged mention: "I think I might be
+// depressed" names the complaint as much as "I am depressed".
+func said(p polarity) bool {
+	return p == affirmed || p == uncertain
+}
+
 func triggered(m message, p *Protocol) bool {
 	for _, parts := range p.triggers {
 		all := true
 		for _, part := range parts {
-			if m.mention(part) != affirmed {
+			if !said(m.mention(part)) {
 				all = false
 				break
 			}
@@ -327,13 +345,57 @@ func (s *session) redFlagsNegative() bool {
 	return true
 }
 
+// emergencyIn lists the emergency categories m names. An affirmation or a
+// hedge ("I think he might be having a stroke") counts; only a negation
+// ("no trouble breathing") or an excepted clause ("food poisoning", "years
+// ago") spares a pattern.
 func (s *session) emergencyIn(m message, turn int) *emergencyHit {
-	for _, em := range s.e.replies.Emergencies {
-		for _, ph := range em.phrases {
-			if p := m.mention(ph); p == affirmed || p == uncertain {
-				return &emergencyHit{turn: turn + 1, words: m.raw, note: em.Note}
+	var hit *emergencyHit
+	for _, c := range s.e.lib.emergencies {
+		if c.heardIn(m) {
+			if hit == nil {
+				hit = &emergencyHit{turn: turn + 1, words: m.raw}
+			}
+			hit.categories = append(hit.categories, c)
+		}
+	}
+	return hit
+}
+
+// heardIn is true when every part of one of c's patterns is said in m.
+func (c *EmergencyCategory) heardIn(m message) bool {
+	for _, parts := range c.patterns {
+		all := true
+		for _, part := range parts {
+			if !m.says(part, c.except) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// says is true when phrase occurs affirmed or hedged in a clause that holds
+// none of the except phrases.
+func (m message) says(phrase []string, except [][]string) bool {
+clauses:
+	for _, cl := range m.clauses {
+		for _, ex := range except {
+			for i := range cl {
+				if _, ok := m.lx.matchLoose(cl, i, ex); ok {
+					continue clauses
+				}
+			}
+		}
+		for i := range cl {
+			if _, ok := m.lx.matchLoose(cl, i, phrase); ok && m.lx.prefixPolarity(cl[:i]) != negated {
+				return true
 			}
 		}
 	}
-	return nil
+	return false
 }

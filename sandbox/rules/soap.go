@@ -165,7 +165,7 @@ func (s *session) reportedLine() string {
 func (s *session) redFlagLine() string {
 	switch {
 	case s.emergency != nil:
-		return "Emergency phrase at turn " + strconv.Itoa(s.emergency.turn) + ": " + s.emergency.note
+		return "Emergency phrase at turn " + strconv.Itoa(s.emergency.turn) + ": " + s.emergency.note()
 	case s.redFlag != nil:
 		a := s.facts[s.redFlag.Fact]
 		if a.value == valUnsure {
@@ -211,7 +211,7 @@ func (s *session) reasonLine() string {
 func (s *session) safetyNotes() []string {
 	notes := []string{}
 	if s.emergency != nil {
-		notes = append(notes, fmt.Sprintf("Emergency phrase at turn %d (%s): %s", s.emergency.turn, strconv.Quote(s.emergency.words), s.emergency.note))
+		notes = append(notes, fmt.Sprintf("Emergency phrase at turn %d (%s): %s", s.emergency.turn, strconv.Quote(s.emergency.words), s.emergency.note()))
 	}
 	if s.redFlag != nil {
 		a := s.facts[s.redFlag.Fact]
