@@ -297,6 +297,16 @@ func (p *Protocol) prepare(lx *lexicon) error {
 			bad("soap.plan has no text for %s", d.Disposition)
 		}
 	}
+	for d, text := range p.Advice {
+		if t.Plan[d] == "" || text == "" {
+			bad("advice for %q: not a disposition of this protocol, or empty", d)
+		}
+	}
+	for _, d := range p.Dispositions {
+		if d.Disposition == engine.DispositionSelfCare && p.Advice[engine.DispositionSelfCare] == "" {
+			bad("advice.self_care is required: a self-care outcome must tell the patient what to do")
+		}
+	}
 	if t.Plan[engine.DispositionEscalate] == "" {
 		bad("soap.plan has no text for %s (red flags escalate)", engine.DispositionEscalate)
 	}

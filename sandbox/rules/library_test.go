@@ -65,6 +65,7 @@ const validProtocol = `{
     {"when": [{"fact": "q2", "in": ["yes"]}, {"fact": "days", "min": 3}], "disposition": "clinician_review", "reason": "r"},
     {"when": [], "disposition": "self_care", "reason": "s"}
   ],
+  "advice": {"self_care": "rest"},
   "soap": {"subjective": "{opening}", "objective": "{reported}", "assessment": "{score}",
     "plan": {"self_care": "p", "clinician_review": "p", "urgent_escalation": "p"}}
 }`

@@ -15,6 +15,7 @@ type Protocol struct {
 	Questions         []Question        `json:"questions"`
 	Score             *ScoreRule        `json:"score,omitempty"`
 	Dispositions      []DispositionRule `json:"dispositions"`
+	Advice            map[string]string `json:"advice"` // patient-facing, by disposition: ends the closing reply
 	SOAP              SOAPTemplates     `json:"soap"`
 
 	// Prepared at load time.
@@ -30,7 +31,10 @@ type RedFlag struct {
 	Label      string   `json:"label"` // clinician-facing name
 	Ask        string   `json:"ask"`   // patient-facing question
 	Keywords   []string `json:"keywords"`
+	NoKeywords []string `json:"no_keywords"` // statements that answer it "no": "my breathing is fine"
 	SafetyNote string   `json:"safety_note"` // clinician-facing, in safety_notes when positive
+	Reply      string   `json:"reply"`       // patient-facing: why it is urgent, when positive
+	Advice     string   `json:"advice"`      // patient-facing: what to do meanwhile (else the protocol's)
 
 	keywords [][]string
 }
@@ -109,7 +113,8 @@ type Condition struct {
 }
 
 // SOAPTemplates hold the note's wording; placeholders are listed in
-// placeholders() and filled from the captured facts.
+// placeholders() and filled from the captured facts. A plan says what the
+// clinician should do; what the patient was told is quoted after it.
 type SOAPTemplates struct {
 	Subjective string            `json:"subjective"`
 	Objective  string            `json:"objective"`

@@ -25,7 +25,10 @@ type replies struct {
 	NeedClearAnswer  string        `json:"need_clear_answer"` // before a red flag is asked again
 	CloseSelfCare    string        `json:"close_self_care"`
 	CloseReview      string        `json:"close_review"`
-	CloseUrgent      string        `json:"close_urgent"`
+	SafetyNet        string        `json:"safety_net"`     // ends every non-urgent closing
+	UrgentBecause    string        `json:"urgent_because"` // when nothing more specific is known
+	UrgentUnclear    string        `json:"urgent_unclear"` // a red flag left unclear after asking twice
+	UrgentCall       string        `json:"urgent_call"`    // every urgent closing has it
 	LabelInProgress  string        `json:"label_in_progress"`
 	LabelSelfCare    string        `json:"label_self_care"`
 	LabelReview      string        `json:"label_review"`
@@ -47,11 +50,12 @@ func defaultReplies() *replies {
 		NotUnderstood:   "Sorry, I did not catch that.",
 		NeedClearAnswer: "I need a clear yes or no for this one, to be safe.",
 		CloseSelfCare: "Thank you, that is all my questions. Your answers suggest this can be looked after at home for now; " +
-			"a clinician can still check your summary. If you get worse or notice anything new, seek medical help.",
-		CloseReview: "Thank you, that is all my questions. A clinician should look at your answers, and your summary has been passed on. " +
-			"If you get worse before you hear back, seek medical help.",
-		CloseUrgent: "Your answers suggest you need urgent help. Please call emergency services now or go to the nearest emergency department. " +
-			"Do not wait for a reply here.",
+			"a clinician can still check your summary.",
+		CloseReview:     "Thank you, that is all my questions. A clinician should look at your answers, and your summary has been passed on.",
+		SafetyNet:       "If you get worse or notice anything new before then, seek medical help.",
+		UrgentBecause:   "Your answers suggest you need urgent help.",
+		UrgentUnclear:   "I could not get a clear yes or no to my last question, so to be safe I have to treat it as urgent.",
+		UrgentCall:      "Please call emergency services now or go to the nearest emergency department. Do not wait for a reply here.",
 		LabelInProgress: "Intake in progress",
 		LabelSelfCare:   "Self-care advice",
 		LabelReview:     "Clinician review",
@@ -63,7 +67,7 @@ func defaultReplies() *replies {
 			Objective:  "Self-reported only, no examination (remote intake). {demographics}.",
 			Assessment: "Emergency phrase in the patient's message. {red_flags}",
 			Plan: map[string]string{
-				engine.DispositionEscalate: "Immediate escalation: the patient was told to call emergency services or attend the emergency department now.",
+				engine.DispositionEscalate: "Immediate escalation to emergency care.",
 			},
 		},
 		Age: Question{Fact: factAge, Label: "Age", Ask: "How old are you?", Kind: kindAge, Choices: []string{}},
@@ -121,14 +125,4 @@ func (r *replies) label(disposition string) string {
 		return r.LabelUrgent
 	}
 	return r.LabelInProgress
-}
-
-func (r *replies) closing(disposition string) string {
-	switch disposition {
-	case engine.DispositionSelfCare:
-		return r.CloseSelfCare
-	case engine.DispositionReview:
-		return r.CloseReview
-	}
-	return r.CloseUrgent
 }

@@ -27,7 +27,7 @@ func (s *session) soap() engine.SOAP {
 	}
 	plan := "Intake in progress: no plan yet."
 	if s.phase == phaseDone {
-		plan = t.Plan[s.disposition]
+		plan = t.Plan[s.disposition] + " Patient was told: " + strconv.Quote(s.closingReply())
 	}
 	history := "None given."
 	if h := strings.TrimSpace(s.demo.History); h != "" {
