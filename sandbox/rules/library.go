@@ -162,9 +162,14 @@ func (p *Protocol) prepare(lx *lexicon) error {
 			bad("red flag %q has no keywords", rf.Fact)
 		}
 		rf.keywords = phrases(lx, rf.Keywords, bad)
+		rf.noKeywords = phrases(lx, rf.NoKeywords, bad)
+		if rf.AskAgain == "" || rf.AskAgain == rf.Ask {
+			bad("red flag %q needs ask_again, the question in other words", rf.Fact)
+		}
 		p.redFlags = append(p.redFlags, Question{
-			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, Kind: kindYesNo,
-			Keywords: rf.Keywords, Choices: []string{"Yes", "No"}, keywords: rf.keywords,
+			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, AskAgain: rf.AskAgain, Kind: kindYesNo,
+			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Choices: []string{"Yes", "No"},
+			keywords: rf.keywords, noKeywords: rf.noKeywords,
 		})
 	}
 	if n := len(p.Questions); n < 3 || n > 6 {
@@ -173,10 +178,14 @@ func (p *Protocol) prepare(lx *lexicon) error {
 	for i := range p.Questions {
 		q := &p.Questions[i]
 		define(q.Fact, q.Kind)
-		if q.Label == "" || q.Ask == "" {
-			bad("question %q needs label and ask", q.Fact)
+		if q.Label == "" || q.Ask == "" || q.AskAgain == "" || q.AskAgain == q.Ask {
+			bad("question %q needs label, ask and ask_again (the question in other words)", q.Fact)
 		}
 		q.keywords = phrases(lx, q.Keywords, bad)
+		q.noKeywords = phrases(lx, q.NoKeywords, bad)
+		if (len(q.NoKeywords) > 0 || q.YesFromDays != nil) && q.Kind != kindYesNo {
+			bad("question %q: no_keywords and yes_from_days are for yes_no questions", q.Fact)
+		}
 		switch q.Kind {
 		case kindYesNo:
 			if len(q.Keywords) == 0 {

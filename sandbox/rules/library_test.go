@@ -50,13 +50,13 @@ func TestPromptHashFollowsTheReplies(t *testing.T) {
 const validProtocol = `{
   "id": "demo.v1", "title": "Demo", "patient_term": "demo", "triggers": ["demo"],
   "red_flags": [
-    {"fact": "rf1", "label": "RF1", "ask": "rf1?", "keywords": ["rf one"], "safety_note": "note 1"},
-    {"fact": "rf2", "label": "RF2", "ask": "rf2?", "keywords": ["rf two"], "safety_note": "note 2"}
+    {"fact": "rf1", "label": "RF1", "ask": "rf1?", "ask_again": "again rf1?", "keywords": ["rf one"], "safety_note": "note 1"},
+    {"fact": "rf2", "label": "RF2", "ask": "rf2?", "ask_again": "again rf2?", "keywords": ["rf two"], "safety_note": "note 2"}
   ],
   "questions": [
-    {"fact": "q1", "label": "Q1", "ask": "q1?", "kind": "yes_no", "keywords": ["thing one"]},
-    {"fact": "q2", "label": "Q2", "ask": "q2?", "kind": "yes_no", "keywords": ["thing two"]},
-    {"fact": "days", "label": "Days", "ask": "how long?", "kind": "duration", "choices": ["A few days"]}
+    {"fact": "q1", "label": "Q1", "ask": "q1?", "ask_again": "again q1?", "kind": "yes_no", "keywords": ["thing one"]},
+    {"fact": "q2", "label": "Q2", "ask": "q2?", "ask_again": "again q2?", "kind": "yes_no", "keywords": ["thing two"]},
+    {"fact": "days", "label": "Days", "ask": "how long?", "ask_again": "again how long?", "kind": "duration", "choices": ["A few days"]}
   ],
   "score": {"key": "demo_score", "name": "Demo", "source": "Someone 2001",
     "components": [{"label": "q1", "fact": "q1", "in": ["yes"], "points": 1}],
@@ -109,7 +109,7 @@ func TestLibraryValidation(t *testing.T) {
 			"unknown placeholder {nope}"},
 		"only one red flag": {func(s string) string {
 			return strings.Replace(s, `,
-    {"fact": "rf2", "label": "RF2", "ask": "rf2?", "keywords": ["rf two"], "safety_note": "note 2"}`, "", 1)
+    {"fact": "rf2", "label": "RF2", "ask": "rf2?", "ask_again": "again rf2?", "keywords": ["rf two"], "safety_note": "note 2"}`, "", 1)
 		}, "", "1 red flags"},
 	}
 	for name, b := range broken {

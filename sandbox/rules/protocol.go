@@ -28,15 +28,17 @@ type Protocol struct {
 // disposition. A positive answer escalates at once.
 type RedFlag struct {
 	Fact       string   `json:"fact"`
-	Label      string   `json:"label"` // clinician-facing name
-	Ask        string   `json:"ask"`   // patient-facing question
+	Label      string   `json:"label"`     // clinician-facing name
+	Ask        string   `json:"ask"`       // patient-facing question
+	AskAgain   string   `json:"ask_again"` // the same question in other words, after an unclear reply
 	Keywords   []string `json:"keywords"`
 	NoKeywords []string `json:"no_keywords"` // statements that answer it "no": "my breathing is fine"
 	SafetyNote string   `json:"safety_note"` // clinician-facing, in safety_notes when positive
 	Reply      string   `json:"reply"`       // patient-facing: why it is urgent, when positive
 	Advice     string   `json:"advice"`      // patient-facing: what to do meanwhile (else the protocol's)
 
-	keywords [][]string
+	keywords   [][]string
+	noKeywords [][]string
 }
 
 // Question kinds.
@@ -51,12 +53,20 @@ type Question struct {
 	Fact     string   `json:"fact"`
 	Label    string   `json:"label"` // clinician-facing name
 	Ask      string   `json:"ask"`
+	AskAgain string   `json:"ask_again"` // the same question in other words, after an unclear reply
 	Kind     string   `json:"kind"`
 	Keywords []string `json:"keywords"` // volunteered-fact patterns
-	Choices  []string `json:"choices"`  // quick replies; defaulted for yes_no
-	Options  []Option `json:"options"`  // choice questions only
+	// NoKeywords are statements that answer a yes/no question "no" without
+	// a negation: "my breathing is fine", "I can open my mouth".
+	NoKeywords []string `json:"no_keywords"`
+	// YesFromDays answers a yes/no question from a duration: "for a few
+	// weeks" answers "more than 2 weeks?" (yes from 14 days, no below).
+	YesFromDays *float64 `json:"yes_from_days,omitempty"`
+	Choices     []string `json:"choices"` // quick replies; defaulted for yes_no
+	Options     []Option `json:"options"` // choice questions only
 
-	keywords [][]string
+	keywords   [][]string
+	noKeywords [][]string
 }
 
 // Option is one answer of a choice question.

@@ -23,12 +23,15 @@ type replies struct {
 	Committed        string        `json:"committed"` // {complaint}
 	NotUnderstood    string        `json:"not_understood"`
 	NeedClearAnswer  string        `json:"need_clear_answer"` // before a red flag is asked again
+	NotedUnclear     string        `json:"noted_unclear"`     // a question left unclear after asking twice
+	NotedOther       string        `json:"noted_other"`       // the reply answered other questions, not this one
 	CloseSelfCare    string        `json:"close_self_care"`
 	CloseReview      string        `json:"close_review"`
-	SafetyNet        string        `json:"safety_net"`     // ends every non-urgent closing
-	UrgentBecause    string        `json:"urgent_because"` // when nothing more specific is known
-	UrgentUnclear    string        `json:"urgent_unclear"` // a red flag left unclear after asking twice
-	UrgentCall       string        `json:"urgent_call"`    // every urgent closing has it
+	SafetyNetSelf    string        `json:"safety_net_self_care"` // ends the self-care closing
+	SafetyNetReview  string        `json:"safety_net_review"`    // ends the review closing
+	UrgentBecause    string        `json:"urgent_because"`       // when nothing more specific is known
+	UrgentUnclear    string        `json:"urgent_unclear"`       // a red flag left unclear after asking twice
+	UrgentCall       string        `json:"urgent_call"`          // every urgent closing has it
 	LabelInProgress  string        `json:"label_in_progress"`
 	LabelSelfCare    string        `json:"label_self_care"`
 	LabelReview      string        `json:"label_review"`
@@ -49,10 +52,13 @@ func defaultReplies() *replies {
 		Committed:       "Thank you. I will ask a few questions about your {complaint}.",
 		NotUnderstood:   "Sorry, I did not catch that.",
 		NeedClearAnswer: "I need a clear yes or no for this one, to be safe.",
+		NotedUnclear:    "I will note that one as unclear and move on.",
+		NotedOther:      "Thank you, I have noted that.",
 		CloseSelfCare: "Thank you, that is all my questions. Your answers suggest this can be looked after at home for now; " +
 			"a clinician can still check your summary.",
 		CloseReview:     "Thank you, that is all my questions. A clinician should look at your answers, and your summary has been passed on.",
-		SafetyNet:       "If you get worse or notice anything new before then, seek medical help.",
+		SafetyNetSelf:   "If you get worse or notice anything new, seek medical help.",
+		SafetyNetReview: "If you get worse before you hear back, seek medical help.",
 		UrgentBecause:   "Your answers suggest you need urgent help.",
 		UrgentUnclear:   "I could not get a clear yes or no to my last question, so to be safe I have to treat it as urgent.",
 		UrgentCall:      "Please call emergency services now or go to the nearest emergency department. Do not wait for a reply here.",
@@ -70,9 +76,9 @@ func defaultReplies() *replies {
 				engine.DispositionEscalate: "Immediate escalation to emergency care.",
 			},
 		},
-		Age: Question{Fact: factAge, Label: "Age", Ask: "How old are you?", Kind: kindAge, Choices: []string{}},
+		Age: Question{Fact: factAge, Label: "Age", Ask: "How old are you?", AskAgain: "Put another way: what is your age in years?", Kind: kindAge, Choices: []string{}},
 		Sex: Question{
-			Fact: factSex, Label: "Sex", Ask: "What is your sex?", Kind: kindChoice,
+			Fact: factSex, Label: "Sex", Ask: "What is your sex?", AskAgain: "Put another way: are you female, male or intersex?", Kind: kindChoice,
 			Keywords: []string{"female", "male", "intersex", "im a woman", "i am a woman", "im a man", "i am a man", "year old woman", "year old man"},
 			Options: []Option{
 				{Value: "female", Label: "Female", Match: []string{"woman", "lady", "girl", "f"}},
@@ -81,7 +87,8 @@ func defaultReplies() *replies {
 			},
 		},
 		Pregnancy: Question{
-			Fact: factPregnancy, Label: "Pregnancy", Ask: "Is there any chance you could be pregnant?", Kind: kindYesNo,
+			Fact: factPregnancy, Label: "Pregnancy", Ask: "Is there any chance you could be pregnant?",
+			AskAgain: "Put another way: could you be pregnant at the moment, even if you are not sure?", Kind: kindYesNo,
 			Keywords: []string{"pregnan*"},
 		},
 		PregnancyAgeFrom: 12,

@@ -77,7 +77,11 @@ func (s *session) result() engine.Result {
 		if s.committed {
 			intro = strings.ReplaceAll(r.Committed, "{complaint}", s.active.PatientTerm)
 		}
-		res.Reply = joinSentences(s.prefix, intro, q.Ask)
+		ask := q.Ask
+		if s.asked[q.Fact] > 1 && q.AskAgain != "" {
+			ask = q.AskAgain
+		}
+		res.Reply = joinSentences(s.prefix, intro, ask)
 		res.Choices = append(res.Choices, q.Choices...)
 		res.IntakeStatus = s.needs(q)
 	}
@@ -152,9 +156,9 @@ func (s *session) closingReply() string {
 		}
 		return joinSentences(why, r.UrgentCall, advice)
 	case s.disposition == engine.DispositionSelfCare:
-		return joinSentences(r.CloseSelfCare, advice, r.SafetyNet)
+		return joinSentences(r.CloseSelfCare, advice, r.SafetyNetSelf)
 	case s.disposition == engine.DispositionReview:
-		return joinSentences(r.CloseReview, advice, r.SafetyNet)
+		return joinSentences(r.CloseReview, advice, r.SafetyNetReview)
 	}
 	return joinSentences(r.UrgentBecause, r.UrgentCall, advice)
 }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/clinical-intake/intake-web/sandbox/engine"
@@ -30,6 +31,10 @@ type session struct {
 	facts      map[string]answer
 	asked      map[string]int // times each fact's question was asked
 	pending    *Question
+	// hedged holds a hedged first reply ("maybe a little") to a question
+	// asked again, so a soft second reply ("not really") is not taken as a
+	// clean no.
+	hedged map[string]string
 
 	// Set by the turn being processed.
 	prefix    string // "Sorry, I did not catch that." and the like
@@ -60,10 +65,11 @@ func (h *emergencyHit) note() string {
 
 func newSession(e *Engine, in engine.Input) *session {
 	s := &session{
-		e:     e,
-		demo:  in.Demographics,
-		facts: map[string]answer{},
-		asked: map[string]int{},
+		e:      e,
+		demo:   in.Demographics,
+		facts:  map[string]answer{},
+		asked:  map[string]int{},
+		hedged: map[string]string{},
 	}
 	for _, raw := range in.Patient {
 		s.msgs = append(s.msgs, e.lx.parse(raw))
@@ -114,8 +120,11 @@ func (s *session) turn(i int) {
 			s.volunteer(earlier)
 		}
 	} else {
-		s.answerPending(m)
-		s.volunteer(m)
+		unclear := s.answerPending(m)
+		if s.volunteer(m) > 0 && unclear {
+			// The reply told us something else: say so rather than "Sorry".
+			s.prefix = s.e.replies.NotedOther
+		}
 	}
 	if rf := s.positiveRedFlag(); rf != nil {
 		s.redFlag = rf
@@ -219,33 +228,53 @@ func (s *session) commit(p *Protocol) {
 }
 
 // answerPending records the reply to the question just asked, or sets a
-// clarifying prefix so the question is asked again. A question is asked at
-// most twice: a second unclear reply is recorded as unsure, which for a red
-// flag means "not excluded".
-func (s *session) answerPending(m message) {
+// prefix so the question is asked again, in other words (AskAgain). A
+// question is asked at most twice:
+//   - a reply not understood twice is recorded as unsure, and the patient
+//     is told so (for a red flag: not excluded, and the urgent reply says why);
+//   - a red flag answered unsure is asked again; if the second reply is only
+//     a soft no ("not really") after a hedge ("maybe a little"), the red flag
+//     stays unsure instead of silently becoming "no".
+//
+// It reports whether the reply was not understood and will be asked again.
+func (s *session) answerPending(m message) (unclear bool) {
 	q := s.pending
 	if q == nil {
-		return
+		return false
 	}
+	r := s.e.replies
 	a, ok := q.interpret(m)
 	retry := s.asked[q.Fact] < 2
 	switch {
 	case !ok && retry:
-		s.prefix = s.e.replies.NotUnderstood
-		return
+		s.prefix = r.NotUnderstood
+		return true
 	case !ok:
 		a = answer{value: valUnsure, unsureTwice: true}
+		if !s.isRedFlag(q.Fact) {
+			s.prefix = r.NotedUnclear
+		}
 	case a.value == valUnsure && s.isRedFlag(q.Fact) && retry:
-		s.prefix = s.e.replies.NeedClearAnswer
-		return
+		s.prefix = r.NeedClearAnswer
+		s.hedged[q.Fact] = m.raw
+		return false
+	case a.value == valNo && !retry && s.hedged[q.Fact] != "" && m.softNo():
+		a = answer{value: valUnsure, unsureTwice: true,
+			words: strconv.Quote(s.hedged[q.Fact]) + " then " + strconv.Quote(m.raw)}
 	}
-	a.words, a.source = m.raw, sourceAsked
+	if a.words == "" {
+		a.words = m.raw
+	}
+	a.source = sourceAsked
 	s.facts[q.Fact] = a
+	return false
 }
 
-// volunteer records every still-open question that m already answers.
-// Hedged red flags are not taken: they are asked outright instead.
-func (s *session) volunteer(m message) {
+// volunteer records every still-open question that m already answers, and
+// reports how many. Hedged red flags are not taken: they are asked outright
+// instead.
+func (s *session) volunteer(m message) int {
+	n := 0
 	for _, q := range s.questions() {
 		if _, done := s.facts[q.Fact]; done {
 			continue
@@ -256,7 +285,9 @@ func (s *session) volunteer(m message) {
 		}
 		a.words, a.source = m.raw, sourceVolunteered
 		s.facts[q.Fact] = a
+		n++
 	}
+	return n
 }
 
 // questions lists everything the committed protocol may ask, in order:

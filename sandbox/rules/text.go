@@ -367,3 +367,10 @@ func (m message) yesNo() (p polarity, ok bool) {
 	}
 	return absent, false
 }
+
+// softNo is a "no" that only leans: "not really", "I don't think so", as
+// opposed to one that starts with a no word ("no", "nope").
+func (m message) softNo() bool {
+	p, ok := m.yesNo()
+	return ok && p == negated && !m.lx.noWords[m.tokens[0]]
+}
