@@ -155,3 +155,33 @@ func TestComplaintCorpus(t *testing.T) {
 	}
 	t.Log("complaint corpus: recall = the first message commits the protocol" + table.String())
 }
+
+// docs/protocols.md lists every trigger, emergency pattern and exception, so
+// the page says what the engine recognises.
+func TestDocsListWhatIsRecognised(t *testing.T) {
+	e := newEngine(t)
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "protocols.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	listed := func(what, s string) {
+		if !strings.Contains(doc, "`"+strings.ReplaceAll(s, "|", `\|`)+"`") {
+			t.Errorf("docs/protocols.md does not list %s `%s`", what, s)
+		}
+	}
+	for _, p := range e.lib.protocols {
+		for _, tr := range p.Triggers {
+			listed(p.ID+" trigger", tr)
+		}
+	}
+	for _, c := range e.lib.emergencies {
+		listed("category", c.ID)
+		for _, pat := range c.Patterns {
+			listed(c.ID+" pattern", pat)
+		}
+		for _, ex := range c.Except {
+			listed(c.ID+" exception", ex)
+		}
+	}
+}
