@@ -26,6 +26,7 @@ type answer struct {
 	num         float64 // set when hasNum: days for durations, years for age
 	hasNum      bool
 	words       string // the patient's message that gave it
+	earlier     string // a hedged first reply to the same question, if it was asked again
 	source      string // sourceAsked, sourceVolunteered or sourceDemographics
 	unsureTwice bool   // recorded as unsure after two unclear replies
 	approx      string // how to describe an approximate number ("within the past week")

@@ -37,6 +37,7 @@ type want struct {
 	reply       []string // fragments of the last reply
 	asked       []string // fragments that must appear in some reply
 	notAsked    []string // fragments that must appear in no reply
+	subjective  string   // fragment of the SOAP subjective
 }
 
 func TestConversations(t *testing.T) {
@@ -208,7 +209,8 @@ func TestConversations(t *testing.T) {
 			script{Age: 30, Sex: "male", Messages: msgs("sore throat", "no", "maybe a little", "not really")},
 			want{disposition: engine.DispositionEscalate, safety: engine.SafetyCannotMissPositive, turns: 4,
 				asked: []string{"I need a clear yes or no for this one, to be safe. Put another way: is it hard to breathe"},
-				reply: []string{"I could not get a clear yes or no", "emergency services"}, reason: "NOT EXCLUDED"}},
+				reply: []string{"I could not get a clear yes or no", "emergency services"}, reason: "NOT EXCLUDED",
+				subjective: `Noisy or difficult breathing (stridor): "maybe a little", then "not really"`}},
 		{"a red flag hedged, then a clear no, is no",
 			script{Age: 30, Sex: "male", Messages: msgs("sore throat", "no", "maybe a little", "No")},
 			want{disposition: engine.DispositionContinue, reply: []string{"Are you unable to open your mouth"}}},
@@ -231,6 +233,9 @@ func TestConversations(t *testing.T) {
 			want{reply: []string{"Have you had a fever"},
 				asked:    []string{"Thank you, I have noted that. Put another way: is saliva running out of your mouth"},
 				notAsked: []string{"Is your breathing noisy", "unable to open your mouth", "Sorry"}}},
+		{"an answer to other questions is not a miss: one unclear reply after it is asked again",
+			script{Age: 30, Sex: "male", Messages: msgs("sore throat", "my breathing is fine and I can open my mouth", "purple", "no")},
+			want{reply: []string{"Have you had a fever"}, asked: []string{"Sorry, I did not catch that. Put another way: is saliva"}}},
 		{"demographics skip age and sex",
 			script{Age: 52, Sex: "male", Messages: msgs("headache")},
 			want{protocol: "headache.v1", reply: []string{"headache. Did the headache come on suddenly"}, notAsked: []string{"How old", "What is your sex"}}},
@@ -278,6 +283,9 @@ func TestConversations(t *testing.T) {
 				} else if got := res.Scores[0].Key + " " + res.Scores[0].Total + " " + res.Scores[0].Band; got != w.score {
 					fail("score %q, want %q (components %s)", got, w.score, res.Scores[0].Components)
 				}
+			}
+			if w.subjective != "" && !strings.Contains(res.SOAP.Subjective, w.subjective) {
+				fail("subjective %q lacks %q", res.SOAP.Subjective, w.subjective)
 			}
 			if w.reason != "" && !strings.Contains(res.SOAP.Assessment, w.reason) {
 				fail("assessment %q lacks %q", res.SOAP.Assessment, w.reason)

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/clinical-intake/intake-web/sandbox/engine"
@@ -30,6 +29,7 @@ type session struct {
 	candidates []*Protocol
 	facts      map[string]answer
 	asked      map[string]int // times each fact's question was asked
+	misses     map[string]int // unclear or (red flag) unsure replies to it
 	pending    *Question
 	// hedged holds a hedged first reply ("maybe a little") to a question
 	// asked again, so a soft second reply ("not really") is not taken as a
@@ -69,6 +69,7 @@ func newSession(e *Engine, in engine.Input) *session {
 		demo:   in.Demographics,
 		facts:  map[string]answer{},
 		asked:  map[string]int{},
+		misses: map[string]int{},
 		hedged: map[string]string{},
 	}
 	for _, raw := range in.Patient {
@@ -122,8 +123,10 @@ func (s *session) turn(i int) {
 	} else {
 		unclear := s.answerPending(m)
 		if s.volunteer(m) > 0 && unclear {
-			// The reply told us something else: say so rather than "Sorry".
+			// The reply told us something else: say so rather than
+			// "Sorry", and do not count it as a miss.
 			s.prefix = s.e.replies.NotedOther
+			s.misses[s.pending.Fact]--
 		}
 	}
 	if rf := s.positiveRedFlag(); rf != nil {
@@ -229,7 +232,8 @@ func (s *session) commit(p *Protocol) {
 
 // answerPending records the reply to the question just asked, or sets a
 // prefix so the question is asked again, in other words (AskAgain). A
-// question is asked at most twice:
+// question gets one miss (a reply that answers other questions instead is
+// not a miss):
 //   - a reply not understood twice is recorded as unsure, and the patient
 //     is told so (for a red flag: not excluded, and the urgent reply says why);
 //   - a red flag answered unsure is asked again; if the second reply is only
@@ -244,10 +248,11 @@ func (s *session) answerPending(m message) (unclear bool) {
 	}
 	r := s.e.replies
 	a, ok := q.interpret(m)
-	retry := s.asked[q.Fact] < 2
+	retry := s.misses[q.Fact] == 0
 	switch {
 	case !ok && retry:
 		s.prefix = r.NotUnderstood
+		s.misses[q.Fact]++
 		return true
 	case !ok:
 		a = answer{value: valUnsure, unsureTwice: true}
@@ -257,15 +262,12 @@ func (s *session) answerPending(m message) (unclear bool) {
 	case a.value == valUnsure && s.isRedFlag(q.Fact) && retry:
 		s.prefix = r.NeedClearAnswer
 		s.hedged[q.Fact] = m.raw
+		s.misses[q.Fact]++
 		return false
 	case a.value == valNo && !retry && s.hedged[q.Fact] != "" && m.softNo():
-		a = answer{value: valUnsure, unsureTwice: true,
-			words: strconv.Quote(s.hedged[q.Fact]) + " then " + strconv.Quote(m.raw)}
+		a = answer{value: valUnsure, unsureTwice: true}
 	}
-	if a.words == "" {
-		a.words = m.raw
-	}
-	a.source = sourceAsked
+	a.words, a.earlier, a.source = m.raw, s.hedged[q.Fact], sourceAsked
 	s.facts[q.Fact] = a
 	return false
 }
@@ -413,17 +415,21 @@ func (c *EmergencyCategory) heardIn(m message) bool {
 // says is true when phrase occurs affirmed or hedged in a clause that holds
 // none of the except phrases.
 func (m message) says(phrase []string, except [][]string) bool {
-clauses:
 	for _, cl := range m.clauses {
-		for _, ex := range except {
-			for i := range cl {
-				if _, ok := m.lx.matchLoose(cl, i, ex); ok {
-					continue clauses
-				}
+		for i := range cl {
+			if _, ok := m.lx.matchLoose(cl, i, phrase); ok && m.lx.prefixPolarity(cl[:i]) != negated && !m.lx.holdsAny(cl, except) {
+				return true
 			}
 		}
+	}
+	return false
+}
+
+// holdsAny is true when one of phrases occurs anywhere in the clause.
+func (lx *lexicon) holdsAny(cl []string, phrases [][]string) bool {
+	for _, ph := range phrases {
 		for i := range cl {
-			if _, ok := m.lx.matchLoose(cl, i, phrase); ok && m.lx.prefixPolarity(cl[:i]) != negated {
+			if _, ok := lx.matchLoose(cl, i, ph); ok {
 				return true
 			}
 		}

@@ -73,9 +73,11 @@ func (s *session) answersInPatientWords() string {
 		if !ok {
 			continue
 		}
-		switch a.source {
-		case sourceVolunteered:
+		switch {
+		case a.source == sourceVolunteered:
 			parts = append(parts, fmt.Sprintf("%s: %s (volunteered)", q.Label, s.display(q, a)))
+		case a.earlier != "":
+			parts = append(parts, fmt.Sprintf("%s: %s, then %s", q.Label, strconv.Quote(a.earlier), strconv.Quote(a.words)))
 		default:
 			parts = append(parts, fmt.Sprintf("%s: %s", q.Label, strconv.Quote(a.words)))
 		}
