@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -182,6 +183,22 @@ func TestDocsListWhatIsRecognised(t *testing.T) {
 		}
 		for _, ex := range c.Except {
 			listed(c.ID+" exception", ex)
+		}
+	}
+}
+
+// Every corpus message gives the same result from two engines: matching
+// keeps no state and reads no clock.
+func TestCorpusIsDeterministic(t *testing.T) {
+	a, b := newEngine(t), newEngine(t)
+	for _, c := range readCorpora[emergencyCorpus](t, "emergencies") {
+		for _, msg := range append(slices.Clone(c.Escalate), c.NoEscalate...) {
+			in := engine.Input{Patient: []string{"I have a rash", msg}}
+			ra, _ := a.Evaluate(t.Context(), in)
+			rb, _ := b.Evaluate(t.Context(), in)
+			if !reflect.DeepEqual(ra, rb) {
+				t.Errorf("%q: two engines differ", msg)
+			}
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"regexp"
 	"strings"
 )
@@ -90,19 +89,6 @@ func loadLexicon(data []byte) (*lexicon, error) {
 		lx.fillers[f] = true
 	}
 	return lx, nil
-}
-
-// newLexicon is the lexicon of the embedded lexicon.json; the file is part
-// of the binary, so a fault is a programming error caught by every test.
-func newLexicon() *lexicon {
-	data, err := fs.ReadFile(libraryFiles, lexiconFile)
-	if err == nil {
-		var lx *lexicon
-		if lx, err = loadLexicon(data); err == nil {
-			return lx
-		}
-	}
-	panic(err)
 }
 
 var numberSlot = regexp.MustCompile(`#(\d+)-(\d+)`)
