@@ -1,8 +1,17 @@
 package rules
 
 import (
+	"slices"
 	"strconv"
 )
+
+func isDurationWord(t string) bool {
+	switch t {
+	case "for", "since", "past", "last", "over", "ago":
+		return true
+	}
+	return false
+}
 
 // Fact values shared by every yes/no question.
 const (
@@ -17,6 +26,7 @@ type answer struct {
 	num         float64 // set when hasNum: days for durations, years for age
 	hasNum      bool
 	words       string // the patient's message that gave it
+	earlier     string // a hedged first reply to the same question, if it was asked again
 	source      string // sourceAsked, sourceVolunteered or sourceDemographics
 	unsureTwice bool   // recorded as unsure after two unclear replies
 	approx      string // how to describe an approximate number ("within the past week")
@@ -48,13 +58,38 @@ func numberAnswer(n float64) answer {
 	return answer{value: strconv.FormatFloat(n, 'f', -1, 64), num: n, hasNum: true}
 }
 
+// statedYesNo reads a yes/no question's answer from what m states: its
+// keywords (negation-aware), its no_keywords, or a duration against
+// yes_from_days. A volunteered duration must say it is one ("for a few
+// weeks", "the past month"): a bare "several days" is more likely the
+// answer to a how-often question.
+func (q *Question) statedYesNo(m message, volunteered bool) (answer, bool) {
+	if p := m.mentionAny(q.keywords); p != absent {
+		return answer{value: polarityValue(p)}, true
+	}
+	for _, ph := range q.noKeywords {
+		if said(m.mention(ph)) {
+			return answer{value: valNo}, true
+		}
+	}
+	if q.YesFromDays != nil && (!volunteered || slices.ContainsFunc(m.tokens, isDurationWord)) {
+		if d, _, ok := duration(m.tokens); ok {
+			if d >= *q.YesFromDays {
+				return answer{value: valYes}, true
+			}
+			return answer{value: valNo}, true
+		}
+	}
+	return answer{}, false
+}
+
 // interpret reads m as the reply to q, which was just asked. ok is false
 // when the reply says nothing the question can use.
 func (q *Question) interpret(m message) (answer, bool) {
 	switch q.Kind {
 	case kindYesNo:
-		if p := m.mentionAny(q.keywords); p != absent {
-			return answer{value: polarityValue(p)}, true
+		if a, ok := q.statedYesNo(m, false); ok {
+			return a, true
 		}
 		if p, ok := m.yesNo(); ok {
 			return answer{value: polarityValue(p)}, true
@@ -89,9 +124,7 @@ func (q *Question) interpret(m message) (answer, bool) {
 func (q *Question) volunteer(m message) (answer, bool) {
 	switch q.Kind {
 	case kindYesNo:
-		if p := m.mentionAny(q.keywords); p != absent {
-			return answer{value: polarityValue(p)}, true
-		}
+		return q.statedYesNo(m, true)
 	case kindDuration:
 		if d, approx, ok := duration(m.tokens); ok {
 			return durationAnswer(d, approx), true

@@ -37,6 +37,7 @@ type want struct {
 	reply       []string // fragments of the last reply
 	asked       []string // fragments that must appear in some reply
 	notAsked    []string // fragments that must appear in no reply
+	subjective  string   // fragment of the SOAP subjective
 }
 
 func TestConversations(t *testing.T) {
@@ -198,11 +199,46 @@ func TestConversations(t *testing.T) {
 		// Understanding and clarification.
 		{"an unclear answer is asked again, twice unclear is unsure",
 			script{Age: 30, Sex: "male", Messages: msgs("sore throat", no(3), "purple", "banana", "no", "no", "no", "1 to 2 days")},
-			want{disposition: engine.DispositionSelfCare, score: "centor_mcisaac 1 weak", asked: []string{"Sorry, I did not catch that. Have you had a fever"}}},
+			want{disposition: engine.DispositionSelfCare, score: "centor_mcisaac 1 weak", asked: []string{"Sorry, I did not catch that. Put another way: have you had a high temperature",
+				"I will note that one as unclear and move on. Do you have a cough?"}}},
 		{"an unsure red flag is asked again, then treated as not excluded",
 			script{Age: 30, Sex: "male", Messages: msgs("sore throat", "not sure", "I don't know")},
 			want{disposition: engine.DispositionEscalate, safety: engine.SafetyCannotMissPositive,
 				asked: []string{"I need a clear yes or no for this one"}}},
+		{"a red flag hedged, then only a soft no, stays unsure and the patient is told why",
+			script{Age: 30, Sex: "male", Messages: msgs("sore throat", "no", "maybe a little", "not really")},
+			want{disposition: engine.DispositionEscalate, safety: engine.SafetyCannotMissPositive, turns: 4,
+				asked: []string{"I need a clear yes or no for this one, to be safe. Put another way: is it hard to breathe"},
+				reply: []string{"I could not get a clear yes or no", "emergency services"}, reason: "NOT EXCLUDED",
+				subjective: `Noisy or difficult breathing (stridor): "maybe a little", then "not really"`}},
+		{"a red flag hedged, then a clear no, is no",
+			script{Age: 30, Sex: "male", Messages: msgs("sore throat", "no", "maybe a little", "No")},
+			want{disposition: engine.DispositionContinue, reply: []string{"Are you unable to open your mouth"}}},
+
+		// No question asked twice: facts already given are used.
+		{"a duration answers 'more than 2 weeks?'",
+			script{Age: 30, Sex: "female", Messages: msgs("I have been feeling really low for a few weeks", no(3), "Several days", "Several days", "yes")},
+			want{protocol: "low_mood.v1", disposition: engine.DispositionReview, turns: 7, notAsked: []string{"more than 2 weeks"}}},
+		{"'low nearly every day for weeks' answers the PHQ-2 mood item and the duration",
+			script{Age: 30, Sex: "female", Messages: msgs("I've been feeling low nearly every day for weeks", no(3), "Several days", "yes")},
+			want{disposition: engine.DispositionReview, score: "phq2 4 strong", turns: 6, notAsked: []string{"felt down, depressed or hopeless", "more than 2 weeks"}}},
+		{"'a few weeks' as the answer to 'more than 2 weeks?' is yes",
+			script{Age: 30, Sex: "female", Messages: msgs("low mood", no(3), "Not at all", "Several days", "yes", "a few weeks")},
+			want{disposition: engine.DispositionReview, reason: "more than 2 weeks"}},
+		{"'about a week' as the answer to 'more than 2 weeks?' is no",
+			script{Age: 30, Sex: "female", Messages: msgs("low mood", no(3), "Not at all", "Several days", "yes", "about a week")},
+			want{disposition: engine.DispositionSelfCare}},
+		{"'my breathing is fine and I can open my mouth' answers both red flags",
+			script{Age: 30, Sex: "male", Messages: msgs("I have a sore throat, my breathing is fine and I can open my mouth", "no")},
+			want{reply: []string{"Have you had a fever"}, notAsked: []string{"Is your breathing noisy", "unable to open your mouth", "is it hard to breathe"}}},
+		{"an answer to other questions is noted, and the question asked again in other words",
+			script{Age: 30, Sex: "male", Messages: msgs("sore throat", "my breathing is fine and I can open my mouth", "no")},
+			want{reply: []string{"Have you had a fever"},
+				asked:    []string{"Thank you, I have noted that. Put another way: is saliva running out of your mouth"},
+				notAsked: []string{"Is your breathing noisy", "unable to open your mouth", "Sorry"}}},
+		{"an answer to other questions is not a miss: one unclear reply after it is asked again",
+			script{Age: 30, Sex: "male", Messages: msgs("sore throat", "my breathing is fine and I can open my mouth", "purple", "no")},
+			want{reply: []string{"Have you had a fever"}, asked: []string{"Sorry, I did not catch that. Put another way: is saliva"}}},
 		{"demographics skip age and sex",
 			script{Age: 52, Sex: "male", Messages: msgs("headache")},
 			want{protocol: "headache.v1", reply: []string{"headache. Did the headache come on suddenly"}, notAsked: []string{"How old", "What is your sex"}}},
@@ -250,6 +286,9 @@ func TestConversations(t *testing.T) {
 				} else if got := res.Scores[0].Key + " " + res.Scores[0].Total + " " + res.Scores[0].Band; got != w.score {
 					fail("score %q, want %q (components %s)", got, w.score, res.Scores[0].Components)
 				}
+			}
+			if w.subjective != "" && !strings.Contains(res.SOAP.Subjective, w.subjective) {
+				fail("subjective %q lacks %q", res.SOAP.Subjective, w.subjective)
 			}
 			if w.reason != "" && !strings.Contains(res.SOAP.Assessment, w.reason) {
 				fail("assessment %q lacks %q", res.SOAP.Assessment, w.reason)

@@ -10,6 +10,7 @@ package rules
 import (
 	"context"
 	"fmt"
+	"io/fs"
 
 	"github.com/clinical-intake/intake-web/sandbox/engine"
 )
@@ -30,10 +31,20 @@ var _ engine.Engine = (*Engine)(nil)
 
 // New loads and validates the embedded protocol library.
 func New() (*Engine, error) {
-	lx := newLexicon()
-	lib, err := loadLibrary(protocolFiles, lx)
+	lexData, err := fs.ReadFile(libraryFiles, lexiconFile)
 	if err != nil {
 		return nil, err
+	}
+	lx, err := loadLexicon(lexData)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := loadLibrary(libraryFiles, lx)
+	if err != nil {
+		return nil, err
+	}
+	if len(lib.emergencies) == 0 {
+		return nil, fmt.Errorf("rules: %s has no emergency categories", emergenciesFile)
 	}
 	r := defaultReplies()
 	if err := r.prepare(lx); err != nil {

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"context"
+	"io/fs"
 	"strings"
 	"testing"
 
@@ -78,4 +79,17 @@ func dump(tr []turn) string {
 			" [" + x.Result.Disposition + ", " + x.Result.SafetyStatus + ", " + x.Result.IntakeStatus + "]\n")
 	}
 	return b.String()
+}
+
+// newLexicon is the lexicon of the embedded lexicon.json, for tests of the
+// text functions.
+func newLexicon() *lexicon {
+	data, err := fs.ReadFile(libraryFiles, lexiconFile)
+	if err == nil {
+		var lx *lexicon
+		if lx, err = loadLexicon(data); err == nil {
+			return lx
+		}
+	}
+	panic(err)
 }

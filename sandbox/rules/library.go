@@ -17,13 +17,17 @@ import (
 	"github.com/clinical-intake/intake-web/sandbox/engine"
 )
 
-//go:embed protocols/*.json
-var protocolFiles embed.FS
+// libraryFiles are the protocols and the language files (language.go).
+//
+//go:embed protocols/*.json language/*.json
+var libraryFiles embed.FS
 
-// library is the validated protocol set, sorted by id.
+// library is the validated protocol set, sorted by id, with the emergency
+// categories.
 type library struct {
-	protocols []*Protocol
-	hash      string // sha256 over the sorted files' names and bytes
+	protocols   []*Protocol
+	emergencies []*EmergencyCategory
+	hash        string // sha256 over the sorted files' names and bytes
 }
 
 // Facts every protocol may use without asking for them itself.
@@ -68,6 +72,26 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 			return nil, fmt.Errorf("rules: %s: %w", name, err)
 		}
 		lib.protocols = append(lib.protocols, p)
+	}
+	// The language files count too: a new synonym or emergency pattern
+	// changes what the library recognises.
+	langNames, err := fs.Glob(fsys, "language/*.json")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(langNames)
+	for _, name := range langNames {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
+		h.Write(data)
+		if name == emergenciesFile {
+			if lib.emergencies, err = loadEmergencies(data, lx); err != nil {
+				return nil, err
+			}
+		}
 	}
 	lib.hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return lib, nil
@@ -138,9 +162,14 @@ func (p *Protocol) prepare(lx *lexicon) error {
 			bad("red flag %q has no keywords", rf.Fact)
 		}
 		rf.keywords = phrases(lx, rf.Keywords, bad)
+		rf.noKeywords = phrases(lx, rf.NoKeywords, bad)
+		if rf.AskAgain == "" || rf.AskAgain == rf.Ask {
+			bad("red flag %q needs ask_again, the question in other words", rf.Fact)
+		}
 		p.redFlags = append(p.redFlags, Question{
-			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, Kind: kindYesNo,
-			Keywords: rf.Keywords, Choices: []string{"Yes", "No"}, keywords: rf.keywords,
+			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, AskAgain: rf.AskAgain, Kind: kindYesNo,
+			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Choices: []string{"Yes", "No"},
+			keywords: rf.keywords, noKeywords: rf.noKeywords,
 		})
 	}
 	if n := len(p.Questions); n < 3 || n > 6 {
@@ -149,10 +178,14 @@ func (p *Protocol) prepare(lx *lexicon) error {
 	for i := range p.Questions {
 		q := &p.Questions[i]
 		define(q.Fact, q.Kind)
-		if q.Label == "" || q.Ask == "" {
-			bad("question %q needs label and ask", q.Fact)
+		if q.Label == "" || q.Ask == "" || q.AskAgain == "" || q.AskAgain == q.Ask {
+			bad("question %q needs label, ask and ask_again (the question in other words)", q.Fact)
 		}
 		q.keywords = phrases(lx, q.Keywords, bad)
+		q.noKeywords = phrases(lx, q.NoKeywords, bad)
+		if (len(q.NoKeywords) > 0 || q.YesFromDays != nil) && q.Kind != kindYesNo {
+			bad("question %q: no_keywords and yes_from_days are for yes_no questions", q.Fact)
+		}
 		switch q.Kind {
 		case kindYesNo:
 			if len(q.Keywords) == 0 {
@@ -271,6 +304,16 @@ func (p *Protocol) prepare(lx *lexicon) error {
 	for _, d := range p.Dispositions {
 		if t.Plan[d.Disposition] == "" {
 			bad("soap.plan has no text for %s", d.Disposition)
+		}
+	}
+	for d, text := range p.Advice {
+		if t.Plan[d] == "" || text == "" {
+			bad("advice for %q: not a disposition of this protocol, or empty", d)
+		}
+	}
+	for _, d := range p.Dispositions {
+		if d.Disposition == engine.DispositionSelfCare && p.Advice[engine.DispositionSelfCare] == "" {
+			bad("advice.self_care is required: a self-care outcome must tell the patient what to do")
 		}
 	}
 	if t.Plan[engine.DispositionEscalate] == "" {

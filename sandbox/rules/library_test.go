@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -48,13 +50,13 @@ func TestPromptHashFollowsTheReplies(t *testing.T) {
 const validProtocol = `{
   "id": "demo.v1", "title": "Demo", "patient_term": "demo", "triggers": ["demo"],
   "red_flags": [
-    {"fact": "rf1", "label": "RF1", "ask": "rf1?", "keywords": ["rf one"], "safety_note": "note 1"},
-    {"fact": "rf2", "label": "RF2", "ask": "rf2?", "keywords": ["rf two"], "safety_note": "note 2"}
+    {"fact": "rf1", "label": "RF1", "ask": "rf1?", "ask_again": "again rf1?", "keywords": ["rf one"], "safety_note": "note 1"},
+    {"fact": "rf2", "label": "RF2", "ask": "rf2?", "ask_again": "again rf2?", "keywords": ["rf two"], "safety_note": "note 2"}
   ],
   "questions": [
-    {"fact": "q1", "label": "Q1", "ask": "q1?", "kind": "yes_no", "keywords": ["thing one"]},
-    {"fact": "q2", "label": "Q2", "ask": "q2?", "kind": "yes_no", "keywords": ["thing two"]},
-    {"fact": "days", "label": "Days", "ask": "how long?", "kind": "duration", "choices": ["A few days"]}
+    {"fact": "q1", "label": "Q1", "ask": "q1?", "ask_again": "again q1?", "kind": "yes_no", "keywords": ["thing one"]},
+    {"fact": "q2", "label": "Q2", "ask": "q2?", "ask_again": "again q2?", "kind": "yes_no", "keywords": ["thing two"]},
+    {"fact": "days", "label": "Days", "ask": "how long?", "ask_again": "again how long?", "kind": "duration", "choices": ["A few days"]}
   ],
   "score": {"key": "demo_score", "name": "Demo", "source": "Someone 2001",
     "components": [{"label": "q1", "fact": "q1", "in": ["yes"], "points": 1}],
@@ -63,6 +65,7 @@ const validProtocol = `{
     {"when": [{"fact": "q2", "in": ["yes"]}, {"fact": "days", "min": 3}], "disposition": "clinician_review", "reason": "r"},
     {"when": [], "disposition": "self_care", "reason": "s"}
   ],
+  "advice": {"self_care": "rest"},
   "soap": {"subjective": "{opening}", "objective": "{reported}", "assessment": "{score}",
     "plan": {"self_care": "p", "clinician_review": "p", "urgent_escalation": "p"}}
 }`
@@ -106,7 +109,7 @@ func TestLibraryValidation(t *testing.T) {
 			"unknown placeholder {nope}"},
 		"only one red flag": {func(s string) string {
 			return strings.Replace(s, `,
-    {"fact": "rf2", "label": "RF2", "ask": "rf2?", "keywords": ["rf two"], "safety_note": "note 2"}`, "", 1)
+    {"fact": "rf2", "label": "RF2", "ask": "rf2?", "ask_again": "again rf2?", "keywords": ["rf two"], "safety_note": "note 2"}`, "", 1)
 		}, "", "1 red flags"},
 	}
 	for name, b := range broken {
@@ -144,6 +147,22 @@ func TestDirectoryHashFollowsTheFiles(t *testing.T) {
 	}
 	if hash("") == hash("\n") {
 		t.Fatal("directory hash ignores a changed byte")
+	}
+	// The language files (emergency patterns, normalisation) count too.
+	lang, err := fs.ReadFile(libraryFiles, emergenciesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withLang := func(data []byte) string {
+		fsys := fstest.MapFS{"protocols/demo.v1.json": {Data: []byte(validProtocol)}, emergenciesFile: {Data: data}}
+		lib, err := loadLibrary(fsys, lx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lib.hash
+	}
+	if withLang(lang) == hash("") || withLang(lang) == withLang(append(slices.Clone(lang), '\n')) {
+		t.Fatal("directory hash ignores the emergency patterns")
 	}
 	e := newEngine(t)
 	if e.Identity().DirectoryHash == hash("") {

@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,7 +125,8 @@ func TestEveryRedFlagEscalates(t *testing.T) {
 				if !strings.Contains(res.Reply, "emergency services") {
 					t.Errorf("reply %q does not send the patient to emergency services", res.Reply)
 				}
-				if res.SOAP.Plan != p.SOAP.Plan[engine.DispositionEscalate] {
+				// The plan quotes exactly what the patient was told.
+				if res.SOAP.Plan != p.SOAP.Plan[engine.DispositionEscalate]+" Patient was told: "+strconv.Quote(res.Reply) {
 					t.Errorf("plan %q", res.SOAP.Plan)
 				}
 				if !strings.Contains(res.SOAP.Assessment, "Red flag POSITIVE: "+rf.Label) {

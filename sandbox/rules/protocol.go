@@ -15,6 +15,7 @@ type Protocol struct {
 	Questions         []Question        `json:"questions"`
 	Score             *ScoreRule        `json:"score,omitempty"`
 	Dispositions      []DispositionRule `json:"dispositions"`
+	Advice            map[string]string `json:"advice"` // patient-facing, by disposition: ends the closing reply
 	SOAP              SOAPTemplates     `json:"soap"`
 
 	// Prepared at load time.
@@ -27,12 +28,17 @@ type Protocol struct {
 // disposition. A positive answer escalates at once.
 type RedFlag struct {
 	Fact       string   `json:"fact"`
-	Label      string   `json:"label"` // clinician-facing name
-	Ask        string   `json:"ask"`   // patient-facing question
+	Label      string   `json:"label"`     // clinician-facing name
+	Ask        string   `json:"ask"`       // patient-facing question
+	AskAgain   string   `json:"ask_again"` // the same question in other words, after an unclear reply
 	Keywords   []string `json:"keywords"`
+	NoKeywords []string `json:"no_keywords"` // statements that answer it "no": "my breathing is fine"
 	SafetyNote string   `json:"safety_note"` // clinician-facing, in safety_notes when positive
+	Reply      string   `json:"reply"`       // patient-facing: why it is urgent, when positive
+	Advice     string   `json:"advice"`      // patient-facing: what to do meanwhile (else the protocol's)
 
-	keywords [][]string
+	keywords   [][]string
+	noKeywords [][]string
 }
 
 // Question kinds.
@@ -47,12 +53,20 @@ type Question struct {
 	Fact     string   `json:"fact"`
 	Label    string   `json:"label"` // clinician-facing name
 	Ask      string   `json:"ask"`
+	AskAgain string   `json:"ask_again"` // the same question in other words, after an unclear reply
 	Kind     string   `json:"kind"`
 	Keywords []string `json:"keywords"` // volunteered-fact patterns
-	Choices  []string `json:"choices"`  // quick replies; defaulted for yes_no
-	Options  []Option `json:"options"`  // choice questions only
+	// NoKeywords are statements that answer a yes/no question "no" without
+	// a negation: "my breathing is fine", "I can open my mouth".
+	NoKeywords []string `json:"no_keywords"`
+	// YesFromDays answers a yes/no question from a duration: "for a few
+	// weeks" answers "more than 2 weeks?" (yes from 14 days, no below).
+	YesFromDays *float64 `json:"yes_from_days,omitempty"`
+	Choices     []string `json:"choices"` // quick replies; defaulted for yes_no
+	Options     []Option `json:"options"` // choice questions only
 
-	keywords [][]string
+	keywords   [][]string
+	noKeywords [][]string
 }
 
 // Option is one answer of a choice question.
@@ -109,7 +123,8 @@ type Condition struct {
 }
 
 // SOAPTemplates hold the note's wording; placeholders are listed in
-// placeholders() and filled from the captured facts.
+// placeholders() and filled from the captured facts. A plan says what the
+// clinician should do; what the patient was told is quoted after it.
 type SOAPTemplates struct {
 	Subjective string            `json:"subjective"`
 	Objective  string            `json:"objective"`

@@ -14,38 +14,35 @@ import (
 const kindAge = "age"
 
 // replies is every patient-facing sentence the engine can say outside the
-// protocol files, plus the built-in questions and the emergency phrases. Its
+// protocol files, plus the built-in questions. Its
 // JSON form is hashed into provenance.prompt_hash: change a word, change the
 // hash.
 type replies struct {
-	AskMainProblem   string            `json:"ask_main_problem"`
-	AskWhichProblem  string            `json:"ask_which_problem"`
-	Committed        string            `json:"committed"` // {complaint}
-	NotUnderstood    string            `json:"not_understood"`
-	NeedClearAnswer  string            `json:"need_clear_answer"` // before a red flag is asked again
-	CloseSelfCare    string            `json:"close_self_care"`
-	CloseReview      string            `json:"close_review"`
-	CloseUrgent      string            `json:"close_urgent"`
-	LabelInProgress  string            `json:"label_in_progress"`
-	LabelSelfCare    string            `json:"label_self_care"`
-	LabelReview      string            `json:"label_review"`
-	LabelUrgent      string            `json:"label_urgent"`
-	SandboxNote      string            `json:"sandbox_note"` // clinician-facing, always in safety_notes
-	EmergencySOAP    SOAPTemplates     `json:"emergency_soap"`
-	Age              Question          `json:"age"`
-	Sex              Question          `json:"sex"`
-	Pregnancy        Question          `json:"pregnancy"`
-	Emergencies      []emergencyPhrase `json:"emergencies"`
-	PregnancyAgeFrom int               `json:"pregnancy_age_from"`
-	PregnancyAgeTo   int               `json:"pregnancy_age_to"`
-}
-
-// emergencyPhrase escalates at any turn when a message affirms (or hedges
-// on) one of its phrases; only a negation ("no crushing chest pain") spares it.
-type emergencyPhrase struct {
-	Phrases []string `json:"phrases"`
-	Note    string   `json:"note"` // clinician-facing
-	phrases [][]string
+	AskMainProblem   string        `json:"ask_main_problem"`
+	AskWhichProblem  string        `json:"ask_which_problem"`
+	Committed        string        `json:"committed"` // {complaint}
+	NotUnderstood    string        `json:"not_understood"`
+	NeedClearAnswer  string        `json:"need_clear_answer"` // before a red flag is asked again
+	NotedUnclear     string        `json:"noted_unclear"`     // a question left unclear after asking twice
+	NotedOther       string        `json:"noted_other"`       // the reply answered other questions, not this one
+	CloseSelfCare    string        `json:"close_self_care"`
+	CloseReview      string        `json:"close_review"`
+	SafetyNetSelf    string        `json:"safety_net_self_care"` // ends the self-care closing
+	SafetyNetReview  string        `json:"safety_net_review"`    // ends the review closing
+	UrgentBecause    string        `json:"urgent_because"`       // when nothing more specific is known
+	UrgentUnclear    string        `json:"urgent_unclear"`       // a red flag left unclear after asking twice
+	UrgentCall       string        `json:"urgent_call"`          // every urgent closing has it
+	LabelInProgress  string        `json:"label_in_progress"`
+	LabelSelfCare    string        `json:"label_self_care"`
+	LabelReview      string        `json:"label_review"`
+	LabelUrgent      string        `json:"label_urgent"`
+	SandboxNote      string        `json:"sandbox_note"` // clinician-facing, always in safety_notes
+	EmergencySOAP    SOAPTemplates `json:"emergency_soap"`
+	Age              Question      `json:"age"`
+	Sex              Question      `json:"sex"`
+	Pregnancy        Question      `json:"pregnancy"`
+	PregnancyAgeFrom int           `json:"pregnancy_age_from"`
+	PregnancyAgeTo   int           `json:"pregnancy_age_to"`
 }
 
 func defaultReplies() *replies {
@@ -55,12 +52,16 @@ func defaultReplies() *replies {
 		Committed:       "Thank you. I will ask a few questions about your {complaint}.",
 		NotUnderstood:   "Sorry, I did not catch that.",
 		NeedClearAnswer: "I need a clear yes or no for this one, to be safe.",
+		NotedUnclear:    "I will note that one as unclear and move on.",
+		NotedOther:      "Thank you, I have noted that.",
 		CloseSelfCare: "Thank you, that is all my questions. Your answers suggest this can be looked after at home for now; " +
-			"a clinician can still check your summary. If you get worse or notice anything new, seek medical help.",
-		CloseReview: "Thank you, that is all my questions. A clinician should look at your answers, and your summary has been passed on. " +
-			"If you get worse before you hear back, seek medical help.",
-		CloseUrgent: "Your answers suggest you need urgent help. Please call emergency services now or go to the nearest emergency department. " +
-			"Do not wait for a reply here.",
+			"a clinician can still check your summary.",
+		CloseReview:     "Thank you, that is all my questions. A clinician should look at your answers, and your summary has been passed on.",
+		SafetyNetSelf:   "If you get worse or notice anything new, seek medical help.",
+		SafetyNetReview: "If you get worse before you hear back, seek medical help.",
+		UrgentBecause:   "Your answers suggest you need urgent help.",
+		UrgentUnclear:   "I could not get a clear yes or no to my last question, so to be safe I have to treat it as urgent.",
+		UrgentCall:      "Please call emergency services now or go to the nearest emergency department. Do not wait for a reply here.",
 		LabelInProgress: "Intake in progress",
 		LabelSelfCare:   "Self-care advice",
 		LabelReview:     "Clinician review",
@@ -72,12 +73,12 @@ func defaultReplies() *replies {
 			Objective:  "Self-reported only, no examination (remote intake). {demographics}.",
 			Assessment: "Emergency phrase in the patient's message. {red_flags}",
 			Plan: map[string]string{
-				engine.DispositionEscalate: "Immediate escalation: the patient was told to call emergency services or attend the emergency department now.",
+				engine.DispositionEscalate: "Immediate escalation to emergency care.",
 			},
 		},
-		Age: Question{Fact: factAge, Label: "Age", Ask: "How old are you?", Kind: kindAge, Choices: []string{}},
+		Age: Question{Fact: factAge, Label: "Age", Ask: "How old are you?", AskAgain: "Put another way: what is your age in years?", Kind: kindAge, Choices: []string{}},
 		Sex: Question{
-			Fact: factSex, Label: "Sex", Ask: "What is your sex?", Kind: kindChoice,
+			Fact: factSex, Label: "Sex", Ask: "What is your sex?", AskAgain: "Put another way: are you female, male or intersex?", Kind: kindChoice,
 			Keywords: []string{"female", "male", "intersex", "im a woman", "i am a woman", "im a man", "i am a man", "year old woman", "year old man"},
 			Options: []Option{
 				{Value: "female", Label: "Female", Match: []string{"woman", "lady", "girl", "f"}},
@@ -86,25 +87,12 @@ func defaultReplies() *replies {
 			},
 		},
 		Pregnancy: Question{
-			Fact: factPregnancy, Label: "Pregnancy", Ask: "Is there any chance you could be pregnant?", Kind: kindYesNo,
+			Fact: factPregnancy, Label: "Pregnancy", Ask: "Is there any chance you could be pregnant?",
+			AskAgain: "Put another way: could you be pregnant at the moment, even if you are not sure?", Kind: kindYesNo,
 			Keywords: []string{"pregnan*"},
 		},
 		PregnancyAgeFrom: 12,
 		PregnancyAgeTo:   55,
-		Emergencies: []emergencyPhrase{
-			{Phrases: []string{"cant breathe", "cannot breathe", "can not breathe", "unable to breathe", "stopped breathing", "choking"},
-				Note: "Emergency phrase: patient reports being unable to breathe; airway or respiratory emergency until proven otherwise."},
-			{Phrases: []string{"crushing chest pain", "crushing pain in my chest", "chest feels crushed", "elephant on my chest"},
-				Note: "Emergency phrase: crushing chest pain; treat as possible acute coronary syndrome."},
-			{Phrases: []string{"kill myself", "killing myself", "end my life", "ending my life", "take my own life", "suicidal", "suicide", "want to die"},
-				Note: "Emergency phrase: suicidal intent expressed; immediate safety assessment required."},
-			{Phrases: []string{"face is drooping", "face drooping", "slurred speech", "speech is slurred", "cant move my arm", "cant lift my arm"},
-				Note: "Emergency phrase: possible stroke symptoms (FAST)."},
-			{Phrases: []string{"throat is closing", "throat closing", "tongue is swelling", "swollen tongue", "anaphyla*"},
-				Note: "Emergency phrase: possible anaphylaxis or airway swelling."},
-			{Phrases: []string{"bleeding heavily", "wont stop bleeding", "cant stop the bleeding", "unconscious", "seizure", "having a fit"},
-				Note: "Emergency phrase: heavy bleeding, loss of consciousness or seizure reported."},
-		},
 	}
 }
 
@@ -121,9 +109,6 @@ func (r *replies) prepare(lx *lexicon) error {
 	}
 	r.Sex.Choices = []string{"Female", "Male", "Intersex"}
 	r.Pregnancy.Choices = []string{"Yes", "No", "Not sure"}
-	for i := range r.Emergencies {
-		r.Emergencies[i].phrases = phrases(lx, r.Emergencies[i].Phrases, bad)
-	}
 	return errors.Join(errs...)
 }
 
@@ -147,14 +132,4 @@ func (r *replies) label(disposition string) string {
 		return r.LabelUrgent
 	}
 	return r.LabelInProgress
-}
-
-func (r *replies) closing(disposition string) string {
-	switch disposition {
-	case engine.DispositionSelfCare:
-		return r.CloseSelfCare
-	case engine.DispositionReview:
-		return r.CloseReview
-	}
-	return r.CloseUrgent
 }

@@ -54,7 +54,7 @@ func (s *session) result() engine.Result {
 
 	switch s.phase {
 	case phaseDone:
-		res.Reply = r.closing(s.disposition)
+		res.Reply = s.closingReply()
 		res.Terminal = true
 		res.Urgent = s.disposition == engine.DispositionEscalate
 		res.Disposition = s.disposition
@@ -77,7 +77,11 @@ func (s *session) result() engine.Result {
 		if s.committed {
 			intro = strings.ReplaceAll(r.Committed, "{complaint}", s.active.PatientTerm)
 		}
-		res.Reply = joinSentences(s.prefix, intro, q.Ask)
+		ask := q.Ask
+		if s.asked[q.Fact] > 1 && q.AskAgain != "" {
+			ask = q.AskAgain
+		}
+		res.Reply = joinSentences(s.prefix, intro, ask)
 		res.Choices = append(res.Choices, q.Choices...)
 		res.IntakeStatus = s.needs(q)
 	}
@@ -125,4 +129,36 @@ func (s *session) capturedFacts() engine.Facts {
 		f.Pregnancy = &v
 	}
 	return f
+}
+
+// closingReply is the last reply: what happens next, why when it is urgent,
+// and the advice the protocol gives for the outcome. The SOAP plan quotes it,
+// so the handoff claims nothing the patient was not told.
+func (s *session) closingReply() string {
+	r := s.e.replies
+	advice := ""
+	if s.active != nil {
+		advice = s.active.Advice[s.disposition]
+	}
+	switch {
+	case s.emergency != nil:
+		c := s.emergency.categories[0]
+		return joinSentences(c.Reply, r.UrgentCall, c.Advice)
+	case s.redFlag != nil:
+		why := s.redFlag.Reply
+		if s.facts[s.redFlag.Fact].value == valUnsure {
+			why = r.UrgentUnclear
+		} else if why == "" {
+			why = r.UrgentBecause
+		}
+		if s.redFlag.Advice != "" {
+			advice = s.redFlag.Advice
+		}
+		return joinSentences(why, r.UrgentCall, advice)
+	case s.disposition == engine.DispositionSelfCare:
+		return joinSentences(r.CloseSelfCare, advice, r.SafetyNetSelf)
+	case s.disposition == engine.DispositionReview:
+		return joinSentences(r.CloseReview, advice, r.SafetyNetReview)
+	}
+	return joinSentences(r.UrgentBecause, r.UrgentCall, advice)
 }

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"strings"
+
 	"github.com/clinical-intake/intake-web/sandbox/engine"
 )
 
@@ -27,7 +29,12 @@ type session struct {
 	candidates []*Protocol
 	facts      map[string]answer
 	asked      map[string]int // times each fact's question was asked
+	misses     map[string]int // unclear or (red flag) unsure replies to it
 	pending    *Question
+	// hedged holds a hedged first reply ("maybe a little") to a question
+	// asked again, so a soft second reply ("not really") is not taken as a
+	// clean no.
+	hedged map[string]string
 
 	// Set by the turn being processed.
 	prefix    string // "Sorry, I did not catch that." and the like
@@ -40,18 +47,30 @@ type session struct {
 	redFlag     *RedFlag
 }
 
+// emergencyHit is the first message that named an emergency, with every
+// category it named, most specific first (the order of emergencies.json).
 type emergencyHit struct {
-	turn  int
-	words string
-	note  string
+	turn       int
+	words      string
+	categories []*EmergencyCategory
+}
+
+func (h *emergencyHit) note() string {
+	var notes []string
+	for _, c := range h.categories {
+		notes = append(notes, c.Note)
+	}
+	return strings.Join(notes, " ")
 }
 
 func newSession(e *Engine, in engine.Input) *session {
 	s := &session{
-		e:     e,
-		demo:  in.Demographics,
-		facts: map[string]answer{},
-		asked: map[string]int{},
+		e:      e,
+		demo:   in.Demographics,
+		facts:  map[string]answer{},
+		asked:  map[string]int{},
+		misses: map[string]int{},
+		hedged: map[string]string{},
 	}
 	for _, raw := range in.Patient {
 		s.msgs = append(s.msgs, e.lx.parse(raw))
@@ -88,7 +107,7 @@ func (s *session) turn(i int) {
 			}
 		}
 		s.emergency = hit
-		s.finish(engine.DispositionEscalate, hit.note)
+		s.finish(engine.DispositionEscalate, hit.note())
 		return
 	}
 	if s.active == nil {
@@ -102,8 +121,13 @@ func (s *session) turn(i int) {
 			s.volunteer(earlier)
 		}
 	} else {
-		s.answerPending(m)
-		s.volunteer(m)
+		unclear := s.answerPending(m)
+		if s.volunteer(m) > 0 && unclear {
+			// The reply told us something else: say so rather than
+			// "Sorry", and do not count it as a miss.
+			s.prefix = s.e.replies.NotedOther
+			s.misses[s.pending.Fact]--
+		}
 	}
 	if rf := s.positiveRedFlag(); rf != nil {
 		s.redFlag = rf
@@ -158,18 +182,24 @@ func (s *session) choose(m message) {
 func (s *session) match(m message, pool []*Protocol) []*Protocol {
 	var out []*Protocol
 	for _, p := range pool {
-		if m.mention(p.title) == affirmed || triggered(m, p) {
+		if said(m.mention(p.title)) || triggered(m, p) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
+// said is true for an affirmed or hedged mention: "I think I might be
+// depressed" names the complaint as much as "I am depressed".
+func said(p polarity) bool {
+	return p == affirmed || p == uncertain
+}
+
 func triggered(m message, p *Protocol) bool {
 	for _, parts := range p.triggers {
 		all := true
 		for _, part := range parts {
-			if m.mention(part) != affirmed {
+			if !said(m.mention(part)) {
 				all = false
 				break
 			}
@@ -201,33 +231,52 @@ func (s *session) commit(p *Protocol) {
 }
 
 // answerPending records the reply to the question just asked, or sets a
-// clarifying prefix so the question is asked again. A question is asked at
-// most twice: a second unclear reply is recorded as unsure, which for a red
-// flag means "not excluded".
-func (s *session) answerPending(m message) {
+// prefix so the question is asked again, in other words (AskAgain). A
+// question gets one miss (a reply that answers other questions instead is
+// not a miss):
+//   - a reply not understood twice is recorded as unsure, and the patient
+//     is told so (for a red flag: not excluded, and the urgent reply says why);
+//   - a red flag answered unsure is asked again; if the second reply is only
+//     a soft no ("not really") after a hedge ("maybe a little"), the red flag
+//     stays unsure instead of silently becoming "no".
+//
+// It reports whether the reply was not understood and will be asked again.
+func (s *session) answerPending(m message) (unclear bool) {
 	q := s.pending
 	if q == nil {
-		return
+		return false
 	}
+	r := s.e.replies
 	a, ok := q.interpret(m)
-	retry := s.asked[q.Fact] < 2
+	retry := s.misses[q.Fact] == 0
 	switch {
 	case !ok && retry:
-		s.prefix = s.e.replies.NotUnderstood
-		return
+		s.prefix = r.NotUnderstood
+		s.misses[q.Fact]++
+		return true
 	case !ok:
 		a = answer{value: valUnsure, unsureTwice: true}
+		if !s.isRedFlag(q.Fact) {
+			s.prefix = r.NotedUnclear
+		}
 	case a.value == valUnsure && s.isRedFlag(q.Fact) && retry:
-		s.prefix = s.e.replies.NeedClearAnswer
-		return
+		s.prefix = r.NeedClearAnswer
+		s.hedged[q.Fact] = m.raw
+		s.misses[q.Fact]++
+		return false
+	case a.value == valNo && !retry && s.hedged[q.Fact] != "" && m.softNo():
+		a = answer{value: valUnsure, unsureTwice: true}
 	}
-	a.words, a.source = m.raw, sourceAsked
+	a.words, a.earlier, a.source = m.raw, s.hedged[q.Fact], sourceAsked
 	s.facts[q.Fact] = a
+	return false
 }
 
-// volunteer records every still-open question that m already answers.
-// Hedged red flags are not taken: they are asked outright instead.
-func (s *session) volunteer(m message) {
+// volunteer records every still-open question that m already answers, and
+// reports how many. Hedged red flags are not taken: they are asked outright
+// instead.
+func (s *session) volunteer(m message) int {
+	n := 0
 	for _, q := range s.questions() {
 		if _, done := s.facts[q.Fact]; done {
 			continue
@@ -238,7 +287,9 @@ func (s *session) volunteer(m message) {
 		}
 		a.words, a.source = m.raw, sourceVolunteered
 		s.facts[q.Fact] = a
+		n++
 	}
+	return n
 }
 
 // questions lists everything the committed protocol may ask, in order:
@@ -327,13 +378,61 @@ func (s *session) redFlagsNegative() bool {
 	return true
 }
 
+// emergencyIn lists the emergency categories m names. An affirmation or a
+// hedge ("I think he might be having a stroke") counts; only a negation
+// ("no trouble breathing") or an excepted clause ("food poisoning", "years
+// ago") spares a pattern.
 func (s *session) emergencyIn(m message, turn int) *emergencyHit {
-	for _, em := range s.e.replies.Emergencies {
-		for _, ph := range em.phrases {
-			if p := m.mention(ph); p == affirmed || p == uncertain {
-				return &emergencyHit{turn: turn + 1, words: m.raw, note: em.Note}
+	var hit *emergencyHit
+	for _, c := range s.e.lib.emergencies {
+		if c.heardIn(m) {
+			if hit == nil {
+				hit = &emergencyHit{turn: turn + 1, words: m.raw}
+			}
+			hit.categories = append(hit.categories, c)
+		}
+	}
+	return hit
+}
+
+// heardIn is true when every part of one of c's patterns is said in m.
+func (c *EmergencyCategory) heardIn(m message) bool {
+	for _, parts := range c.patterns {
+		all := true
+		for _, part := range parts {
+			if !m.says(part, c.except) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// says is true when phrase occurs affirmed or hedged in a clause that holds
+// none of the except phrases.
+func (m message) says(phrase []string, except [][]string) bool {
+	for _, cl := range m.clauses {
+		for i := range cl {
+			if _, ok := m.lx.matchLoose(cl, i, phrase); ok && m.lx.prefixPolarity(cl[:i]) != negated && !m.lx.holdsAny(cl, except) {
+				return true
 			}
 		}
 	}
-	return nil
+	return false
+}
+
+// holdsAny is true when one of phrases occurs anywhere in the clause.
+func (lx *lexicon) holdsAny(cl []string, phrases [][]string) bool {
+	for _, ph := range phrases {
+		for i := range cl {
+			if _, ok := lx.matchLoose(cl, i, ph); ok {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -27,7 +27,7 @@ func (s *session) soap() engine.SOAP {
 	}
 	plan := "Intake in progress: no plan yet."
 	if s.phase == phaseDone {
-		plan = t.Plan[s.disposition]
+		plan = t.Plan[s.disposition] + " Patient was told: " + strconv.Quote(s.closingReply())
 	}
 	history := "None given."
 	if h := strings.TrimSpace(s.demo.History); h != "" {
@@ -73,9 +73,11 @@ func (s *session) answersInPatientWords() string {
 		if !ok {
 			continue
 		}
-		switch a.source {
-		case sourceVolunteered:
+		switch {
+		case a.source == sourceVolunteered:
 			parts = append(parts, fmt.Sprintf("%s: %s (volunteered)", q.Label, s.display(q, a)))
+		case a.earlier != "":
+			parts = append(parts, fmt.Sprintf("%s: %s, then %s", q.Label, strconv.Quote(a.earlier), strconv.Quote(a.words)))
 		default:
 			parts = append(parts, fmt.Sprintf("%s: %s", q.Label, strconv.Quote(a.words)))
 		}
@@ -165,7 +167,7 @@ func (s *session) reportedLine() string {
 func (s *session) redFlagLine() string {
 	switch {
 	case s.emergency != nil:
-		return "Emergency phrase at turn " + strconv.Itoa(s.emergency.turn) + ": " + s.emergency.note
+		return "Emergency phrase at turn " + strconv.Itoa(s.emergency.turn) + ": " + s.emergency.note()
 	case s.redFlag != nil:
 		a := s.facts[s.redFlag.Fact]
 		if a.value == valUnsure {
@@ -211,7 +213,7 @@ func (s *session) reasonLine() string {
 func (s *session) safetyNotes() []string {
 	notes := []string{}
 	if s.emergency != nil {
-		notes = append(notes, fmt.Sprintf("Emergency phrase at turn %d (%s): %s", s.emergency.turn, strconv.Quote(s.emergency.words), s.emergency.note))
+		notes = append(notes, fmt.Sprintf("Emergency phrase at turn %d (%s): %s", s.emergency.turn, strconv.Quote(s.emergency.words), s.emergency.note()))
 	}
 	if s.redFlag != nil {
 		a := s.facts[s.redFlag.Fact]

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -23,7 +25,7 @@ func (lx *lexicon) parse(raw string) message {
 	var cur []string
 	flush := func() {
 		if len(cur) > 0 {
-			m.clauses = append(m.clauses, lx.wordsToDigits(cur))
+			m.clauses = append(m.clauses, lx.wordsToDigits(lx.rewrite(cur)))
 			m.tokens = append(m.tokens, m.clauses[len(m.clauses)-1]...)
 		}
 		cur = nil
@@ -32,6 +34,10 @@ func (lx *lexicon) parse(raw string) message {
 		for _, w := range strings.FieldsFunc(part, notWordRune) {
 			if lx.clauseWords[w] {
 				flush()
+				continue
+			}
+			if to, ok := lx.spelling[w]; ok {
+				cur = append(cur, to...)
 				continue
 			}
 			cur = append(cur, w)
@@ -53,16 +59,61 @@ func notWordRune(r rune) bool {
 	return !(unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
-// normalisePhrase prepares a keyword from the protocol library the same way
-// patient text is prepared, so both sides compare equal.
-// A trailing "*" on a word (a prefix match) survives normalisation.
-func (lx *lexicon) normalisePhrase(s string) []string {
-	const star = "qqstarqq"
-	toks := lx.parse(strings.ReplaceAll(s, "*", star)).tokens
-	for i, t := range toks {
-		if strings.HasSuffix(t, star) {
-			toks[i] = strings.TrimSuffix(t, star) + "*"
+// rewrite replaces the lexicon's word sequences ("unable to" → "cant"),
+// left to right.
+func (lx *lexicon) rewrite(toks []string) []string {
+	if len(lx.rewrites) == 0 {
+		return toks
+	}
+	out := make([]string, 0, len(toks))
+next:
+	for i := 0; i < len(toks); {
+		for _, rw := range lx.rewrites {
+			if i+len(rw.from) <= len(toks) && slices.Equal(toks[i:i+len(rw.from)], rw.from) {
+				out = append(out, rw.to...)
+				i += len(rw.from)
+				continue next
+			}
 		}
+		out = append(out, toks[i])
+		i++
+	}
+	return out
+}
+
+// Markers that carry pattern syntax through parse, which keeps only letters
+// and digits.
+const (
+	markStar = "qqstarqq"
+	markOr   = "qqorqq"
+	markNum  = "qqnumqq"
+	markTo   = "qqtoqq"
+)
+
+// normalisePhrase prepares a keyword from the protocol library the same way
+// patient text is prepared, so both sides compare equal. Pattern syntax
+// survives: a trailing "*" (a prefix match), "a|b" (either word, each
+// normalised on its own) and "#10-36" (a number in that range).
+func (lx *lexicon) normalisePhrase(s string) []string {
+	s = numberSlot.ReplaceAllString(s, markNum+"${1}"+markTo+"${2}")
+	s = strings.NewReplacer("*", markStar, "|", markOr).Replace(s)
+	toks := lx.parse(s).tokens
+	for i, t := range toks {
+		alts := strings.Split(t, markOr)
+		for j, a := range alts {
+			switch {
+			case strings.HasPrefix(a, markNum):
+				a = "#" + strings.Replace(strings.TrimPrefix(a, markNum), markTo, "-", 1)
+			case strings.HasSuffix(a, markStar):
+				a = strings.TrimSuffix(a, markStar) + "*"
+			default:
+				if to, ok := lx.spelling[a]; ok && len(to) == 1 {
+					a = to[0]
+				}
+			}
+			alts[j] = a
+		}
+		toks[i] = strings.Join(alts, "|")
 	}
 	return toks
 }
@@ -86,9 +137,21 @@ type lexicon struct {
 	containsNo    [][]string
 	containsYes   [][]string
 	numbers       map[string]int // number words: "three" → 3, "thirty" → 30
+
+	// From lexicon.json.
+	spelling map[string][]string
+	rewrites []rewrite
+	fillers  map[string]bool
 }
 
-func newLexicon() *lexicon {
+type rewrite struct{ from, to []string }
+
+// maxFillers is how many filler words may sit between two words of a
+// phrase: "my throat is really very sore" still says "throat sore".
+const maxFillers = 3
+
+// baseLexicon holds the built-in word lists; loadLexicon adds the file's.
+func baseLexicon() *lexicon {
 	lx := &lexicon{}
 	lx.clauseWords = map[string]bool{"but": true, "and": true, "though": true, "although": true, "however": true, "except": true}
 	lx.negators = map[string]bool{
@@ -150,13 +213,63 @@ const negationWindow = 6
 func (m message) mention(phrase []string) polarity {
 	result := absent
 	for _, cl := range m.clauses {
-		for i := 0; i+len(phrase) <= len(cl); i++ {
-			if matchAt(cl, i, phrase) {
+		for i := range cl {
+			if _, ok := m.lx.matchLoose(cl, i, phrase); ok {
 				result = m.lx.prefixPolarity(cl[:i])
 			}
 		}
 	}
 	return result
+}
+
+// matchLoose matches phrase at tokens[i], letting up to maxFillers filler
+// words sit between two of its words. It returns the index after the match.
+func (lx *lexicon) matchLoose(tokens []string, i int, phrase []string) (int, bool) {
+	k := i
+	for j, p := range phrase {
+		skipped := 0
+		for {
+			if k >= len(tokens) {
+				return 0, false
+			}
+			if tokenMatches(p, tokens[k]) {
+				break
+			}
+			if j == 0 || skipped == maxFillers || !lx.fillers[tokens[k]] {
+				return 0, false
+			}
+			skipped++
+			k++
+		}
+		k++
+	}
+	return k, true
+}
+
+// tokenMatches compares one phrase word with one patient word: "a|b" is
+// either, "word*" a prefix, "#10-36" a number in that range.
+func tokenMatches(p, t string) bool {
+	for p != "" {
+		var alt string
+		alt, p, _ = strings.Cut(p, "|")
+		switch {
+		case strings.HasPrefix(alt, "#"):
+			lo, hi, _ := strings.Cut(alt[1:], "-")
+			n, err1 := strconv.Atoi(t)
+			l, err2 := strconv.Atoi(lo)
+			h, err3 := strconv.Atoi(hi)
+			if err1 == nil && err2 == nil && err3 == nil && n >= l && n <= h {
+				return true
+			}
+		case strings.HasSuffix(alt, "*"):
+			if strings.HasPrefix(t, alt[:len(alt)-1]) {
+				return true
+			}
+		case alt == t:
+			return true
+		}
+	}
+	return false
 }
 
 // mentionAny folds mention over several phrases: an affirmation or a
@@ -174,14 +287,10 @@ func (m message) mentionAny(phrases [][]string) polarity {
 	return best
 }
 
+// matchAt matches phrase exactly (no fillers) at tokens[i].
 func matchAt(tokens []string, i int, phrase []string) bool {
 	for j, p := range phrase {
-		t := tokens[i+j]
-		if strings.HasSuffix(p, "*") {
-			if !strings.HasPrefix(t, strings.TrimSuffix(p, "*")) {
-				return false
-			}
-		} else if t != p {
+		if !tokenMatches(p, tokens[i+j]) {
 			return false
 		}
 	}
@@ -257,4 +366,11 @@ func (m message) yesNo() (p polarity, ok bool) {
 		}
 	}
 	return absent, false
+}
+
+// softNo is a "no" that only leans: "not really", "I don't think so", as
+// opposed to one that starts with a no word ("no", "nope").
+func (m message) softNo() bool {
+	p, ok := m.yesNo()
+	return ok && p == negated && !m.lx.noWords[m.tokens[0]]
 }

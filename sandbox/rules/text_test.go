@@ -90,3 +90,26 @@ func TestAges(t *testing.T) {
 		t.Errorf("answeredAge(34) = %v, %v", got, ok)
 	}
 }
+
+func TestNormalisation(t *testing.T) {
+	lx := newLexicon()
+	cases := []struct {
+		in, phrase string
+		want       polarity
+	}{
+		{"my throat is really very sore", "throat is sore", affirmed},          // fillers between words
+		{"my throat is not sore", "throat is sore", absent},                    // a negator is never a filler
+		{"He cannot breath", "cant breath*", affirmed},                         // spelling and a prefix
+		{"she is unable to breathe", "cant breathe", affirmed},                 // a rewrite
+		{"my husband is clutching his cheast", "clutching my chest", affirmed}, // third person, typo
+		{"took 30 paracetamol", "took #10-99 paracetamol", affirmed},
+		{"took 2 paracetamol", "took #10-99 paracetamol", absent},
+		{"my face is droopy", "face droopy|drooping", affirmed},
+		{"I might be having a stroke", "having stroke", uncertain},
+	}
+	for _, c := range cases {
+		if got := lx.parse(c.in).mention(lx.normalisePhrase(c.phrase)); got != c.want {
+			t.Errorf("mention(%q, %q) = %v, want %v", c.in, c.phrase, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package rules
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/clinical-intake/intake-web/sandbox/engine"
+)
+
+// The corpora in testdata/ were written as a tester would, from how patients
+// and the people with them talk, not from the engine's phrase lists: every
+// phrasing there is something the engine must meet. Each emergency category
+// and each protocol has at least 10 positives, and look-alikes (negated or
+// unrelated) that must not be taken for it.
+
+type emergencyCorpus struct {
+	Category   string   `json:"category"`
+	Escalate   []string `json:"escalate"`
+	NoEscalate []string `json:"no_escalate"`
+}
+
+type complaintCorpus struct {
+	Protocol string   `json:"protocol"`
+	Match    []string `json:"match"`
+	NoMatch  []string `json:"no_match"`
+}
+
+func readCorpora[T any](t *testing.T, dir string) []T {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no corpus in testdata/%s: %v", dir, err)
+	}
+	var out []T
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c T
+		if err := decodeStrict(data, &c); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// firstTurn evaluates one opening message with no demographics.
+func firstTurn(t *testing.T, e *Engine, msg string) (*session, engine.Result) {
+	t.Helper()
+	s := newSession(e, engine.Input{Patient: []string{msg}})
+	s.run()
+	return s, s.result()
+}
+
+// TestEmergencyCorpus: every positive escalates on its own as the first
+// message and in the middle of an unrelated intake; no look-alike does. It
+// logs recall and false alarms per category (go test -run
+// TestEmergencyCorpus -v ./sandbox/rules) and fails below 100% recall or
+// above 0 false alarms.
+func TestEmergencyCorpus(t *testing.T) {
+	e := newEngine(t)
+	corpora := readCorpora[emergencyCorpus](t, "emergencies")
+	var ids []string
+	for _, c := range e.lib.emergencies {
+		ids = append(ids, c.ID)
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "\n%-20s %8s %8s %10s %12s\n", "category", "recall", "own", "negatives", "false alarms")
+	var seen []string
+	for _, c := range corpora {
+		if !slices.Contains(ids, c.Category) {
+			t.Errorf("corpus for unknown category %q", c.Category)
+			continue
+		}
+		seen = append(seen, c.Category)
+		if len(c.Escalate) < 10 || len(c.NoEscalate) < 5 {
+			t.Errorf("%s: %d positives and %d look-alikes; want at least 10 and 5", c.Category, len(c.Escalate), len(c.NoEscalate))
+		}
+		hits, own, alarms := 0, 0, 0
+		for _, msg := range c.Escalate {
+			s, res := firstTurn(t, e, msg)
+			if !res.Urgent || !res.Terminal || res.Disposition != engine.DispositionEscalate || res.SafetyStatus != engine.SafetyCannotMissPositive || s.emergency == nil {
+				t.Errorf("%s: %q did not escalate as an emergency: %s (%s)", c.Category, msg, res.Disposition, res.Reply)
+				continue
+			}
+			hits++
+			if slices.ContainsFunc(s.emergency.categories, func(x *EmergencyCategory) bool { return x.ID == c.Category }) {
+				own++
+			} else {
+				t.Logf("%s: %q escalated as %s", c.Category, msg, s.emergency.categories[0].ID)
+			}
+			// The same words mid-intake escalate too.
+			mid := last(run(t, e, script{Age: 30, Sex: "male", Messages: []string{"I have a rash", msg}}))
+			if !mid.Urgent || mid.Disposition != engine.DispositionEscalate {
+				t.Errorf("%s: %q mid-intake did not escalate: %s", c.Category, msg, mid.Reply)
+			}
+		}
+		for _, msg := range c.NoEscalate {
+			if s, res := firstTurn(t, e, msg); res.Urgent || s.emergency != nil {
+				alarms++
+				t.Errorf("%s: look-alike %q escalated (%s)", c.Category, msg, res.SafetyNotes[0])
+			}
+		}
+		fmt.Fprintf(&table, "%-20s %3d/%-4d %3d/%-4d %10d %8d/%d\n", c.Category, hits, len(c.Escalate), own, len(c.Escalate),
+			len(c.NoEscalate), alarms, len(c.NoEscalate))
+	}
+	for _, id := range ids {
+		if !slices.Contains(seen, id) {
+			t.Errorf("category %s has no corpus", id)
+		}
+	}
+	t.Log("emergency corpus: recall = escalated on the first message; own = recognised as this category" + table.String())
+}
+
+// TestComplaintCorpus: every positive commits its protocol from the first
+// message without escalating; no look-alike makes it a candidate.
+func TestComplaintCorpus(t *testing.T) {
+	e := newEngine(t)
+	corpora := readCorpora[complaintCorpus](t, "complaints")
+	var table strings.Builder
+	fmt.Fprintf(&table, "\n%-24s %8s %14s\n", "protocol", "recall", "false matches")
+	var seen []string
+	for _, c := range corpora {
+		seen = append(seen, c.Protocol)
+		if len(c.Match) < 10 || len(c.NoMatch) < 2 {
+			t.Errorf("%s: %d positives and %d look-alikes; want at least 10 and 2", c.Protocol, len(c.Match), len(c.NoMatch))
+		}
+		hits, wrong := 0, 0
+		for _, msg := range c.Match {
+			_, res := firstTurn(t, e, msg)
+			if res.ActiveProtocol == c.Protocol && !res.Terminal {
+				hits++
+				continue
+			}
+			t.Errorf("%s: %q gave protocol %q candidates %v terminal %v: %s", c.Protocol, msg, res.ActiveProtocol, res.CandidateProtocols, res.Terminal, res.Reply)
+		}
+		for _, msg := range c.NoMatch {
+			if _, res := firstTurn(t, e, msg); slices.Contains(res.CandidateProtocols, c.Protocol) {
+				wrong++
+				t.Errorf("%s: look-alike %q selected it", c.Protocol, msg)
+			}
+		}
+		fmt.Fprintf(&table, "%-24s %3d/%-4d %10d/%d\n", c.Protocol, hits, len(c.Match), wrong, len(c.NoMatch))
+	}
+	for _, id := range e.Protocols() {
+		if !slices.Contains(seen, id) {
+			t.Errorf("protocol %s has no corpus", id)
+		}
+	}
+	t.Log("complaint corpus: recall = the first message commits the protocol" + table.String())
+}
+
+// docs/protocols.md lists every trigger, emergency pattern and exception, so
+// the page says what the engine recognises.
+func TestDocsListWhatIsRecognised(t *testing.T) {
+	e := newEngine(t)
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "protocols.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	listed := func(what, s string) {
+		if !strings.Contains(doc, "`"+strings.ReplaceAll(s, "|", `\|`)+"`") {
+			t.Errorf("docs/protocols.md does not list %s `%s`", what, s)
+		}
+	}
+	for _, p := range e.lib.protocols {
+		for _, tr := range p.Triggers {
+			listed(p.ID+" trigger", tr)
+		}
+	}
+	for _, c := range e.lib.emergencies {
+		listed("category", c.ID)
+		for _, pat := range c.Patterns {
+			listed(c.ID+" pattern", pat)
+		}
+		for _, ex := range c.Except {
+			listed(c.ID+" exception", ex)
+		}
+	}
+}
+
+// Every corpus message gives the same result from two engines: matching
+// keeps no state and reads no clock.
+func TestCorpusIsDeterministic(t *testing.T) {
+	a, b := newEngine(t), newEngine(t)
+	for _, c := range readCorpora[emergencyCorpus](t, "emergencies") {
+		for _, msg := range append(slices.Clone(c.Escalate), c.NoEscalate...) {
+			in := engine.Input{Patient: []string{"I have a rash", msg}}
+			ra, _ := a.Evaluate(t.Context(), in)
+			rb, _ := b.Evaluate(t.Context(), in)
+			if !reflect.DeepEqual(ra, rb) {
+				t.Errorf("%q: two engines differ", msg)
+			}
+		}
+	}
+}
