@@ -129,7 +129,7 @@ func (s *Service) stream(w http.ResponseWriter, p *turnPlan) {
 			// Free the intake first: a client may send its next turn the
 			// moment it reads this event.
 			s.unblock(p)
-			out.event(st.event, wire.MessageCompleted{ElapsedMS: s.now().Sub(p.started).Milliseconds()})
+			out.event(st.event, wire.MessageCompleted{ElapsedMS: float64(s.now().Sub(p.started).Milliseconds())})
 		case evNameCompiling:
 			out.event(st.event, wire.HandoffCompiling{Terminal: p.result.Terminal})
 			body, _ = json.Marshal(s.turnBody(p))

@@ -109,7 +109,7 @@ func (r *Runner) run(ctx context.Context, t *bff.Turn) {
 			reply.WriteString(ev.Text)
 			r.hub.Publish(key, bff.EventDelta, bff.DeltaData{Text: ev.Text})
 		case intakeapi.MessageCompleted:
-			r.hub.Publish(key, bff.EventCompleted, bff.CompletedData{ElapsedMS: ev.ElapsedMS})
+			r.hub.Publish(key, bff.EventCompleted, bff.CompletedData{ElapsedMS: int64(ev.ElapsedMS)})
 		case intakeapi.HandoffCompiling:
 			r.hub.Publish(key, bff.EventCompiling, bff.CompilingData{Terminal: ev.Terminal})
 		case intakeapi.HandoffProgress:

@@ -61,7 +61,6 @@ var (
 	}
 	// Properties typed number that Go reads as an integer.
 	numberAsInteger = map[string]string{
-		"MessageCompletedEvent.elapsed_ms": "the sandbox sends whole milliseconds and the app relays an int64",
 	}
 	// Open enumerations whose known values are named only in prose: the
 	// description that must name each constant in backquotes.

@@ -20,9 +20,9 @@ type MessageDelta struct {
 // and the next turn may be sent, even while the handoff compiles (schema
 // MessageCompletedEvent).
 type MessageCompleted struct {
-	// ElapsedMS is whole milliseconds, as the sandbox sends it; the document
-	// says number (see contract_test.go).
-	ElapsedMS int64 `json:"elapsed_ms"`
+	// ElapsedMS is a JSON number, as the document says: the sandbox sends
+	// whole milliseconds, another service may send fractions.
+	ElapsedMS float64 `json:"elapsed_ms"`
 }
 
 // HandoffCompiling says the clinical snapshot is being compiled; Terminal
