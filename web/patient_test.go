@@ -190,26 +190,73 @@ func TestMessageErrorsKeepTheText(t *testing.T) {
 	}
 }
 
+// TestPatientsSeeOnlyTheirOwnIntakes: the intruder has an intake and a
+// settled turn of her own, so her session has an owner id and every earlier
+// guard (no session, no owner, no such intake, no such turn) passes: only
+// the owner comparison can refuse her. Every owner-scoped route is tried.
 func TestPatientsSeeOnlyTheirOwnIntakes(t *testing.T) {
 	a := startApp(t)
 	alice, mallory := a.browser(), a.browser()
 	intake := alice.start()
 	alice.say(intake, "hello")
+	id := strings.TrimPrefix(intake, "/intakes/")
+	// Alice's turn 2 did not land: a Send again is open for it.
+	a.armFault(t, id, "stream_error")
+	if p := alice.post(intake+"/turns", url.Values{"message": {"lost words"}, "submission_id": {"alice-2"}}, "X-CSRF-Token", alice.csrf(), "Accept", "application/json"); p.status != http.StatusAccepted {
+		t.Fatalf("alice's second turn: %d %s", p.status, p.body)
+	}
+	alice.events(intake+"/turns/2/events", "")
+
+	// Mallory's own intake, with a turn 1 and a turn 2 at the same indexes.
+	own := mallory.start()
+	mallory.say(own, "mine")
+	mallory.say(own, "mine too")
+	if p := mallory.get(own); p.status != http.StatusOK || !strings.Contains(p.body, "mine too") {
+		t.Fatalf("mallory cannot open her own intake: %d", p.status)
+	}
+	if lines := mallory.events(own+"/turns/1/events", ""); !strings.Contains(strings.Join(lines, "\n"), "event: final") {
+		t.Fatal("mallory cannot follow her own turn's events")
+	}
+	before := a.upstreamTurns()
+
 	if p := mallory.get(intake); p.status != http.StatusNotFound || strings.Contains(p.body, "hello") {
-		t.Fatalf("another browser opened the intake: %d", p.status)
+		t.Errorf("another browser opened the intake: %d", p.status)
 	}
-	p := mallory.post(intake+"/turns", url.Values{"_csrf": {mallory.csrf()}, "message": {"injected"}}, "Accept", "application/json")
-	if p.status != http.StatusNotFound {
-		t.Fatalf("another browser's turn: %d", p.status)
+	for _, n := range []string{"1", "2"} {
+		if p := mallory.get(intake + "/turns/" + n + "/events"); p.status != http.StatusNotFound || strings.Contains(p.body, "hello") {
+			t.Errorf("another browser's events of turn %s: %d", n, p.status)
+		}
 	}
-	if p := mallory.get(intake + "/turns/1/events"); p.status != http.StatusNotFound {
-		t.Fatalf("another browser's events: %d", p.status)
+	for _, c := range []struct {
+		name   string
+		form   url.Values
+		header []string
+	}{
+		{"streaming turn", url.Values{"message": {"injected"}, "submission_id": {"m-1"}}, []string{"Accept", "application/json"}},
+		{"blocking turn", url.Values{"message": {"injected"}, "submission_id": {"m-2"}}, nil},
+		{"send again (JSON)", url.Values{"message": {"lost words"}, "submission_id": {"m-3"}, "retry_of": {"2"}}, []string{"Accept", "application/json"}},
+		{"send again (form)", url.Values{"message": {"lost words"}, "submission_id": {"m-4"}, "retry_of": {"2"}}, nil},
+		// Alice's own submission id: must not hand Mallory Alice's turn.
+		{"alice's submission id", url.Values{"message": {"x"}, "submission_id": {"alice-2"}}, []string{"Accept", "application/json"}},
+	} {
+		c.form.Set("_csrf", mallory.csrf())
+		p := mallory.post(intake+"/turns", c.form, c.header...)
+		if p.status != http.StatusNotFound || strings.Contains(p.body, "hello") || strings.Contains(p.body, "lost words") {
+			t.Errorf("%s on another browser's intake: %d %.200s", c.name, p.status, p.body)
+		}
 	}
-	if strings.Contains(mallory.get("/").body, strings.TrimPrefix(intake, "/intakes/")) {
-		t.Fatal("another browser's start page lists the intake")
+	if a.upstreamTurns() != before {
+		t.Errorf("another browser's turns reached the service: %d -> %d", before, a.upstreamTurns())
 	}
-	if !strings.Contains(alice.get("/").body, strings.TrimPrefix(intake, "/intakes/")) {
+	if strings.Contains(mallory.get("/").body, id) {
+		t.Error("another browser's start page lists the intake")
+	}
+	if !strings.Contains(alice.get("/").body, id) {
 		t.Fatal("the owner's start page does not list the intake to resume")
+	}
+	// Alice's Send again is still hers to use.
+	if p := alice.get(intake); !strings.Contains(p.body, "Send again") {
+		t.Error("the intruder's attempts used up the owner's Send again")
 	}
 }
 
