@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -209,6 +210,39 @@ func TestWorklistAndHandoffReview(t *testing.T) {
 	for _, want := range []string{"sign_in", "view_handoff", "download_handoff", "review", id(calm)} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("the audit log lacks %q", want)
+		}
+	}
+}
+
+// TestClinicianActionsAreAudited: a refresh, a download of a handoff not
+// yet stored, a failed sign-in and a sign-out each leave their entry.
+func TestClinicianActionsAreAudited(t *testing.T) {
+	a := startApp(t, withClinician(t, "dr.ada"))
+	patient := a.browser()
+	open := patient.start()
+	patient.say(open, "still talking")
+	id := strings.TrimPrefix(open, "/intakes/")
+
+	doc := a.browser()
+	if p := doc.signIn("dr.ada", "wrong password!!"); p.status != http.StatusUnauthorized {
+		t.Fatalf("wrong password: %d", p.status)
+	}
+	doc.signIn("dr.ada", clinPassword)
+	if dl := doc.get("/clinician/intakes/" + id + "/handoff.json"); dl.status != http.StatusOK {
+		t.Fatalf("download: %d", dl.status)
+	}
+	token := csrfMeta.FindStringSubmatch(doc.get("/clinician/intakes/" + id).body)[1]
+	if p := doc.post("/clinician/intakes/"+id+"/refresh", url.Values{"_csrf": {token}}); p.status != http.StatusSeeOther {
+		t.Fatalf("refresh: %d", p.status)
+	}
+	if p := doc.post("/clinician/signout", url.Values{"_csrf": {token}}); p.status != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", p.status)
+	}
+	doc.signIn("dr.ada", clinPassword)
+	audit := doc.get("/clinician/audit").body
+	for _, want := range []string{"sign_in_failed", "download_handoff", "refresh_handoff", "sign_out"} {
+		if !regexp.MustCompile(`>\s*` + want + `\s*<`).MatchString(audit) {
+			t.Errorf("the audit log lacks %s", want)
 		}
 	}
 }

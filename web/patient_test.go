@@ -24,7 +24,7 @@ func TestPagesCarryStrictSecurityHeaders(t *testing.T) {
 	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
 		t.Errorf("CSP allows inline code: %q", csp)
 	}
-	if p.header.Get("X-Content-Type-Options") != "nosniff" || p.header.Get("Referrer-Policy") != "strict-origin-when-cross-origin" {
+	if p.header.Get("X-Frame-Options") != "DENY" || p.header.Get("X-Content-Type-Options") != "nosniff" || p.header.Get("Referrer-Policy") != "strict-origin-when-cross-origin" {
 		t.Errorf("headers: %v", p.header)
 	}
 	// No inline script or style the CSP would have to allow.
@@ -58,6 +58,15 @@ func TestEveryPostNeedsTheSessionsCSRFToken(t *testing.T) {
 		}
 		if p := b.post("/intakes", form); p.status != http.StatusForbidden {
 			t.Fatalf("start with %v: %d", form, p.status)
+		}
+	}
+	// A browser whose session has no token yet (it never loaded a page)
+	// cannot post with an empty one either.
+	for _, path := range []string{"/intakes", "/clinician/signin"} {
+		fresh := a.browser()
+		form := url.Values{"_csrf": {""}, "synthetic": {"on"}, "username": {"x"}, "password": {"y"}}
+		if p := fresh.post(path, form, "X-CSRF-Token", ""); p.status != http.StatusForbidden {
+			t.Fatalf("a post to %s from a session without a token: %d", path, p.status)
 		}
 	}
 	if a.upstreamTurns() != 0 || a.upstreamCreate() != 1 {
@@ -356,6 +365,85 @@ func TestSendAgainOnlyOnceAndOnlyWhileLast(t *testing.T) {
 	}
 	if n := strings.Count(a.upstreamHandoff(t, id), `"lost words"`); n != 1 {
 		t.Fatalf("the service holds the message %d times", n)
+	}
+}
+
+// TestSendAgainOnlyForTheLastTurn: turn 1 did not land, its Send again
+// (turn 2) did not land either. A stale tab's Send again of turn 1 is
+// refused; only turn 2's may be sent, once.
+func TestSendAgainOnlyForTheLastTurn(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	id := strings.TrimPrefix(intake, "/intakes/")
+	post := func(form url.Values) page {
+		return b.post(intake+"/turns", form, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+	}
+	a.armFault(t, id, "stream_error")
+	if p := post(url.Values{"message": {"lost words"}, "submission_id": {"first"}}); p.status != http.StatusAccepted {
+		t.Fatalf("turn: %d", p.status)
+	}
+	b.events(intake+"/turns/1/events", "")
+	a.armFault(t, id, "stream_error")
+	if p := post(url.Values{"message": {"lost words"}, "submission_id": {"retry-a"}, "retry_of": {"1"}}); p.status != http.StatusAccepted {
+		t.Fatalf("send again: %d %s", p.status, p.body)
+	}
+	b.events(intake+"/turns/2/events", "")
+	// Both turns failed and were proven not landed; turn 1 is no longer last.
+	if p := post(url.Values{"message": {"lost words"}, "submission_id": {"retry-b"}, "retry_of": {"1"}}); p.status != http.StatusConflict {
+		t.Fatalf("send again of a turn that is not the last: %d", p.status)
+	}
+	if p := post(url.Values{"message": {"lost words"}, "submission_id": {"retry-c"}, "retry_of": {"2"}}); p.status != http.StatusAccepted {
+		t.Fatalf("send again of the last turn: %d %s", p.status, p.body)
+	}
+	b.events(intake+"/turns/3/events", "")
+	if n := strings.Count(a.upstreamHandoff(t, id), `"lost words"`); n != 1 {
+		t.Fatalf("the service holds the message %d times", n)
+	}
+	// Turn 3 landed: it is the last turn, but there is nothing to send again.
+	if p := post(url.Values{"message": {"lost words"}, "submission_id": {"retry-d"}, "retry_of": {"3"}}); p.status != http.StatusConflict {
+		t.Fatalf("send again of a turn that landed: %d", p.status)
+	}
+	// A dropped stream whose turn landed is no Send again either.
+	a.armFault(t, id, "stream_drop")
+	if p := post(url.Values{"message": {"dropped words"}, "submission_id": {"drop"}}); p.status != http.StatusAccepted {
+		t.Fatalf("turn: %d", p.status)
+	}
+	b.events(intake+"/turns/4/events", "")
+	if p := post(url.Values{"message": {"dropped words"}, "submission_id": {"retry-e"}, "retry_of": {"4"}}); p.status != http.StatusConflict {
+		t.Fatalf("send again of a dropped turn that landed: %d", p.status)
+	}
+	if strings.Contains(b.get(intake).body, "Send again") {
+		t.Fatal("Send again offered for a turn that landed")
+	}
+	if n := strings.Count(a.upstreamHandoff(t, id), `"dropped words"`); n != 1 {
+		t.Fatalf("the service holds the dropped message %d times", n)
+	}
+}
+
+// TestResubmittingTheLastFormReplays: a browser resubmits the form of the
+// message that ended the intake (back button, reload). It is the same turn:
+// the page comes back, no "intake has ended" error, nothing sent upstream.
+func TestResubmittingTheLastFormReplays(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	form := url.Values{"_csrf": {b.csrf()}, "message": {"I am done"}, "submission_id": {"the-last-form"}}
+	first := b.post(intake+"/turns", form)
+	if first.status != http.StatusSeeOther {
+		t.Fatalf("the last turn: %d", first.status)
+	}
+	before := a.upstreamTurns()
+	again := b.post(intake+"/turns", form)
+	if again.status != http.StatusSeeOther || again.header.Get("Location") != first.header.Get("Location") {
+		t.Fatalf("the resubmitted form: %d %q, want the first answer's redirect %q", again.status, again.header.Get("Location"), first.header.Get("Location"))
+	}
+	j := b.post(intake+"/turns", url.Values{"message": {"I am done"}, "submission_id": {"the-last-form"}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+	if j.status != http.StatusAccepted || jsonOf(t, j.body)["index"] != float64(1) {
+		t.Fatalf("the resubmission with JavaScript: %d %s", j.status, j.body)
+	}
+	if a.upstreamTurns() != before {
+		t.Fatal("a resubmitted form was sent upstream again")
 	}
 }
 
