@@ -207,10 +207,14 @@ func TestWorklistAndHandoffReview(t *testing.T) {
 	}
 	// Everything was audited.
 	audit := doc.get("/clinician/audit").body
-	for _, want := range []string{"sign_in", "view_handoff", "download_handoff", "review", id(calm)} {
-		if !strings.Contains(audit, want) {
+	// Each action in its own cell: "review" must not match "view_handoff".
+	for _, want := range []string{"sign_in", "view_handoff", "download_handoff", "review"} {
+		if !strings.Contains(audit, `<td class="mono">`+want+`</td>`) {
 			t.Errorf("the audit log lacks %q", want)
 		}
+	}
+	if !strings.Contains(audit, id(calm)) {
+		t.Errorf("the audit log lacks the intake %s", id(calm))
 	}
 }
 
