@@ -79,13 +79,16 @@ func TestClinicianSignIn(t *testing.T) {
 			t.Fatalf("sign-in %v: %d", try, p.status)
 		}
 	}
-	before := sessionCookie(b, a.web.URL)
+	before, tokenBefore := sessionCookie(b, a.web.URL), b.csrf()
 	p = b.signIn("Dr.Ada", clinPassword) // usernames are case-insensitive
 	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/clinician" {
 		t.Fatalf("sign-in: %d %s", p.status, p.header.Get("Location"))
 	}
 	if after := sessionCookie(b, a.web.URL); after == "" || after == before {
 		t.Fatal("the session token was not renewed at sign-in")
+	}
+	if b.csrf() == tokenBefore {
+		t.Fatal("the CSRF token was not rotated at sign-in")
 	}
 	if p := b.get("/clinician"); p.status != http.StatusOK || !strings.Contains(p.body, "Worklist") || !strings.Contains(p.body, "dr.ada") {
 		t.Fatalf("worklist after sign-in: %d", p.status)
@@ -101,6 +104,27 @@ func TestClinicianSignIn(t *testing.T) {
 	}
 	if p := b.get("/clinician"); p.status != http.StatusSeeOther {
 		t.Fatalf("worklist after sign-out: %d", p.status)
+	}
+}
+
+// After sign-in the browser goes only to a page of the clinician area,
+// whatever next says: no open redirect.
+func TestSignInRedirectsOnlyInsideTheClinicianArea(t *testing.T) {
+	a := startApp(t, withClinician(t, "dr.ada"))
+	for next, want := range map[string]string{
+		"/clinician/audit":            "/clinician/audit",
+		"https://evil.example/":       "/clinician",
+		"//evil.example/clinician":    "/clinician",
+		"/clinician\\@evil.example":   "/clinician",
+		"/clinician/signin":           "/clinician",
+		"/clinician\r\nSet-Cookie: x": "/clinician",
+	} {
+		b := a.browser()
+		token := csrfMeta.FindStringSubmatch(b.get("/clinician/signin").body)[1]
+		p := b.post("/clinician/signin", url.Values{"_csrf": {token}, "username": {"dr.ada"}, "password": {clinPassword}, "next": {next}})
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != want {
+			t.Errorf("next %q: %d to %q, want %q", next, p.status, p.header.Get("Location"), want)
+		}
 	}
 }
 
