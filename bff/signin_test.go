@@ -104,17 +104,17 @@ func TestSignInDoesNotRevealWhichUsernamesExist(t *testing.T) {
 	if err := f.svc.DisableClinician(context.Background(), "dr.off"); err != nil {
 		t.Fatal(err)
 	}
-	timed := func(user, password, addr string) (error, time.Duration) {
+	timed := func(user, password, addr string) (time.Duration, error) {
 		start := time.Now()
 		err := f.signIn(user, password, addr)
-		return err, time.Since(start)
+		return time.Since(start), err
 	}
 	var known, unknown time.Duration = 1 << 62, 1 << 62
 	var answers []string
 	for i := range 3 {
-		errK, dK := timed("dr.ada", "wrong password!!", fmt.Sprintf("10.1.0.%d", i))
-		errU, dU := timed(fmt.Sprintf("nobody%d", i), "wrong password!!", fmt.Sprintf("10.2.0.%d", i))
-		errD, _ := timed("dr.off", signInPassword, fmt.Sprintf("10.3.0.%d", i))
+		dK, errK := timed("dr.ada", "wrong password!!", fmt.Sprintf("10.1.0.%d", i))
+		dU, errU := timed(fmt.Sprintf("nobody%d", i), "wrong password!!", fmt.Sprintf("10.2.0.%d", i))
+		_, errD := timed("dr.off", signInPassword, fmt.Sprintf("10.3.0.%d", i))
 		known, unknown = min(known, dK), min(unknown, dU)
 		for _, err := range []error{errK, errU, errD} {
 			answers = append(answers, string(bff.ErrorCode(err))+": "+bff.ErrorMessage(err))
