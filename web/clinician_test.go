@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -79,13 +80,16 @@ func TestClinicianSignIn(t *testing.T) {
 			t.Fatalf("sign-in %v: %d", try, p.status)
 		}
 	}
-	before := sessionCookie(b, a.web.URL)
+	before, tokenBefore := sessionCookie(b, a.web.URL), b.csrf()
 	p = b.signIn("Dr.Ada", clinPassword) // usernames are case-insensitive
 	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/clinician" {
 		t.Fatalf("sign-in: %d %s", p.status, p.header.Get("Location"))
 	}
 	if after := sessionCookie(b, a.web.URL); after == "" || after == before {
 		t.Fatal("the session token was not renewed at sign-in")
+	}
+	if b.csrf() == tokenBefore {
+		t.Fatal("the CSRF token was not rotated at sign-in")
 	}
 	if p := b.get("/clinician"); p.status != http.StatusOK || !strings.Contains(p.body, "Worklist") || !strings.Contains(p.body, "dr.ada") {
 		t.Fatalf("worklist after sign-in: %d", p.status)
@@ -101,6 +105,27 @@ func TestClinicianSignIn(t *testing.T) {
 	}
 	if p := b.get("/clinician"); p.status != http.StatusSeeOther {
 		t.Fatalf("worklist after sign-out: %d", p.status)
+	}
+}
+
+// After sign-in the browser goes only to a page of the clinician area,
+// whatever next says: no open redirect.
+func TestSignInRedirectsOnlyInsideTheClinicianArea(t *testing.T) {
+	a := startApp(t, withClinician(t, "dr.ada"))
+	for next, want := range map[string]string{
+		"/clinician/audit":            "/clinician/audit",
+		"https://evil.example/":       "/clinician",
+		"//evil.example/clinician":    "/clinician",
+		"/clinician\\@evil.example":   "/clinician",
+		"/clinician/signin":           "/clinician",
+		"/clinician\r\nSet-Cookie: x": "/clinician",
+	} {
+		b := a.browser()
+		token := csrfMeta.FindStringSubmatch(b.get("/clinician/signin").body)[1]
+		p := b.post("/clinician/signin", url.Values{"_csrf": {token}, "username": {"dr.ada"}, "password": {clinPassword}, "next": {next}})
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != want {
+			t.Errorf("next %q: %d to %q, want %q", next, p.status, p.header.Get("Location"), want)
+		}
 	}
 }
 
@@ -207,9 +232,46 @@ func TestWorklistAndHandoffReview(t *testing.T) {
 	}
 	// Everything was audited.
 	audit := doc.get("/clinician/audit").body
-	for _, want := range []string{"sign_in", "view_handoff", "download_handoff", "review", id(calm)} {
-		if !strings.Contains(audit, want) {
+	// Each action in its own cell: "review" must not match "view_handoff".
+	for _, want := range []string{"sign_in", "view_handoff", "download_handoff", "review"} {
+		if !strings.Contains(audit, `<td class="mono">`+want+`</td>`) {
 			t.Errorf("the audit log lacks %q", want)
+		}
+	}
+	if !strings.Contains(audit, id(calm)) {
+		t.Errorf("the audit log lacks the intake %s", id(calm))
+	}
+}
+
+// TestClinicianActionsAreAudited: a refresh, a download of a handoff not
+// yet stored, a failed sign-in and a sign-out each leave their entry.
+func TestClinicianActionsAreAudited(t *testing.T) {
+	a := startApp(t, withClinician(t, "dr.ada"))
+	patient := a.browser()
+	open := patient.start()
+	patient.say(open, "still talking")
+	id := strings.TrimPrefix(open, "/intakes/")
+
+	doc := a.browser()
+	if p := doc.signIn("dr.ada", "wrong password!!"); p.status != http.StatusUnauthorized {
+		t.Fatalf("wrong password: %d", p.status)
+	}
+	doc.signIn("dr.ada", clinPassword)
+	if dl := doc.get("/clinician/intakes/" + id + "/handoff.json"); dl.status != http.StatusOK {
+		t.Fatalf("download: %d", dl.status)
+	}
+	token := csrfMeta.FindStringSubmatch(doc.get("/clinician/intakes/" + id).body)[1]
+	if p := doc.post("/clinician/intakes/"+id+"/refresh", url.Values{"_csrf": {token}}); p.status != http.StatusSeeOther {
+		t.Fatalf("refresh: %d", p.status)
+	}
+	if p := doc.post("/clinician/signout", url.Values{"_csrf": {token}}); p.status != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", p.status)
+	}
+	doc.signIn("dr.ada", clinPassword)
+	audit := doc.get("/clinician/audit").body
+	for _, want := range []string{"sign_in_failed", "download_handoff", "refresh_handoff", "sign_out"} {
+		if !regexp.MustCompile(`>\s*` + want + `\s*<`).MatchString(audit) {
+			t.Errorf("the audit log lacks %s", want)
 		}
 	}
 }

@@ -24,7 +24,7 @@ func TestPagesCarryStrictSecurityHeaders(t *testing.T) {
 	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
 		t.Errorf("CSP allows inline code: %q", csp)
 	}
-	if p.header.Get("X-Content-Type-Options") != "nosniff" || p.header.Get("Referrer-Policy") != "strict-origin-when-cross-origin" {
+	if p.header.Get("X-Frame-Options") != "DENY" || p.header.Get("X-Content-Type-Options") != "nosniff" || p.header.Get("Referrer-Policy") != "strict-origin-when-cross-origin" {
 		t.Errorf("headers: %v", p.header)
 	}
 	// No inline script or style the CSP would have to allow.
@@ -58,6 +58,15 @@ func TestEveryPostNeedsTheSessionsCSRFToken(t *testing.T) {
 		}
 		if p := b.post("/intakes", form); p.status != http.StatusForbidden {
 			t.Fatalf("start with %v: %d", form, p.status)
+		}
+	}
+	// A browser whose session has no token yet (it never loaded a page)
+	// cannot post with an empty one either.
+	for _, path := range []string{"/intakes", "/clinician/signin"} {
+		fresh := a.browser()
+		form := url.Values{"_csrf": {""}, "synthetic": {"on"}, "username": {"x"}, "password": {"y"}}
+		if p := fresh.post(path, form, "X-CSRF-Token", ""); p.status != http.StatusForbidden {
+			t.Fatalf("a post to %s from a session without a token: %d", path, p.status)
 		}
 	}
 	if a.upstreamTurns() != 0 || a.upstreamCreate() != 1 {
@@ -190,26 +199,73 @@ func TestMessageErrorsKeepTheText(t *testing.T) {
 	}
 }
 
+// TestPatientsSeeOnlyTheirOwnIntakes: the intruder has an intake and a
+// settled turn of her own, so her session has an owner id and every earlier
+// guard (no session, no owner, no such intake, no such turn) passes: only
+// the owner comparison can refuse her. Every owner-scoped route is tried.
 func TestPatientsSeeOnlyTheirOwnIntakes(t *testing.T) {
 	a := startApp(t)
 	alice, mallory := a.browser(), a.browser()
 	intake := alice.start()
 	alice.say(intake, "hello")
+	id := strings.TrimPrefix(intake, "/intakes/")
+	// Alice's turn 2 did not land: a Send again is open for it.
+	a.armFault(t, id, "stream_error")
+	if p := alice.post(intake+"/turns", url.Values{"message": {"lost words"}, "submission_id": {"alice-2"}}, "X-CSRF-Token", alice.csrf(), "Accept", "application/json"); p.status != http.StatusAccepted {
+		t.Fatalf("alice's second turn: %d %s", p.status, p.body)
+	}
+	alice.events(intake+"/turns/2/events", "")
+
+	// Mallory's own intake, with a turn 1 and a turn 2 at the same indexes.
+	own := mallory.start()
+	mallory.say(own, "mine")
+	mallory.say(own, "mine too")
+	if p := mallory.get(own); p.status != http.StatusOK || !strings.Contains(p.body, "mine too") {
+		t.Fatalf("mallory cannot open her own intake: %d", p.status)
+	}
+	if lines := mallory.events(own+"/turns/1/events", ""); !strings.Contains(strings.Join(lines, "\n"), "event: final") {
+		t.Fatal("mallory cannot follow her own turn's events")
+	}
+	before := a.upstreamTurns()
+
 	if p := mallory.get(intake); p.status != http.StatusNotFound || strings.Contains(p.body, "hello") {
-		t.Fatalf("another browser opened the intake: %d", p.status)
+		t.Errorf("another browser opened the intake: %d", p.status)
 	}
-	p := mallory.post(intake+"/turns", url.Values{"_csrf": {mallory.csrf()}, "message": {"injected"}}, "Accept", "application/json")
-	if p.status != http.StatusNotFound {
-		t.Fatalf("another browser's turn: %d", p.status)
+	for _, n := range []string{"1", "2"} {
+		if p := mallory.get(intake + "/turns/" + n + "/events"); p.status != http.StatusNotFound || strings.Contains(p.body, "hello") {
+			t.Errorf("another browser's events of turn %s: %d", n, p.status)
+		}
 	}
-	if p := mallory.get(intake + "/turns/1/events"); p.status != http.StatusNotFound {
-		t.Fatalf("another browser's events: %d", p.status)
+	for _, c := range []struct {
+		name   string
+		form   url.Values
+		header []string
+	}{
+		{"streaming turn", url.Values{"message": {"injected"}, "submission_id": {"m-1"}}, []string{"Accept", "application/json"}},
+		{"blocking turn", url.Values{"message": {"injected"}, "submission_id": {"m-2"}}, nil},
+		{"send again (JSON)", url.Values{"message": {"lost words"}, "submission_id": {"m-3"}, "retry_of": {"2"}}, []string{"Accept", "application/json"}},
+		{"send again (form)", url.Values{"message": {"lost words"}, "submission_id": {"m-4"}, "retry_of": {"2"}}, nil},
+		// Alice's own submission id: must not hand Mallory Alice's turn.
+		{"alice's submission id", url.Values{"message": {"x"}, "submission_id": {"alice-2"}}, []string{"Accept", "application/json"}},
+	} {
+		c.form.Set("_csrf", mallory.csrf())
+		p := mallory.post(intake+"/turns", c.form, c.header...)
+		if p.status != http.StatusNotFound || strings.Contains(p.body, "hello") || strings.Contains(p.body, "lost words") {
+			t.Errorf("%s on another browser's intake: %d %.200s", c.name, p.status, p.body)
+		}
 	}
-	if strings.Contains(mallory.get("/").body, strings.TrimPrefix(intake, "/intakes/")) {
-		t.Fatal("another browser's start page lists the intake")
+	if a.upstreamTurns() != before {
+		t.Errorf("another browser's turns reached the service: %d -> %d", before, a.upstreamTurns())
 	}
-	if !strings.Contains(alice.get("/").body, strings.TrimPrefix(intake, "/intakes/")) {
+	if strings.Contains(mallory.get("/").body, id) {
+		t.Error("another browser's start page lists the intake")
+	}
+	if !strings.Contains(alice.get("/").body, id) {
 		t.Fatal("the owner's start page does not list the intake to resume")
+	}
+	// Alice's Send again is still hers to use.
+	if p := alice.get(intake); !strings.Contains(p.body, "Send again") {
+		t.Error("the intruder's attempts used up the owner's Send again")
 	}
 }
 
@@ -309,6 +365,85 @@ func TestSendAgainOnlyOnceAndOnlyWhileLast(t *testing.T) {
 	}
 	if n := strings.Count(a.upstreamHandoff(t, id), `"lost words"`); n != 1 {
 		t.Fatalf("the service holds the message %d times", n)
+	}
+}
+
+// TestSendAgainOnlyForTheLastTurn: turn 1 did not land, its Send again
+// (turn 2) did not land either. A stale tab's Send again of turn 1 is
+// refused; only turn 2's may be sent, once.
+func TestSendAgainOnlyForTheLastTurn(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	id := strings.TrimPrefix(intake, "/intakes/")
+	post := func(form url.Values) page {
+		return b.post(intake+"/turns", form, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+	}
+	a.armFault(t, id, "stream_error")
+	if p := post(url.Values{"message": {"lost words"}, "submission_id": {"first"}}); p.status != http.StatusAccepted {
+		t.Fatalf("turn: %d", p.status)
+	}
+	b.events(intake+"/turns/1/events", "")
+	a.armFault(t, id, "stream_error")
+	if p := post(url.Values{"message": {"lost words"}, "submission_id": {"retry-a"}, "retry_of": {"1"}}); p.status != http.StatusAccepted {
+		t.Fatalf("send again: %d %s", p.status, p.body)
+	}
+	b.events(intake+"/turns/2/events", "")
+	// Both turns failed and were proven not landed; turn 1 is no longer last.
+	if p := post(url.Values{"message": {"lost words"}, "submission_id": {"retry-b"}, "retry_of": {"1"}}); p.status != http.StatusConflict {
+		t.Fatalf("send again of a turn that is not the last: %d", p.status)
+	}
+	if p := post(url.Values{"message": {"lost words"}, "submission_id": {"retry-c"}, "retry_of": {"2"}}); p.status != http.StatusAccepted {
+		t.Fatalf("send again of the last turn: %d %s", p.status, p.body)
+	}
+	b.events(intake+"/turns/3/events", "")
+	if n := strings.Count(a.upstreamHandoff(t, id), `"lost words"`); n != 1 {
+		t.Fatalf("the service holds the message %d times", n)
+	}
+	// Turn 3 landed: it is the last turn, but there is nothing to send again.
+	if p := post(url.Values{"message": {"lost words"}, "submission_id": {"retry-d"}, "retry_of": {"3"}}); p.status != http.StatusConflict {
+		t.Fatalf("send again of a turn that landed: %d", p.status)
+	}
+	// A dropped stream whose turn landed is no Send again either.
+	a.armFault(t, id, "stream_drop")
+	if p := post(url.Values{"message": {"dropped words"}, "submission_id": {"drop"}}); p.status != http.StatusAccepted {
+		t.Fatalf("turn: %d", p.status)
+	}
+	b.events(intake+"/turns/4/events", "")
+	if p := post(url.Values{"message": {"dropped words"}, "submission_id": {"retry-e"}, "retry_of": {"4"}}); p.status != http.StatusConflict {
+		t.Fatalf("send again of a dropped turn that landed: %d", p.status)
+	}
+	if strings.Contains(b.get(intake).body, "Send again") {
+		t.Fatal("Send again offered for a turn that landed")
+	}
+	if n := strings.Count(a.upstreamHandoff(t, id), `"dropped words"`); n != 1 {
+		t.Fatalf("the service holds the dropped message %d times", n)
+	}
+}
+
+// TestResubmittingTheLastFormReplays: a browser resubmits the form of the
+// message that ended the intake (back button, reload). It is the same turn:
+// the page comes back, no "intake has ended" error, nothing sent upstream.
+func TestResubmittingTheLastFormReplays(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	form := url.Values{"_csrf": {b.csrf()}, "message": {"I am done"}, "submission_id": {"the-last-form"}}
+	first := b.post(intake+"/turns", form)
+	if first.status != http.StatusSeeOther {
+		t.Fatalf("the last turn: %d", first.status)
+	}
+	before := a.upstreamTurns()
+	again := b.post(intake+"/turns", form)
+	if again.status != http.StatusSeeOther || again.header.Get("Location") != first.header.Get("Location") {
+		t.Fatalf("the resubmitted form: %d %q, want the first answer's redirect %q", again.status, again.header.Get("Location"), first.header.Get("Location"))
+	}
+	j := b.post(intake+"/turns", url.Values{"message": {"I am done"}, "submission_id": {"the-last-form"}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+	if j.status != http.StatusAccepted || jsonOf(t, j.body)["index"] != float64(1) {
+		t.Fatalf("the resubmission with JavaScript: %d %s", j.status, j.body)
+	}
+	if a.upstreamTurns() != before {
+		t.Fatal("a resubmitted form was sent upstream again")
 	}
 }
 

@@ -376,3 +376,60 @@ func TestOverlongSubmissionIDRefused(t *testing.T) {
 		t.Fatalf("a start with a %d-byte submission id: %v", len(long), err)
 	}
 }
+
+// direct sends a blocking turn straight to the service, past the app: the
+// service's record then holds a message the app never sent.
+func (f *fixture) direct(id, message string) {
+	f.t.Helper()
+	client, err := intakeapi.New(intakeapi.Config{BaseURL: f.sb.URL, APIKey: key})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if _, _, err := client.Turn(context.Background(), id, message, "direct-"+strconv.Itoa(len(message))); err != nil {
+		f.t.Fatalf("direct turn %q: %v", message, err)
+	}
+}
+
+// TestReconcileMatchesTheMessageNotOnlyItsPlace: after a failed stream the
+// handoff's conversation has a patient message where the app's turn would
+// be, with the same count, but it is another text (another turn landed
+// there; the app's own did not). The turn must settle as not landed, and
+// the other message's reply must not become its reply.
+func TestReconcileMatchesTheMessageNotOnlyItsPlace(t *testing.T) {
+	f := newFixture(t)
+	id := f.start()
+	f.direct(id, "somebody else's words")
+	f.arm(id, "stream_error") // the app's turn does not land
+	turn, _ := f.send(id, "my message")
+	if turn.Status != bff.TurnFailed || turn.ErrorCode != bff.CodeNotLanded || turn.Reply != "" {
+		t.Fatalf("turn settled %s/%q with reply %q; want failed/%q: its message is not in the service's record", turn.Status, turn.ErrorCode, turn.Reply, bff.CodeNotLanded)
+	}
+	conv, _ := f.upstream(id)
+	if len(conv) != 2 || conv[0].Text != "somebody else's words" {
+		t.Fatalf("the service's record: %+v", conv)
+	}
+}
+
+// TestReconcileFindsALandedTurnAfterEarlierOnes is the positive case: the
+// second turn's stream drops after it landed; the reconciler finds its
+// message after the first and takes the reply that follows it.
+func TestReconcileFindsALandedTurnAfterEarlierOnes(t *testing.T) {
+	f := newFixture(t)
+	id := f.start()
+	if first, _ := f.send(id, "first words"); first.Status != bff.TurnCompleted {
+		t.Fatalf("first turn: %s", first.Status)
+	}
+	f.arm(id, "stream_drop") // lands, but the answer is cut off
+	turn, _ := f.send(id, "second words")
+	conv, _ := f.upstream(id)
+	if len(conv) != 4 || conv[2].Text != "second words" {
+		t.Fatalf("the service's record: %+v", conv)
+	}
+	if turn.Status != bff.TurnCompleted || turn.Reply != conv[3].Text || !strings.HasPrefix(turn.Reply, "Reply 2:") {
+		t.Fatalf("turn settled %s %q (%s); the service says %q", turn.Status, turn.Reply, turn.ErrorMessage, conv[3].Text)
+	}
+	in, _, _ := f.svc.Intake(context.Background(), "owner-1", id)
+	if in.TurnCount != 2 {
+		t.Fatalf("intake turn count %d, want 2", in.TurnCount)
+	}
+}

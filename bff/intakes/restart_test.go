@@ -130,3 +130,55 @@ func TestBlockingResubmissionReplays(t *testing.T) {
 		t.Fatalf("the engine ran %d times", runs)
 	}
 }
+
+// TestRestartSendsABlockingTurnThatNeverLeft: the app stopped after
+// recording a blocking turn and before sending it (it waited for the
+// pacer). At the next start the turn is sent with its Idempotency-Key, not
+// written off as not landed: it lands exactly once.
+func TestRestartSendsABlockingTurnThatNeverLeft(t *testing.T) {
+	cfg := sandbox.DefaultConfig()
+	cfg.Keys, cfg.Engine = []string{key}, enginetest.Scripted{}
+	cfg.RPM, cfg.FragmentDelay = 0, time.Millisecond
+	sb, err := sandbox.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	path := filepath.Join(t.TempDir(), "app.db")
+	ctx := context.Background()
+
+	first, db1 := appRun(t, path, sb.URL)
+	in, err := first.StartIntake(ctx, "owner", bff.StartForm{Synthetic: true, SubmissionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Recorded, never sent: as SendTurnBlocking leaves it before its call.
+	pending := &bff.Turn{IntakeID: in.ID, SubmissionID: "form-1", Message: "a message never sent", Status: bff.TurnQueued, Blocking: true}
+	if err := db1.CreateTurn(ctx, pending); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Shutdown(ctx)
+	db1.Close()
+
+	second, db2 := appRun(t, path, sb.URL)
+	defer db2.Close()
+	defer func() { _ = second.Shutdown(ctx) }()
+	if n, err := second.Recover(ctx); err != nil || n != 1 {
+		t.Fatalf("recover: %d, %v", n, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	second.WaitSettled(wctx, in.ID, pending.Index)
+	_, got, err := second.Turn(ctx, "owner", in.ID, pending.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, sb: sb}
+	conv, _ := f.upstream(in.ID)
+	if len(conv) != 2 || conv[0].Text != "a message never sent" {
+		t.Fatalf("the sandbox's record: %+v (want the message exactly once)", conv)
+	}
+	if got.Status != bff.TurnCompleted || got.Reply != conv[1].Text {
+		t.Fatalf("after restart the turn is %s/%q %q (%s), the sandbox says %q", got.Status, got.ErrorCode, got.Reply, got.ErrorMessage, conv[1].Text)
+	}
+}

@@ -569,3 +569,24 @@ func TestBlockingModeRoundTrips(t *testing.T) {
 		t.Fatal("a streaming turn read back as blocking")
 	}
 }
+
+// A submission id is used once per intake, also after its turn settled
+// (no pending turn holds the next one back then): the store refuses it.
+func TestASettledTurnsSubmissionIsNotReused(t *testing.T) {
+	db := storetest.MustOpenDB(t)
+	ctx := context.Background()
+	mustCreateIntake(t, db, "enc_1")
+	first := &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-1", Message: "hello", Status: bff.TurnQueued}
+	if err := db.CreateTurn(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	first.Status = bff.TurnCompleted
+	if err := db.UpdateTurn(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	err := db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-1", Message: "hello", Status: bff.TurnQueued})
+	wantCode(t, err, bff.ECONFLICT)
+	if turns, _ := db.Turns(ctx, "enc_1"); len(turns) != 1 {
+		t.Fatalf("%d turns for one submission", len(turns))
+	}
+}

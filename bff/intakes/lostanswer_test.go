@@ -1,0 +1,153 @@
+package intakes_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/intakes"
+	"github.com/clinical-intake/intake-web/bff/relay"
+	"github.com/clinical-intake/intake-web/bff/store/storetest"
+)
+
+// losingProxy stands between the app and the sandbox like a gateway that
+// loses answers: while armed, the next turn request is delivered to the
+// sandbox (which applies it), and the app gets a 502 or a cut connection
+// instead of the answer.
+type losingProxy struct {
+	target    *url.URL
+	mode      atomic.Value // "", "502" or "cut"
+	noHandoff atomic.Bool  // every handoff read fails
+}
+
+func (p *losingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.noHandoff.Load() && strings.HasSuffix(r.URL.Path, "/handoff") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"error":{"code":"internal_error","message":"gateway failed"}}`)
+		return
+	}
+	mode, _ := p.mode.Load().(string)
+	if mode == "" || r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/turns") {
+		httputil.NewSingleHostReverseProxy(p.target).ServeHTTP(w, r)
+		return
+	}
+	p.mode.Store("")
+	out, _ := http.NewRequestWithContext(context.Background(), r.Method, p.target.String()+r.URL.RequestURI(), r.Body)
+	out.Header = r.Header.Clone()
+	res, err := http.DefaultClient.Do(out)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, res.Body) // the turn runs to its end upstream
+		res.Body.Close()
+	}
+	if mode == "cut" {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadGateway)
+	_, _ = io.WriteString(w, `{"error":{"code":"upstream_error","message":"bad gateway"}}`)
+}
+
+func (f *fixture) behind(proxy *losingProxy) core {
+	f.t.Helper()
+	target, _ := url.Parse(f.sb.URL)
+	proxy.target = target
+	ps := httptest.NewServer(proxy)
+	f.t.Cleanup(ps.Close)
+	client, err := intakeapi.New(intakeapi.Config{BaseURL: ps.URL, APIKey: key, BackoffBase: 10 * time.Millisecond})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	db := storetest.MustOpenDB(f.t)
+	svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)})
+	f.t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
+	return svc
+}
+
+// TestALostAnswerIsReconciledNotGuessed: the service applied the turn but
+// its answer was lost (a 502 from a gateway, or a cut connection) before
+// any stream started. The turn must be settled from the handoff as landed,
+// with the service's reply, and not offered for sending again.
+func TestALostAnswerIsReconciledNotGuessed(t *testing.T) {
+	for _, mode := range []string{"502", "cut"} {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			proxy := &losingProxy{}
+			svc := f.behind(proxy)
+			ctx := context.Background()
+			in, err := svc.StartIntake(ctx, "owner-1", bff.StartForm{Synthetic: true, SubmissionID: "s"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxy.mode.Store(mode)
+			turn, err := svc.SendTurn(ctx, "owner-1", in.ID, "my message", "sub-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			svc.WaitSettled(wctx, in.ID, turn.Index)
+			_, got, err := svc.Turn(ctx, "owner-1", in.ID, turn.Index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conv, _ := f.upstream(in.ID)
+			if len(conv) != 2 || conv[0].Text != "my message" {
+				t.Fatalf("the service's record: %+v", conv)
+			}
+			if got.Status != bff.TurnCompleted || got.Reply != conv[1].Text || got.Retryable() {
+				t.Fatalf("turn settled %s/%q %q (%s); the service holds it with reply %q", got.Status, got.ErrorCode, got.Reply, got.ErrorMessage, conv[1].Text)
+			}
+			if err := svc.CheckRetry(ctx, "owner-1", in.ID, turn.Index); bff.ErrorCode(err) != bff.ECONFLICT {
+				t.Fatalf("a landed turn may be sent again: %v", err)
+			}
+		})
+	}
+}
+
+// TestAnUnconfirmedTurnIsNotOfferedAgain: the answer was lost and the
+// handoff cannot be read either, so nobody knows whether the turn landed
+// (it did). The turn is failed as unconfirmed, and may not be sent again.
+// (Slow: the reconciler waits 1 + 2 + 3 s between its handoff reads.)
+func TestAnUnconfirmedTurnIsNotOfferedAgain(t *testing.T) {
+	f := newFixture(t)
+	proxy := &losingProxy{}
+	svc := f.behind(proxy)
+	ctx := context.Background()
+	in, err := svc.StartIntake(ctx, "owner-1", bff.StartForm{Synthetic: true, SubmissionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.mode.Store("502")
+	proxy.noHandoff.Store(true)
+	turn, err := svc.SendTurn(ctx, "owner-1", in.ID, "my message", "sub-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	svc.WaitSettled(wctx, in.ID, turn.Index)
+	_, got, err := svc.Turn(ctx, "owner-1", in.ID, turn.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != bff.TurnFailed || got.ErrorCode != bff.CodeUnconfirmed || got.Retryable() {
+		t.Fatalf("turn settled %s/%q (%s), want failed/%q and not retryable", got.Status, got.ErrorCode, got.ErrorMessage, bff.CodeUnconfirmed)
+	}
+	if err := svc.CheckRetry(ctx, "owner-1", in.ID, turn.Index); bff.ErrorCode(err) != bff.ECONFLICT {
+		t.Fatalf("an unconfirmed turn may be sent again: %v", err)
+	}
+}
