@@ -78,6 +78,11 @@ func (f StartForm) Validate() (NewIntake, error) {
 	if n := utf8.RuneCountInString(f.History); n > MaxHistoryChars {
 		bad["history"] = fmt.Sprintf("Medical history must be at most %s characters; it has %s.", Count(MaxHistoryChars), Count(n))
 	}
+	if _, ok := bad["history"]; !ok {
+		if id, found := FindRealIdentifier(f.History); found {
+			bad["history"] = refusedIdentifier("The medical history", id)
+		}
+	}
 	ni.History = f.History
 	if !f.Synthetic {
 		bad["synthetic"] = "Confirm that this is a synthetic scenario: real patient data must never be entered."
@@ -98,7 +103,17 @@ func CheckMessage(m string) error {
 	case n > MaxMessageChars:
 		return Invalid("message", "Your message is %s characters; the limit is %s. Please shorten it.", Count(n), Count(MaxMessageChars))
 	}
+	if id, found := FindRealIdentifier(m); found {
+		return Invalid("message", "%s", refusedIdentifier("Your message", id))
+	}
 	return nil
+}
+
+// refusedIdentifier says what looked real and what to use instead. The
+// identifier is shown masked; the text is neither sent nor stored.
+func refusedIdentifier(what string, id RealIdentifier) string {
+	return fmt.Sprintf("%s contains what looks like %s (%s). This app is for synthetic scenarios only: %s. Nothing was sent or stored.",
+		what, id.Kind, id.Masked, id.Advice)
 }
 
 // Count writes n with a thousands separator, for messages.
