@@ -30,7 +30,7 @@ func TestRealIdentifiersAreFound(t *testing.T) {
 	}
 	spaced := real[:3] + " " + real[3:6] + " " + real[6:]
 	for kind, texts := range map[string][]string{
-		"NHS number": {"my NHS number is " + spaced, "nhs no: " + real, "NHS " + real[:3] + "-" + real[3:6] + "-" + real[6:]},
+		"NHS number":      {"my NHS number is " + spaced, "nhs no: " + real, "NHS " + real[:3] + "-" + real[3:6] + "-" + real[6:]},
 		"Social Security": {"SSN 123-45-6789", "my social security number is 212 55 1234", "ssn: 123456789"},
 		"email":           {"write to jane.doe@gmail.com please", "J.Smith@nhs.net"},
 		"phone":           {"call me on 07911 123456", "my number is +44 7911 123456", "phone (212) 555-7841", "020 7123 4567"},
@@ -62,12 +62,12 @@ func TestStandInsAndClinicalTextPass(t *testing.T) {
 		"my NHS number is " + test999,                       // NHS test range
 		"NHS 943 476 5910",                                  // wrong check digit: not a real number
 		"SSN 987-65-4321", "ssn 000-12-3456", "666-12-3456", // never issued
-		"ssn 078-05-1120",                                   // the Woolworth wallet number
-		"email me at test.patient@example.com or a@b.test",  // reserved domains
+		"ssn 078-05-1120", // the Woolworth wallet number
+		"email me at test.patient@example.com or a@b.test", // reserved domains
 		"call 07700 900123", "ring +44 7700 900456", "US: (212) 555-0123", "020 7946 0123",
-		"born 12/03/1980",                       // a date alone
-		"my name is John Smith",                 // a name alone
-		"I have had a sore throat for 3 days",   // ordinary text
+		"born 12/03/1980",                        // a date alone
+		"my name is John Smith",                  // a name alone
+		"I have had a sore throat for 3 days",    // ordinary text
 		"temperature 38.5, pulse 110, BP 120/80", // numbers that are not identifiers
 		"I took 2 x 500 mg paracetamol at 10.30 and 14.30",
 		"it started on 2024-03-12 and got worse by 2024-03-15",
