@@ -265,7 +265,7 @@ func TestRetryAfterForms(t *testing.T) {
 			c, _, _ := newTestClient(t, serve(t, s), nil)
 			_, _, err := c.CreateIntake(context.Background(), intakeapi.NewIntake{})
 			e, ok := intakeapi.AsError(err)
-			if !ok || !intakeapi.IsQuotaExceeded(err) {
+			if !ok || !intakeapi.IsCode(err, intakeapi.CodeQuotaExceeded) {
 				t.Fatalf("err %v", err)
 			}
 			if e.RetryAfter < tc.min || e.RetryAfter > tc.max {
@@ -485,7 +485,7 @@ func TestStreamErrorEvent(t *testing.T) {
 		t.Fatalf("last event %#v", last)
 	}
 	e, ok := intakeapi.AsError(st.Err())
-	if !ok || !e.InStream || !intakeapi.IsUpstreamError(st.Err()) || errors.Is(st.Err(), intakeapi.ErrStreamInterrupted) {
+	if !ok || !e.InStream || !intakeapi.IsCode(st.Err(), intakeapi.CodeUpstreamError) || errors.Is(st.Err(), intakeapi.ErrStreamInterrupted) {
 		t.Fatalf("Err %v", st.Err())
 	}
 	if s.count() != 1 {

@@ -13,7 +13,7 @@
 // Error contract, for every method:
 //
 //   - the service answered with an error status: *Error (branch with IsCode or
-//     the Is* helpers); a request the client refuses locally (a message over
+//     IsTurnInProgress); a request the client refuses locally (a message over
 //     8,000 characters, say) is an *Error with Status 0 and CodeInvalidRequest;
 //   - the request may have reached the service but no answer came back
 //     (connection refused or cut, timeout): an error wrapping ErrTransport;

@@ -109,14 +109,6 @@ func AsError(err error) (*Error, bool) {
 	return e, ok
 }
 
-// Helpers for the codes callers branch on most; IsCode does the rest.
-
-// IsQuotaExceeded reports whether err carries CodeQuotaExceeded.
-func IsQuotaExceeded(err error) bool { return IsCode(err, CodeQuotaExceeded) }
-
-// IsUpstreamError reports whether err carries CodeUpstreamError.
-func IsUpstreamError(err error) bool { return IsCode(err, CodeUpstreamError) }
-
 // IsTurnInProgress reports whether err carries CodeTurnInProgress.
 func IsTurnInProgress(err error) bool { return IsCode(err, CodeTurnInProgress) }
 

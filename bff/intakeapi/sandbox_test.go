@@ -354,12 +354,12 @@ func TestSandboxFaultsBlocking(t *testing.T) {
 		landed   int // patient turns in the handoff afterwards
 	}{
 		{"upstream_error", 1, "502,200", nil, 1},
-		{"upstream_error", 2, "502,502", intakeapi.IsUpstreamError, 0},
+		{"upstream_error", 2, "502,502", isCode(intakeapi.CodeUpstreamError), 0},
 		{"internal_error", 1, "500,200", nil, 1},
 		{"internal_error", 2, "500,500", isCode(intakeapi.CodeInternalError), 0},
 		{"unavailable", 2, "503,503,200", nil, 1},
 		{"rate_limited", 1, "429,200", nil, 1},
-		{"quota_exceeded", 1, "429", intakeapi.IsQuotaExceeded, 0},
+		{"quota_exceeded", 1, "429", isCode(intakeapi.CodeQuotaExceeded), 0},
 		{"stream_drop", 1, "0", func(err error) bool { return errors.Is(err, intakeapi.ErrTransport) }, 1},
 		{"stream_error", 1, "502,200", nil, 1},
 		{"null_state", 1, "200", nil, 1},
@@ -426,15 +426,15 @@ func TestSandboxFaultsStreaming(t *testing.T) {
 		attempts  int
 		landed    int
 	}{
-		{"upstream_error", intakeapi.IsUpstreamError, nil, 1, 0},
+		{"upstream_error", isCode(intakeapi.CodeUpstreamError), nil, 1, 0},
 		{"internal_error", isCode(intakeapi.CodeInternalError), nil, 1, 0},
 		{"unavailable", isCode(intakeapi.CodeUnavailable), nil, 1, 0},
-		{"quota_exceeded", intakeapi.IsQuotaExceeded, nil, 1, 0},
+		{"quota_exceeded", isCode(intakeapi.CodeQuotaExceeded), nil, 1, 0},
 		{"rate_limited", nil, nil, 2, 1},
 		{"stream_drop", nil, func(err error) bool { return errors.Is(err, intakeapi.ErrStreamInterrupted) }, 1, 1},
 		{"stream_error", nil, func(err error) bool {
 			ae, ok := intakeapi.AsError(err)
-			return ok && ae.InStream && intakeapi.IsUpstreamError(err)
+			return ok && ae.InStream && intakeapi.IsCode(err, intakeapi.CodeUpstreamError)
 		}, 1, 0},
 		{"null_state", nil, nil, 1, 1},
 		{"slow_start", nil, nil, 1, 1},

@@ -182,7 +182,7 @@ func TestReplaysAndRefusalsDoNotSpendTheQuota(t *testing.T) {
 	}
 	arm(t, r, in.EncounterID, "upstream_error")
 	arm(t, r, in.EncounterID, "upstream_error")
-	if _, _, err := r.client.Turn(ctx, in.EncounterID, "again", "sub-2"); !intakeapi.IsUpstreamError(err) {
+	if _, _, err := r.client.Turn(ctx, in.EncounterID, "again", "sub-2"); !intakeapi.IsCode(err, intakeapi.CodeUpstreamError) {
 		t.Fatalf("err %v", err)
 	}
 	if s := r.pacer.Stats(); s.TurnsUsed != 1 || s.IntakesUsed != 1 {
@@ -194,7 +194,7 @@ func TestReplaysAndRefusalsDoNotSpendTheQuota(t *testing.T) {
 	before := r.srv.Service.Stats().Requests["turn"]
 	_, _, err = r.client.Turn(ctx, in.EncounterID, "third", "sub-4")
 	var qe *pacer.QuotaError
-	if !errors.As(err, &qe) || !errors.Is(err, pacer.ErrQuotaSpent) || !intakeapi.IsQuotaExceeded(err) {
+	if !errors.As(err, &qe) || !errors.Is(err, pacer.ErrQuotaSpent) || !intakeapi.IsCode(err, intakeapi.CodeQuotaExceeded) {
 		t.Fatalf("third turn: %v, want an early quota refusal", err)
 	}
 	if _, err := r.client.StreamTurn(ctx, in.EncounterID, "third"); !errors.Is(err, pacer.ErrQuotaSpent) {

@@ -395,7 +395,7 @@ func TestDailyTurnQuota(t *testing.T) {
 
 	_, err := p.Wait(context.Background(), turn())
 	var qe *pacer.QuotaError
-	if !errors.As(err, &qe) || !errors.Is(err, pacer.ErrQuotaSpent) || !intakeapi.IsQuotaExceeded(err) {
+	if !errors.As(err, &qe) || !errors.Is(err, pacer.ErrQuotaSpent) || !intakeapi.IsCode(err, intakeapi.CodeQuotaExceeded) {
 		t.Fatalf("Wait after the quota: %v, want a *QuotaError matching ErrQuotaSpent and CodeQuotaExceeded", err)
 	}
 	if want := time.Date(2026, 8, 4, 0, 0, 0, 0, time.UTC); qe.Quota != "turns" || qe.Limit != 3 || !qe.ResetAt.Equal(want) {
