@@ -45,8 +45,10 @@ type Service struct {
 	failures   bff.SignInFailureStore
 	pruned     atomic.Int64 // unix nanos of the last prune of failures
 	refusals   refusals     // when each blocked key's refusal was last audited
-	dummyOnce  sync.Once
-	dummy      []byte
+	// compare is bcrypt.CompareHashAndPassword; a test counts the calls.
+	compare   func(hash, password []byte) error
+	dummyOnce sync.Once
+	dummy     []byte
 }
 
 // New returns the account service.
@@ -63,7 +65,8 @@ func New(d Deps) *Service {
 	if d.SignInFailures == nil {
 		d.SignInFailures = newMemFailures()
 	}
-	return &Service{clinicians: d.Clinicians, audit: d.Audit, now: d.Now, log: d.Logger, bcryptCost: d.BcryptCost, failures: d.SignInFailures}
+	return &Service{clinicians: d.Clinicians, audit: d.Audit, now: d.Now, log: d.Logger, bcryptCost: d.BcryptCost, failures: d.SignInFailures,
+		compare: bcrypt.CompareHashAndPassword}
 }
 
 var usernameShape = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{2,31}$`)
@@ -189,7 +192,7 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 	if c != nil {
 		hash = c.PasswordHash
 	}
-	ok := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && c != nil && !c.Disabled
+	ok := s.compare(hash, []byte(password)) == nil && c != nil && !c.Disabled
 	if !ok {
 		bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInFailed, "", "wrong username or password, or disabled")
 		return nil, bff.Errorf(bff.EUNAUTHORIZED, "The username or password is wrong, or the account is disabled.")

@@ -98,25 +98,20 @@ func TestSignInIsLimitedPerAddress(t *testing.T) {
 // same answer, are limited alike, and an unknown username costs a bcrypt
 // comparison too, so neither the answer nor its time says which names exist.
 func TestSignInDoesNotRevealWhichUsernamesExist(t *testing.T) {
-	f := newSignInFixture(t, 10) // a cost whose comparison is measurable
+	f := newSignInFixture(t, 4)
 	if _, err := f.svc.AddClinician(context.Background(), "dr.off", signInPassword); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.svc.DisableClinician(context.Background(), "dr.off"); err != nil {
 		t.Fatal(err)
 	}
-	timed := func(user, password, addr string) (time.Duration, error) {
-		start := time.Now()
-		err := f.signIn(user, password, addr)
-		return time.Since(start), err
-	}
-	var known, unknown time.Duration = 1 << 62, 1 << 62
+	// The cost is the same too: an unknown username is compared against a
+	// dummy hash of the same bcrypt cost (TestUnknownUsernamesCostABcryptCompare).
 	var answers []string
 	for i := range 3 {
-		dK, errK := timed("dr.ada", "wrong password!!", fmt.Sprintf("10.1.0.%d", i))
-		dU, errU := timed(fmt.Sprintf("nobody%d", i), "wrong password!!", fmt.Sprintf("10.2.0.%d", i))
-		_, errD := timed("dr.off", signInPassword, fmt.Sprintf("10.3.0.%d", i))
-		known, unknown = min(known, dK), min(unknown, dU)
+		errK := f.signIn("dr.ada", "wrong password!!", fmt.Sprintf("10.1.0.%d", i))
+		errU := f.signIn(fmt.Sprintf("nobody%d", i), "wrong password!!", fmt.Sprintf("10.2.0.%d", i))
+		errD := f.signIn("dr.off", signInPassword, fmt.Sprintf("10.3.0.%d", i))
 		for _, err := range []error{errK, errU, errD} {
 			answers = append(answers, string(bff.ErrorCode(err))+": "+bff.ErrorMessage(err))
 		}
@@ -125,9 +120,6 @@ func TestSignInDoesNotRevealWhichUsernamesExist(t *testing.T) {
 		if a != answers[0] || !strings.HasPrefix(a, string(bff.EUNAUTHORIZED)) {
 			t.Fatalf("sign-in answers differ: %q", answers)
 		}
-	}
-	if unknown < known/4 {
-		t.Fatalf("an unknown username answers in %v, a known one in %v: the time tells them apart", unknown, known)
 	}
 	// An unknown username is limited like a known one.
 	for i := range 5 {
