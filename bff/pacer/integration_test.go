@@ -93,7 +93,7 @@ func newRig(t *testing.T, pcfg pacer.Config, smod func(*sandbox.Config)) *rig {
 func TestClientThroughPacerNeverHitsTheRateLimit(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		r := newRig(t, pacer.Config{PerMinute: 6}, nil) // sandbox: 6 a minute too
-		in, _, err := r.client.CreateIntake(context.Background(), intakeapi.NewIntake{})
+		in, _, err := r.client.CreateIntake(t.Context(), intakeapi.NewIntake{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,8 +101,8 @@ func TestClientThroughPacerNeverHitsTheRateLimit(t *testing.T) {
 		var wg sync.WaitGroup
 		for range readers {
 			wg.Go(func() {
-				if _, _, err := r.client.Summary(context.Background(), in.EncounterID); err != nil {
-					t.Errorf("summary: %v", err)
+				if _, _, err := r.client.Summary(t.Context(), in.EncounterID); err != nil {
+					errorUnlessEnded(t, err)
 				}
 			})
 		}
@@ -128,7 +128,7 @@ func TestClientThroughPacerNeverHitsTheRateLimit(t *testing.T) {
 func TestRateLimitedPausesThePacerUntilRetryAfter(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		r := newRig(t, pacer.Config{PerMinute: 6}, func(c *sandbox.Config) { c.RPM = 0 })
-		ctx := context.Background()
+		ctx := t.Context()
 		in, _, err := r.client.CreateIntake(ctx, intakeapi.NewIntake{})
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +172,7 @@ func TestRateLimitedPausesThePacerUntilRetryAfter(t *testing.T) {
 func TestReplaysAndRefusalsDoNotSpendTheQuota(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		r := newRig(t, pacer.Config{PerMinute: -1, TurnsPerDay: 2}, func(c *sandbox.Config) { c.RPM = 0 })
-		ctx := context.Background()
+		ctx := t.Context()
 		in, _, err := r.client.CreateIntake(ctx, intakeapi.NewIntake{})
 		if err != nil {
 			t.Fatal(err)
@@ -215,7 +215,7 @@ func TestReplaysAndRefusalsDoNotSpendTheQuota(t *testing.T) {
 func TestPriorityAndProgressTravelWithTheContext(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		r := newRig(t, pacer.Config{PerMinute: 1}, func(c *sandbox.Config) { c.RPM = 0 })
-		ctx := context.Background()
+		ctx := t.Context()
 		in, _, err := r.client.CreateIntake(ctx, intakeapi.NewIntake{}) // spends the minute
 		if err != nil {
 			t.Fatal(err)
@@ -229,7 +229,7 @@ func TestPriorityAndProgressTravelWithTheContext(t *testing.T) {
 		wg.Go(func() {
 			bg := intakeapi.WithPriority(ctx, intakeapi.PriorityBackground)
 			if _, _, err := r.client.Summary(bg, in.EncounterID); err != nil {
-				t.Error(err)
+				errorUnlessEnded(t, err)
 			}
 			record("background")
 		})
@@ -237,7 +237,7 @@ func TestPriorityAndProgressTravelWithTheContext(t *testing.T) {
 		wg.Go(func() {
 			rc := intakeapi.WithPriority(ctx, intakeapi.PriorityReconciliation)
 			if _, _, err := r.client.Handoff(rc, in.EncounterID); err != nil {
-				t.Error(err)
+				errorUnlessEnded(t, err)
 			}
 			record("reconciliation")
 		})
@@ -246,7 +246,7 @@ func TestPriorityAndProgressTravelWithTheContext(t *testing.T) {
 		wg.Go(func() {
 			pc := intakeapi.WithProgress(ctx, prog.record)
 			if _, _, err := r.client.Turn(pc, in.EncounterID, "hello", ""); err != nil {
-				t.Error(err)
+				errorUnlessEnded(t, err)
 			}
 			record("turn")
 		})

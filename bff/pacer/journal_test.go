@@ -1,7 +1,6 @@
 package pacer_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -16,7 +15,7 @@ import (
 func restart(t *testing.T, cfg pacer.Config) *pacer.Pacer {
 	t.Helper()
 	p := pacer.New(cfg)
-	if err := p.Restore(context.Background()); err != nil {
+	if err := p.Restore(t.Context()); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
 	return p
@@ -82,11 +81,11 @@ func TestRestartKeepsTodaysQuota(t *testing.T) {
 		}
 		mustWait(t, second, turn())(intakeapi.Outcome{Status: 200})
 		mustWait(t, second, turn())(intakeapi.Outcome{Status: 200})
-		if _, err := second.Wait(context.Background(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
+		if _, err := second.Wait(t.Context(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
 			t.Fatalf("a 5th turn of 4 across the restart: %v, want ErrQuotaSpent", err)
 		}
 		mustWait(t, second, createIntake())(intakeapi.Outcome{Status: 201})
-		if _, err := second.Wait(context.Background(), createIntake()); !errors.Is(err, pacer.ErrQuotaSpent) {
+		if _, err := second.Wait(t.Context(), createIntake()); !errors.Is(err, pacer.ErrQuotaSpent) {
 			t.Fatalf("a 3rd intake of 2 across the restart: %v, want ErrQuotaSpent", err)
 		}
 
@@ -116,7 +115,7 @@ func TestRestartKeepsPauseAndSpentQuota(t *testing.T) {
 			t.Fatalf("paused until %v after the restart, want %v", got, want)
 		}
 		sleepUntil(at(2 * time.Hour))
-		if _, err := second.Wait(context.Background(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
+		if _, err := second.Wait(t.Context(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
 			t.Fatalf("turns after the service said spent, across a restart: %v", err)
 		}
 	})
@@ -129,7 +128,7 @@ func TestJournalFailureDoesNotStopCalls(t *testing.T) {
 		j := &pacertest.Journal{}
 		j.Fail(errors.New("disk full"))
 		p := pacer.New(pacer.Config{Margin: -1, Journal: j})
-		if err := p.Restore(context.Background()); err == nil {
+		if err := p.Restore(t.Context()); err == nil {
 			t.Fatal("Restore with a failing journal: no error")
 		}
 		for range 3 {

@@ -26,6 +26,8 @@ var _ intakeapi.Gate = (*pacer.Pacer)(nil)
 // test sleeps to the instant a grant is due and takes no time, and
 // synctest.Wait replaces polling for a waiter to reach a state. A lost
 // wake-up is a deadlock, which synctest reports with every goroutine's stack.
+// Calls wait with t.Context(): a test that fails ends its waiters with it,
+// so the bubble ends with a failure, not a deadlock panic.
 
 // t0 is when each test starts: a bubble's clock starts at midnight UTC
 // 2000-01-01, and inBubble moves it to 10:00, so the day's quotas have 14
@@ -125,11 +127,24 @@ func turn() intakeapi.Call {
 
 func mustWait(t *testing.T, p *pacer.Pacer, c intakeapi.Call) func(intakeapi.Outcome) {
 	t.Helper()
-	rel, err := p.Wait(context.Background(), c)
+	rel, err := p.Wait(t.Context(), c)
 	if err != nil {
+		if t.Context().Err() != nil {
+			runtime.Goexit() // the test has ended: see errorUnlessEnded
+		}
 		t.Fatalf("Wait(%v): %v", c.Op, err)
 	}
 	return rel
+}
+
+// errorUnlessEnded reports err from a goroutine of the test, unless the test
+// has already ended (it failed, and its end cancelled t.Context(), which
+// caused err): a report then would only panic.
+func errorUnlessEnded(t *testing.T, err error) {
+	t.Helper()
+	if t.Context().Err() == nil {
+		t.Error(err)
+	}
 }
 
 // fill spends the whole window at the current time.
@@ -156,9 +171,9 @@ func TestWindowNeverExceededUnderConcurrency(t *testing.T) {
 				)
 				for i := range callers {
 					wg.Go(func() {
-						rel, err := p.Wait(context.Background(), read(prios[i%len(prios)]))
+						rel, err := p.Wait(t.Context(), read(prios[i%len(prios)]))
 						if err != nil {
-							t.Errorf("caller %d: %v", i, err)
+							errorUnlessEnded(t, fmt.Errorf("caller %d: %w", i, err))
 							return
 						}
 						mu.Lock()
@@ -324,7 +339,7 @@ func TestCancellationFreesThePlace(t *testing.T) {
 		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
 		fill(t, p, 1)
 
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.Context())
 		first := make(chan error, 1)
 		go func() {
 			_, err := p.Wait(ctx, read(pacer.PatientTurn))
@@ -362,7 +377,7 @@ func TestCancellationFreesThePlace(t *testing.T) {
 func TestCancelledContextIsNotGranted(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		p := pacer.New(pacer.Config{})
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		if _, err := p.Wait(ctx, turn()); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Wait with a cancelled context: %v", err)
@@ -378,7 +393,7 @@ func TestCancellationLeavesNoGoroutines(t *testing.T) {
 		clk := &clock{}
 		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
 		fill(t, p, 1)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		for range 20 {
 			wg.Go(func() {
@@ -441,12 +456,12 @@ func TestDailyTurnQuota(t *testing.T) {
 			t.Fatalf("turns used %d, want 2", got)
 		}
 		rel := mustWait(t, p, turn()) // the third is reserved while in flight...
-		if _, err := p.Wait(context.Background(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
+		if _, err := p.Wait(t.Context(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
 			t.Fatalf("a fourth concurrent turn: %v, want ErrQuotaSpent", err)
 		}
 		rel(intakeapi.Outcome{Status: 200})
 
-		_, err := p.Wait(context.Background(), turn())
+		_, err := p.Wait(t.Context(), turn())
 		var qe *pacer.QuotaError
 		if !errors.As(err, &qe) || !errors.Is(err, pacer.ErrQuotaSpent) || !intakeapi.IsQuotaExceeded(err) {
 			t.Fatalf("Wait after the quota: %v, want a *QuotaError matching ErrQuotaSpent and CodeQuotaExceeded", err)
@@ -460,7 +475,7 @@ func TestDailyTurnQuota(t *testing.T) {
 		// Reads and intakes are not turns.
 		mustWait(t, p, read(pacer.ClinicianRead))(intakeapi.Outcome{Status: 200})
 		mustWait(t, p, intakeapi.Call{Op: intakeapi.OpCreateIntake, Priority: pacer.CreateIntake})(intakeapi.Outcome{Status: 201})
-		if _, err := p.Wait(context.Background(), intakeapi.Call{Op: intakeapi.OpCreateIntake}); !errors.As(err, &qe) || qe.Quota != "intakes" {
+		if _, err := p.Wait(t.Context(), intakeapi.Call{Op: intakeapi.OpCreateIntake}); !errors.As(err, &qe) || qe.Quota != "intakes" {
 			t.Fatalf("second intake: %v, want the intakes quota spent", err)
 		}
 		// 00:00 UTC resets both.
@@ -474,7 +489,7 @@ func TestServiceQuotaExceededIsBelieved(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		p := pacer.New(pacer.Config{Margin: -1})
 		mustWait(t, p, turn())(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeQuotaExceeded})
-		if _, err := p.Wait(context.Background(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
+		if _, err := p.Wait(t.Context(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
 			t.Fatalf("after the service's quota_exceeded: %v, want ErrQuotaSpent", err)
 		}
 		if p.Stats().PausedUntil != (time.Time{}) {
@@ -492,7 +507,7 @@ func TestWaiterRefusedWhenQuotaSpentWhileQueued(t *testing.T) {
 		inFlight := mustWait(t, p, turn()) // takes the minute's only slot
 		errc := make(chan error, 1)
 		go func() {
-			_, err := p.Wait(context.Background(), turn())
+			_, err := p.Wait(t.Context(), turn())
 			errc <- err
 		}()
 		settled(t, "second turn queued", func() bool { return p.Stats().Waiting == 1 })
@@ -567,7 +582,7 @@ func TestContextEndingAsTheSlotFreesIsNotGranted(t *testing.T) {
 			clk := &clock{}
 			p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
 			fill(t, p, 1)
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(t.Context())
 			c := turn()
 			c.Progress = func(pacer.Progress) {
 				cancel()
