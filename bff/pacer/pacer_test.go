@@ -518,7 +518,7 @@ func TestWaiterRefusedWhenQuotaSpentWhileQueued(t *testing.T) {
 			t.Fatalf("queued turn: %v, want ErrQuotaSpent", err)
 		}
 		if !time.Now().Equal(t0) {
-			t.Fatalf("the queued turn was refused at %s, want at once", time.Now().Sub(t0))
+			t.Fatalf("the queued turn was refused at %s, want at once", time.Since(t0))
 		}
 		if s := p.Stats(); s.Waiting != 0 {
 			t.Fatalf("%d still queued", s.Waiting)
