@@ -49,10 +49,12 @@ type fixture struct {
 }
 
 // newFixture builds the core in front of a sandbox reached in memory. Call
-// it inside a synctest bubble (see bubble): every wait of the client, the
-// runner and the sandbox (backoffs, Retry-After, the runner's handoff
-// retries, slow starts) then passes on the bubble's fake clock, at the
-// production durations, without the test waiting for it.
+// it inside a synctest.Test bubble: every wait of the client, the runner and
+// the sandbox (backoffs, Retry-After, the runner's handoff retries and
+// turn_in_progress waits, slow starts) then passes on the bubble's fake
+// clock, at the production durations, without the test waiting for it. (A
+// real socket would not do: a goroutine waiting on one is not "durably
+// blocked", so the bubble's clock would never move.)
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	cfg := sandbox.DefaultConfig()
