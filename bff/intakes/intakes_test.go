@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
@@ -19,6 +20,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/store/storetest"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/enginetest"
+	"github.com/clinical-intake/intake-web/sandbox/sandboxtest"
 )
 
 const key = "cis_sb_0123456789abcdef0123456789abcdef"
@@ -38,7 +40,7 @@ type fixture struct {
 	t   *testing.T
 	svc core
 	hub *relay.Hub
-	sb  *sandbox.Server
+	sb  *sandboxtest.Server
 	db  interface {
 		bff.IntakeStore
 		bff.TurnStore
@@ -46,18 +48,21 @@ type fixture struct {
 	}
 }
 
+// newFixture builds the core in front of a sandbox reached in memory. Call
+// it inside a synctest.Test bubble: every wait of the client, the runner and
+// the sandbox (backoffs, Retry-After, the runner's handoff retries and
+// turn_in_progress waits, slow starts) then passes on the bubble's fake
+// clock, at the production durations, without the test waiting for it. (A
+// real socket would not do: a goroutine waiting on one is not "durably
+// blocked", so the bubble's clock would never move.)
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	cfg := sandbox.DefaultConfig()
 	cfg.Keys, cfg.Engine = []string{key}, enginetest.Scripted{}
 	cfg.RPM, cfg.FragmentDelay, cfg.Faults, cfg.FaultRetryAfter = 0, time.Millisecond, true, time.Second
 	cfg.SlowStart = 2 * time.Second
-	sb, err := sandbox.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sb.Close)
-	client, err := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, BackoffBase: 10 * time.Millisecond})
+	sb := sandboxtest.Start(t, cfg)
+	client, err := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, HTTPClient: sb.Client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +116,7 @@ func (f *fixture) arm(id, kind string) {
 	body, _ := json.Marshal(map[string]any{"encounter_id": id, "kind": kind})
 	req, _ := http.NewRequest("POST", f.sb.URL+"/v1/sandbox/faults", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
-	res, err := http.DefaultClient.Do(req)
+	res, err := f.sb.Client.Do(req)
 	if err != nil || res.StatusCode != 200 {
 		f.t.Fatalf("arm %s: %v %v", kind, err, res)
 	}
@@ -123,7 +128,7 @@ func (f *fixture) upstream(id string) (conv []intakeapi.Message, raw []byte) {
 	f.t.Helper()
 	req, _ := http.NewRequest("GET", f.sb.URL+"/v1/intakes/"+id+"/handoff", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
-	res, err := http.DefaultClient.Do(req)
+	res, err := f.sb.Client.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -147,19 +152,21 @@ func names(evs []relay.Event) string {
 }
 
 func TestATurnIsRelayedAndRecorded(t *testing.T) {
-	f := newFixture(t)
-	id := f.start()
-	turn, evs := f.send(id, "hello")
-	if got := names(evs); got != "started delta completed compiling progress final" {
-		t.Fatalf("events: %s", got)
-	}
-	if turn.Status != bff.TurnCompleted || turn.Reply != "Reply 1: You said \"hello\".\n  Anything else?" || strings.Join(turn.Choices, ",") != "Yes,No" {
-		t.Fatalf("turn = %+v", turn)
-	}
-	in, _, _ := f.svc.Intake(context.Background(), "owner-1", id)
-	if in.TurnCount != 1 || in.SafetyStatus != "no_red_flags_yet" || in.Disposition != "continue_intake" || in.Release == "" {
-		t.Fatalf("intake = %+v", in)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		id := f.start()
+		turn, evs := f.send(id, "hello")
+		if got := names(evs); got != "started delta completed compiling progress final" {
+			t.Fatalf("events: %s", got)
+		}
+		if turn.Status != bff.TurnCompleted || turn.Reply != "Reply 1: You said \"hello\".\n  Anything else?" || strings.Join(turn.Choices, ",") != "Yes,No" {
+			t.Fatalf("turn = %+v", turn)
+		}
+		in, _, _ := f.svc.Intake(context.Background(), "owner-1", id)
+		if in.TurnCount != 1 || in.SafetyStatus != "no_red_flags_yet" || in.Disposition != "continue_intake" || in.Release == "" {
+			t.Fatalf("intake = %+v", in)
+		}
+	})
 }
 
 func TestFaultsSettleWithoutLossOrDuplication(t *testing.T) {
@@ -205,183 +212,195 @@ func TestFaultsSettleWithoutLossOrDuplication(t *testing.T) {
 				c.status, c.code, c.upstream = b.status, b.code, b.upstream
 			}
 			t.Run(mode+"/"+c.fault, func(t *testing.T) {
-				f := newFixture(t)
-				id := f.start()
-				f.arm(id, c.fault)
-				turn, _ := f.sendMode(id, "my message", mode == "blocking")
-				if turn.Status != c.status || turn.ErrorCode != c.code {
-					t.Fatalf("turn settled %s/%q (%s), want %s/%q", turn.Status, turn.ErrorCode, turn.ErrorMessage, c.status, c.code)
-				}
-				conv, _ := f.upstream(id)
-				patient := 0
-				for _, m := range conv {
-					if m.Role == intakeapi.RolePatient {
-						patient++
+				synctest.Test(t, func(t *testing.T) {
+					f := newFixture(t)
+					id := f.start()
+					f.arm(id, c.fault)
+					turn, _ := f.sendMode(id, "my message", mode == "blocking")
+					if turn.Status != c.status || turn.ErrorCode != c.code {
+						t.Fatalf("turn settled %s/%q (%s), want %s/%q", turn.Status, turn.ErrorCode, turn.ErrorMessage, c.status, c.code)
 					}
-				}
-				if patient != c.upstream {
-					t.Fatalf("the sandbox holds %d patient messages, want %d", patient, c.upstream)
-				}
-				if turn.Status == bff.TurnCompleted && turn.Reply != conv[1].Text {
-					t.Fatalf("reply %q, the sandbox says %q", turn.Reply, conv[1].Text)
-				}
-				if turn.Status == bff.TurnFailed && turn.ErrorMessage == "" {
-					t.Fatal("a failed turn without a message for the patient")
-				}
-				// The conversation goes on coherently: the next turn is turn 2
-				// upstream exactly when the first landed.
-				next, _ := f.sendMode(id, "next message", mode == "blocking")
-				if next.Status != bff.TurnCompleted || !strings.HasPrefix(next.Reply, "Reply "+strconv.Itoa(c.upstream+1)+":") {
-					t.Fatalf("next turn: %s %q", next.Status, next.Reply)
-				}
-				// A blocking stream_error ran the engine before failing (sandbox
-				// README, choice 9), so it alone may count one more run.
-				if runs := f.sb.Service.Stats().EngineRuns; mode == "blocking" && c.fault != "stream_error" && runs != c.upstream+1 {
-					t.Fatalf("the engine ran %d times for %d landed turns", runs, c.upstream+1)
-				}
+					conv, _ := f.upstream(id)
+					patient := 0
+					for _, m := range conv {
+						if m.Role == intakeapi.RolePatient {
+							patient++
+						}
+					}
+					if patient != c.upstream {
+						t.Fatalf("the sandbox holds %d patient messages, want %d", patient, c.upstream)
+					}
+					if turn.Status == bff.TurnCompleted && turn.Reply != conv[1].Text {
+						t.Fatalf("reply %q, the sandbox says %q", turn.Reply, conv[1].Text)
+					}
+					if turn.Status == bff.TurnFailed && turn.ErrorMessage == "" {
+						t.Fatal("a failed turn without a message for the patient")
+					}
+					// The conversation goes on coherently: the next turn is turn 2
+					// upstream exactly when the first landed.
+					next, _ := f.sendMode(id, "next message", mode == "blocking")
+					if next.Status != bff.TurnCompleted || !strings.HasPrefix(next.Reply, "Reply "+strconv.Itoa(c.upstream+1)+":") {
+						t.Fatalf("next turn: %s %q", next.Status, next.Reply)
+					}
+					// A blocking stream_error ran the engine before failing (sandbox
+					// README, choice 9), so it alone may count one more run.
+					if runs := f.sb.Service.Stats().EngineRuns; mode == "blocking" && c.fault != "stream_error" && runs != c.upstream+1 {
+						t.Fatalf("the engine ran %d times for %d landed turns", runs, c.upstream+1)
+					}
+				})
 			})
 		}
 	}
 }
 
 func TestNullStateTakesTheStateFromTheHandoff(t *testing.T) {
-	f := newFixture(t)
-	id := f.start()
-	f.arm(id, "null_state")
-	turn, _ := f.send(id, "hello")
-	if turn.SafetyStatus != nil || turn.Disposition != nil || turn.DispositionLabel != nil {
-		t.Fatalf("the turn's null state was filled in: %+v", turn)
-	}
-	in, _, _ := f.svc.Intake(context.Background(), "owner-1", id)
-	if in.SafetyStatus != "no_red_flags_yet" || in.DispositionLabel != "Intake in progress" {
-		t.Fatalf("intake state not read from the handoff: %+v", in)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		id := f.start()
+		f.arm(id, "null_state")
+		turn, _ := f.send(id, "hello")
+		if turn.SafetyStatus != nil || turn.Disposition != nil || turn.DispositionLabel != nil {
+			t.Fatalf("the turn's null state was filled in: %+v", turn)
+		}
+		in, _, _ := f.svc.Intake(context.Background(), "owner-1", id)
+		if in.SafetyStatus != "no_red_flags_yet" || in.DispositionLabel != "Intake in progress" {
+			t.Fatalf("intake state not read from the handoff: %+v", in)
+		}
+	})
 }
 
 func TestTerminalHandoffIsStoredExactlyAsReceived(t *testing.T) {
-	f := newFixture(t)
-	id := f.start()
-	turn, _ := f.send(id, "I am done")
-	if !turn.Terminal {
-		t.Fatal("not terminal")
-	}
-	stored, err := f.db.Handoff(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, raw := f.upstream(id)
-	if !bytes.Equal(stored.JSON, raw) || !stored.Terminal || stored.Release == "" {
-		t.Fatalf("stored handoff differs from the service's:\n%s\n%s", stored.JSON, raw)
-	}
-	before := f.sb.Service.Stats().Requests["turn"]
-	_, err = f.svc.SendTurn(context.Background(), "owner-1", id, "more", "after-end")
-	if bff.ErrorCode(err) != bff.ECONFLICT || f.sb.Service.Stats().Requests["turn"] != before {
-		t.Fatalf("turn after terminal: %v; upstream turns %d -> %d", err, before, f.sb.Service.Stats().Requests["turn"])
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		id := f.start()
+		turn, _ := f.send(id, "I am done")
+		if !turn.Terminal {
+			t.Fatal("not terminal")
+		}
+		stored, err := f.db.Handoff(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, raw := f.upstream(id)
+		if !bytes.Equal(stored.JSON, raw) || !stored.Terminal || stored.Release == "" {
+			t.Fatalf("stored handoff differs from the service's:\n%s\n%s", stored.JSON, raw)
+		}
+		before := f.sb.Service.Stats().Requests["turn"]
+		_, err = f.svc.SendTurn(context.Background(), "owner-1", id, "more", "after-end")
+		if bff.ErrorCode(err) != bff.ECONFLICT || f.sb.Service.Stats().Requests["turn"] != before {
+			t.Fatalf("turn after terminal: %v; upstream turns %d -> %d", err, before, f.sb.Service.Stats().Requests["turn"])
+		}
+	})
 }
 
 func TestOneTurnAtATime(t *testing.T) {
-	f := newFixture(t)
-	id := f.start()
-	ctx := context.Background()
-	f.arm(id, "slow_start") // the first turn is still running when the second is sent
-	first, err := f.svc.SendTurn(ctx, "owner-1", id, "first", "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.svc.SendTurn(ctx, "owner-1", id, "second", "b"); bff.ErrorCode(err) != bff.ECONFLICT {
-		t.Fatalf("a second turn while the first runs: %v", err)
-	}
-	again, err := f.svc.SendTurn(ctx, "owner-1", id, "first", "a")
-	if err != nil || again.Index != first.Index {
-		t.Fatalf("resubmission: %v %+v", err, again)
-	}
-	if _, err := f.svc.SendTurn(ctx, "someone-else", id, "x", "c"); bff.ErrorCode(err) != bff.ENOTFOUND {
-		t.Fatalf("another owner: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		id := f.start()
+		ctx := context.Background()
+		f.arm(id, "slow_start") // the first turn is still running when the second is sent
+		first, err := f.svc.SendTurn(ctx, "owner-1", id, "first", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.SendTurn(ctx, "owner-1", id, "second", "b"); bff.ErrorCode(err) != bff.ECONFLICT {
+			t.Fatalf("a second turn while the first runs: %v", err)
+		}
+		again, err := f.svc.SendTurn(ctx, "owner-1", id, "first", "a")
+		if err != nil || again.Index != first.Index {
+			t.Fatalf("resubmission: %v %+v", err, again)
+		}
+		if _, err := f.svc.SendTurn(ctx, "someone-else", id, "x", "c"); bff.ErrorCode(err) != bff.ENOTFOUND {
+			t.Fatalf("another owner: %v", err)
+		}
+	})
 }
 
 func TestStartFormRules(t *testing.T) {
-	f := newFixture(t)
-	_, err := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Age: "131", Sex: "x", History: strings.Repeat("h", 4001)})
-	fe, ok := err.(*bff.FormError)
-	if !ok || len(fe.Fields) != 4 {
-		t.Fatalf("err = %v", err)
-	}
-	for _, field := range []string{"age", "sex", "history", "synthetic"} {
-		if fe.Fields[field] == "" {
-			t.Errorf("no message for %s", field)
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		_, err := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Age: "131", Sex: "x", History: strings.Repeat("h", 4001)})
+		fe, ok := err.(*bff.FormError)
+		if !ok || len(fe.Fields) != 4 {
+			t.Fatalf("err = %v", err)
 		}
-	}
-	if n := f.sb.Service.Stats().Requests["create"]; n != 0 {
-		t.Fatalf("%d invalid forms reached the service", n)
-	}
-	// The same submission twice is one intake.
-	a, _ := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Synthetic: true, SubmissionID: "same"})
-	b, _ := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Synthetic: true, SubmissionID: "same"})
-	if a.ID != b.ID || f.sb.Service.Stats().Requests["create"] != 1 {
-		t.Fatalf("double submit made %s and %s", a.ID, b.ID)
-	}
+		for _, field := range []string{"age", "sex", "history", "synthetic"} {
+			if fe.Fields[field] == "" {
+				t.Errorf("no message for %s", field)
+			}
+		}
+		if n := f.sb.Service.Stats().Requests["create"]; n != 0 {
+			t.Fatalf("%d invalid forms reached the service", n)
+		}
+		// The same submission twice is one intake.
+		a, _ := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Synthetic: true, SubmissionID: "same"})
+		b, _ := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Synthetic: true, SubmissionID: "same"})
+		if a.ID != b.ID || f.sb.Service.Stats().Requests["create"] != 1 {
+			t.Fatalf("double submit made %s and %s", a.ID, b.ID)
+		}
+	})
 }
 
 func TestStartingAnIntakeAtTheLimitSaysWhereItStands(t *testing.T) {
-	cfg := sandbox.DefaultConfig()
-	cfg.Keys, cfg.Engine, cfg.RPM = []string{key}, enginetest.Scripted{}, 0
-	sb, err := sandbox.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	gate := pacer.New(pacer.Config{PerMinute: 1})
-	client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, Gate: gate})
-	db := storetest.MustOpenDB(t)
-	svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil), CreateWait: 300 * time.Millisecond})
-	ctx := context.Background()
-	if _, err := svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: "a"}); err != nil {
-		t.Fatal(err)
-	}
-	// The minute's one request is spent: the next start waits, then says so.
-	_, err = svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: "b"})
-	if bff.ErrorCode(err) != bff.ERATELIMIT || !strings.Contains(bff.ErrorMessage(err), "number 1 in line") {
-		t.Fatalf("start at the limit: %v", err)
-	}
-	if n := sb.Service.Stats().Requests["create"]; n != 1 {
-		t.Fatalf("%d creates reached the service", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		cfg := sandbox.DefaultConfig()
+		cfg.Keys, cfg.Engine, cfg.RPM = []string{key}, enginetest.Scripted{}, 0
+		sb := sandboxtest.Start(t, cfg)
+		gate := pacer.New(pacer.Config{PerMinute: 1})
+		client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, Gate: gate, HTTPClient: sb.Client})
+		db := storetest.MustOpenDB(t)
+		svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)}) // CreateWait: the default 45 s, on the bubble's clock
+		ctx := context.Background()
+		if _, err := svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		// The minute's one request is spent: the next start waits, then says so.
+		_, err := svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: "b"})
+		if bff.ErrorCode(err) != bff.ERATELIMIT || !strings.Contains(bff.ErrorMessage(err), "number 1 in line") {
+			t.Fatalf("start at the limit: %v", err)
+		}
+		if n := sb.Service.Stats().Requests["create"]; n != 1 {
+			t.Fatalf("%d creates reached the service", n)
+		}
+	})
 }
 
 func TestShutdownWithNothingRunningAbandonsNothing(t *testing.T) {
-	f := newFixture(t)
-	expired, cancel := context.WithTimeout(context.Background(), 0)
-	defer cancel()
-	<-expired.Done()
-	for range 50 { // the outcome must not depend on which channel select picks
-		if err := f.svc.Shutdown(expired); err != nil {
-			t.Fatalf("shutdown with no running turn: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		expired, cancel := context.WithTimeout(context.Background(), 0)
+		defer cancel()
+		<-expired.Done()
+		for range 50 { // the outcome must not depend on which channel select picks
+			if err := f.svc.Shutdown(expired); err != nil {
+				t.Fatalf("shutdown with no running turn: %v", err)
+			}
 		}
-	}
+	})
 }
 
 // A submission id far longer than the app's forms make is refused before
 // anything is stored.
 func TestOverlongSubmissionIDRefused(t *testing.T) {
-	f := newFixture(t)
-	id := f.start()
-	ctx := context.Background()
-	long := strings.Repeat("s", bff.MaxSubmissionIDBytes+1)
-	if _, err := f.svc.SendTurn(ctx, "owner-1", id, "hello", long); bff.ErrorCode(err) != bff.EINVALID {
-		t.Fatalf("a turn with a %d-byte submission id: %v", len(long), err)
-	}
-	if _, err := f.svc.StartIntake(ctx, "owner-1", bff.StartForm{Synthetic: true, SubmissionID: long}); bff.ErrorCode(err) != bff.EINVALID {
-		t.Fatalf("a start with a %d-byte submission id: %v", len(long), err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		id := f.start()
+		ctx := context.Background()
+		long := strings.Repeat("s", bff.MaxSubmissionIDBytes+1)
+		if _, err := f.svc.SendTurn(ctx, "owner-1", id, "hello", long); bff.ErrorCode(err) != bff.EINVALID {
+			t.Fatalf("a turn with a %d-byte submission id: %v", len(long), err)
+		}
+		if _, err := f.svc.StartIntake(ctx, "owner-1", bff.StartForm{Synthetic: true, SubmissionID: long}); bff.ErrorCode(err) != bff.EINVALID {
+			t.Fatalf("a start with a %d-byte submission id: %v", len(long), err)
+		}
+	})
 }
 
 // direct sends a blocking turn straight to the service, past the app: the
 // service's record then holds a message the app never sent.
 func (f *fixture) direct(id, message string) {
 	f.t.Helper()
-	client, err := intakeapi.New(intakeapi.Config{BaseURL: f.sb.URL, APIKey: key})
+	client, err := intakeapi.New(intakeapi.Config{BaseURL: f.sb.URL, APIKey: key, HTTPClient: f.sb.Client})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
@@ -22,52 +20,47 @@ import (
 // losingProxy stands between the app and the sandbox like a gateway that
 // loses answers: while armed, the next turn request is delivered to the
 // sandbox (which applies it), and the app gets a 502 or a cut connection
-// instead of the answer.
+// instead of the answer. It is the app's client's transport, so it reaches
+// the sandbox in memory and runs in a synctest bubble.
 type losingProxy struct {
-	target    *url.URL
+	next      http.RoundTripper
 	mode      atomic.Value // "", "502" or "cut"
 	noHandoff atomic.Bool  // every handoff read fails
 }
 
-func (p *losingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *losingProxy) RoundTrip(r *http.Request) (*http.Response, error) {
 	if p.noHandoff.Load() && strings.HasSuffix(r.URL.Path, "/handoff") {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = io.WriteString(w, `{"error":{"code":"internal_error","message":"gateway failed"}}`)
-		return
+		return gatewayAnswer(r, http.StatusInternalServerError, `{"error":{"code":"internal_error","message":"gateway failed"}}`), nil
 	}
 	mode, _ := p.mode.Load().(string)
 	if mode == "" || r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/turns") {
-		httputil.NewSingleHostReverseProxy(p.target).ServeHTTP(w, r)
-		return
+		return p.next.RoundTrip(r)
 	}
 	p.mode.Store("")
-	out, _ := http.NewRequestWithContext(context.Background(), r.Method, p.target.String()+r.URL.RequestURI(), r.Body)
-	out.Header = r.Header.Clone()
-	res, err := http.DefaultClient.Do(out)
+	res, err := p.next.RoundTrip(r.Clone(context.WithoutCancel(r.Context())))
 	if err == nil {
 		_, _ = io.Copy(io.Discard, res.Body) // the turn runs to its end upstream
 		res.Body.Close()
 	}
 	if mode == "cut" {
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err == nil {
-			conn.Close()
-		}
-		return
+		return nil, io.ErrUnexpectedEOF // the connection died before the answer
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadGateway)
-	_, _ = io.WriteString(w, `{"error":{"code":"upstream_error","message":"bad gateway"}}`)
+	return gatewayAnswer(r, http.StatusBadGateway, `{"error":{"code":"upstream_error","message":"bad gateway"}}`), nil
+}
+
+func gatewayAnswer(r *http.Request, status int, body string) *http.Response {
+	return &http.Response{
+		StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": {"application/json"}},
+		Body:    io.NopCloser(strings.NewReader(body)),
+		Request: r, ContentLength: int64(len(body)),
+	}
 }
 
 func (f *fixture) behind(proxy *losingProxy) core {
 	f.t.Helper()
-	target, _ := url.Parse(f.sb.URL)
-	proxy.target = target
-	ps := httptest.NewServer(proxy)
-	f.t.Cleanup(ps.Close)
-	client, err := intakeapi.New(intakeapi.Config{BaseURL: ps.URL, APIKey: key, BackoffBase: 10 * time.Millisecond})
+	proxy.next = f.sb.Client.Transport
+	client, err := intakeapi.New(intakeapi.Config{BaseURL: f.sb.URL, APIKey: key, HTTPClient: &http.Client{Transport: proxy}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -84,36 +77,38 @@ func (f *fixture) behind(proxy *losingProxy) core {
 func TestALostAnswerIsReconciledNotGuessed(t *testing.T) {
 	for _, mode := range []string{"502", "cut"} {
 		t.Run(mode, func(t *testing.T) {
-			f := newFixture(t)
-			proxy := &losingProxy{}
-			svc := f.behind(proxy)
-			ctx := context.Background()
-			in, err := svc.StartIntake(ctx, "owner-1", bff.StartForm{Synthetic: true, SubmissionID: "s"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxy.mode.Store(mode)
-			turn, err := svc.SendTurn(ctx, "owner-1", in.ID, "my message", "sub-1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			defer cancel()
-			svc.WaitSettled(wctx, in.ID, turn.Index)
-			_, got, err := svc.Turn(ctx, "owner-1", in.ID, turn.Index)
-			if err != nil {
-				t.Fatal(err)
-			}
-			conv, _ := f.upstream(in.ID)
-			if len(conv) != 2 || conv[0].Text != "my message" {
-				t.Fatalf("the service's record: %+v", conv)
-			}
-			if got.Status != bff.TurnCompleted || got.Reply != conv[1].Text || got.Retryable() {
-				t.Fatalf("turn settled %s/%q %q (%s); the service holds it with reply %q", got.Status, got.ErrorCode, got.Reply, got.ErrorMessage, conv[1].Text)
-			}
-			if err := svc.CheckRetry(ctx, "owner-1", in.ID, turn.Index); bff.ErrorCode(err) != bff.ECONFLICT {
-				t.Fatalf("a landed turn may be sent again: %v", err)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				f := newFixture(t)
+				proxy := &losingProxy{}
+				svc := f.behind(proxy)
+				ctx := context.Background()
+				in, err := svc.StartIntake(ctx, "owner-1", bff.StartForm{Synthetic: true, SubmissionID: "s"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				proxy.mode.Store(mode)
+				turn, err := svc.SendTurn(ctx, "owner-1", in.ID, "my message", "sub-1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				defer cancel()
+				svc.WaitSettled(wctx, in.ID, turn.Index)
+				_, got, err := svc.Turn(ctx, "owner-1", in.ID, turn.Index)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conv, _ := f.upstream(in.ID)
+				if len(conv) != 2 || conv[0].Text != "my message" {
+					t.Fatalf("the service's record: %+v", conv)
+				}
+				if got.Status != bff.TurnCompleted || got.Reply != conv[1].Text || got.Retryable() {
+					t.Fatalf("turn settled %s/%q %q (%s); the service holds it with reply %q", got.Status, got.ErrorCode, got.Reply, got.ErrorMessage, conv[1].Text)
+				}
+				if err := svc.CheckRetry(ctx, "owner-1", in.ID, turn.Index); bff.ErrorCode(err) != bff.ECONFLICT {
+					t.Fatalf("a landed turn may be sent again: %v", err)
+				}
+			})
 		})
 	}
 }
@@ -121,33 +116,36 @@ func TestALostAnswerIsReconciledNotGuessed(t *testing.T) {
 // TestAnUnconfirmedTurnIsNotOfferedAgain: the answer was lost and the
 // handoff cannot be read either, so nobody knows whether the turn landed
 // (it did). The turn is failed as unconfirmed, and may not be sent again.
-// (Slow: the reconciler waits 1 + 2 + 3 s between its handoff reads.)
+// (The reconciler waits 1 + 2 + 3 s between its handoff reads: on the
+// bubble's clock.)
 func TestAnUnconfirmedTurnIsNotOfferedAgain(t *testing.T) {
-	f := newFixture(t)
-	proxy := &losingProxy{}
-	svc := f.behind(proxy)
-	ctx := context.Background()
-	in, err := svc.StartIntake(ctx, "owner-1", bff.StartForm{Synthetic: true, SubmissionID: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy.mode.Store("502")
-	proxy.noHandoff.Store(true)
-	turn, err := svc.SendTurn(ctx, "owner-1", in.ID, "my message", "sub-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	svc.WaitSettled(wctx, in.ID, turn.Index)
-	_, got, err := svc.Turn(ctx, "owner-1", in.ID, turn.Index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Status != bff.TurnFailed || got.ErrorCode != bff.CodeUnconfirmed || got.Retryable() {
-		t.Fatalf("turn settled %s/%q (%s), want failed/%q and not retryable", got.Status, got.ErrorCode, got.ErrorMessage, bff.CodeUnconfirmed)
-	}
-	if err := svc.CheckRetry(ctx, "owner-1", in.ID, turn.Index); bff.ErrorCode(err) != bff.ECONFLICT {
-		t.Fatalf("an unconfirmed turn may be sent again: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		proxy := &losingProxy{}
+		svc := f.behind(proxy)
+		ctx := context.Background()
+		in, err := svc.StartIntake(ctx, "owner-1", bff.StartForm{Synthetic: true, SubmissionID: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy.mode.Store("502")
+		proxy.noHandoff.Store(true)
+		turn, err := svc.SendTurn(ctx, "owner-1", in.ID, "my message", "sub-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		svc.WaitSettled(wctx, in.ID, turn.Index)
+		_, got, err := svc.Turn(ctx, "owner-1", in.ID, turn.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != bff.TurnFailed || got.ErrorCode != bff.CodeUnconfirmed || got.Retryable() {
+			t.Fatalf("turn settled %s/%q (%s), want failed/%q and not retryable", got.Status, got.ErrorCode, got.ErrorMessage, bff.CodeUnconfirmed)
+		}
+		if err := svc.CheckRetry(ctx, "owner-1", in.ID, turn.Index); bff.ErrorCode(err) != bff.ECONFLICT {
+			t.Fatalf("an unconfirmed turn may be sent again: %v", err)
+		}
+	})
 }

@@ -2,8 +2,9 @@ package pacer
 
 import "time"
 
-// Clock is the pacer's source of time, injectable so tests advance time
-// instead of sleeping (see package pacertest).
+// Clock is the pacer's source of time. The pacer's own tests run on
+// SystemClock inside testing/synctest bubbles (wrapped only to count
+// timers); package pacertest has a manual Clock for tests elsewhere.
 type Clock interface {
 	Now() time.Time
 	// NewTimerAt returns a timer firing at the instant at (at once if it has

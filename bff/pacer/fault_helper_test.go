@@ -6,8 +6,6 @@ import (
 	"net/http"
 )
 
-var defaultHTTP = &http.Client{}
-
 func newFaultRequest(base, encounterID, kind string) (*http.Request, error) {
 	body, _ := json.Marshal(map[string]any{"encounter_id": encounterID, "kind": kind, "count": 1})
 	req, err := http.NewRequest(http.MethodPost, base+"/v1/sandbox/faults", bytes.NewReader(body))

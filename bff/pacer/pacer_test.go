@@ -6,60 +6,58 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacer"
-	"github.com/clinical-intake/intake-web/bff/pacer/pacertest"
 )
 
 // The pacer is the client's Gate.
 var _ intakeapi.Gate = (*pacer.Pacer)(nil)
 
-var t0 = time.Date(2026, 8, 3, 10, 0, 0, 0, time.UTC)
+// Every test runs in a testing/synctest bubble on the pacer's real clock:
+// inside a bubble time.Now and timers read a fake clock that moves only when
+// every goroutine of the test is blocked, straight to the next timer. So a
+// test sleeps to the instant a grant is due and takes no time, and
+// synctest.Wait replaces polling for a waiter to reach a state. A lost
+// wake-up is a deadlock, which synctest reports with every goroutine's stack.
+// Calls wait with t.Context(): a test that fails ends its waiters with it,
+// so the bubble ends with a failure, not a deadlock panic.
 
-// bound is how long a test waits for something that needs no clock
-// movement: far more than any loaded machine needs, it only turns a lost
-// wake-up or a test waiting for the wrong thing into a failure (with every
-// goroutine's stack) instead of a hang until the test binary's timeout.
-// Every wait in these tests is bounded by it: waitFor, recv, waitGroup.
-const bound = 20 * time.Second
+// t0 is when each test starts: a bubble's clock starts at midnight UTC
+// 2000-01-01, and inBubble moves it to 10:00, so the day's quotas have 14
+// hours left.
+var t0 = time.Date(2000, 1, 1, 10, 0, 0, 0, time.UTC)
 
-// waitFor yields until cond holds. Goroutines of the test run in between.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// nextDay is the first UTC midnight after t0, when the daily quotas reset.
+var nextDay = time.Date(2000, 1, 2, 0, 0, 0, 0, time.UTC)
+
+// inBubble runs f in a synctest bubble whose clock reads t0.
+func inBubble(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %s waiting for %s\n%s", bound, what, goroutines())
-		}
-		runtime.Gosched()
-	}
+	synctest.Test(t, func(t *testing.T) {
+		sleepUntil(t0)
+		f(t)
+	})
 }
 
-// recv receives from ch, or fails the test after bound.
-func recv[T any](t *testing.T, what string, ch <-chan T) T {
-	t.Helper()
-	timer := time.NewTimer(bound)
-	defer timer.Stop()
-	select {
-	case v := <-ch:
-		return v
-	case <-timer.C:
-		t.Fatalf("gave up after %s waiting for %s\n%s", bound, what, goroutines())
-		panic("unreachable")
-	}
-}
+// sleepUntil moves the bubble's clock to when (every other goroutine of the
+// test runs until it blocks first).
+func sleepUntil(when time.Time) { time.Sleep(time.Until(when)) }
 
-// waitGroup waits for wg, or fails the test after bound.
-func waitGroup(t *testing.T, what string, wg *sync.WaitGroup) {
+// settled waits until every other goroutine of the test is blocked, then
+// checks cond.
+func settled(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	recv(t, what, done)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("once every goroutine was blocked: not %s\n%s", what, goroutines())
+	}
 }
 
 // goroutines is every goroutine's stack, for a failure message: the waiters
@@ -67,6 +65,53 @@ func waitGroup(t *testing.T, what string, wg *sync.WaitGroup) {
 func goroutines() string {
 	buf := make([]byte, 1<<20)
 	return string(buf[:runtime.Stack(buf, true)])
+}
+
+// pacerGoroutines counts the goroutines running code of package pacer.
+func pacerGoroutines() int {
+	n := 0
+	for g := range strings.SplitSeq(goroutines(), "\n\n") {
+		if strings.Contains(g, "/bff/pacer.") {
+			n++
+		}
+	}
+	return n
+}
+
+// clock is the system clock (the bubble's, in these tests) counting the
+// timers the pacer arms and has not stopped, so a test can see that a
+// waiter is waiting on its timer and that none is left behind. hook, when
+// set, runs once inside a Timer.Stop: the moment a woken waiter has dropped
+// its timer and not yet armed the next one.
+type clock struct {
+	pacer.SystemClock
+	live atomic.Int64
+	hook atomic.Pointer[func()]
+}
+
+func (c *clock) NewTimerAt(at time.Time) pacer.Timer {
+	c.live.Add(1)
+	return &countedTimer{Timer: c.SystemClock.NewTimerAt(at), c: c}
+}
+
+// pending is the number of timers armed and not stopped.
+func (c *clock) pending() int { return int(c.live.Load()) }
+
+type countedTimer struct {
+	pacer.Timer
+	c       *clock
+	stopped atomic.Bool
+}
+
+func (t *countedTimer) Stop() bool {
+	ok := t.Timer.Stop()
+	if !t.stopped.Swap(true) {
+		t.c.live.Add(-1)
+	}
+	if f := t.c.hook.Swap(nil); f != nil {
+		(*f)()
+	}
+	return ok
 }
 
 // at is t0 plus d, for moving the clock to the instant a grant is due.
@@ -82,11 +127,24 @@ func turn() intakeapi.Call {
 
 func mustWait(t *testing.T, p *pacer.Pacer, c intakeapi.Call) func(intakeapi.Outcome) {
 	t.Helper()
-	rel, err := p.Wait(context.Background(), c)
+	rel, err := p.Wait(t.Context(), c)
 	if err != nil {
+		if t.Context().Err() != nil {
+			runtime.Goexit() // the test has ended: see errorUnlessEnded
+		}
 		t.Fatalf("Wait(%v): %v", c.Op, err)
 	}
 	return rel
+}
+
+// errorUnlessEnded reports err from a goroutine of the test, unless the test
+// has already ended (it failed, and its end cancelled t.Context(), which
+// caused err): a report then would only panic.
+func errorUnlessEnded(t *testing.T, err error) {
+	t.Helper()
+	if t.Context().Err() == nil {
+		t.Error(err)
+	}
 }
 
 // fill spends the whole window at the current time.
@@ -100,111 +158,109 @@ func fill(t *testing.T, p *pacer.Pacer, n int) {
 func TestWindowNeverExceededUnderConcurrency(t *testing.T) {
 	for _, perMinute := range []int{6, 10} {
 		t.Run(fmt.Sprintf("per_minute_%d", perMinute), func(t *testing.T) {
-			clk := pacertest.NewClock(t0)
-			p := pacer.New(pacer.Config{Margin: -1, PerMinute: perMinute, Clock: clk, TurnsPerDay: -1, IntakesPerDay: -1})
-			const callers = 50
-			prios := []pacer.Priority{pacer.PatientTurn, pacer.CreateIntake, pacer.Reconciliation, pacer.ClinicianRead, pacer.Background}
-			var (
-				mu     sync.Mutex
-				grants []time.Time
-				done   atomic.Int32
-				wg     sync.WaitGroup
-			)
-			for i := range callers {
-				wg.Go(func() {
-					rel, err := p.Wait(context.Background(), read(prios[i%len(prios)]))
-					if err != nil {
-						t.Errorf("caller %d: %v", i, err)
-						return
-					}
-					mu.Lock()
-					grants = append(grants, clk.Now())
-					mu.Unlock()
-					rel(intakeapi.Outcome{Status: 200})
-					done.Add(1)
-				})
-			}
-			// Batch k goes exactly k minutes in. The clock moves straight to
-			// each minute once every caller is either done or queued: timers
-			// carry absolute deadlines, so the head wakes at that minute
-			// whether its timer was armed before the move or is re-armed
-			// after it. (Waiting for "a timer is pending" and then calling
-			// AdvanceToNext raced with that re-arming: the timer could be
-			// gone by the call, and time did not move.)
-			for k := 1; ; k++ {
-				want := min(callers, k*perMinute)
-				waitFor(t, fmt.Sprintf("%d callers granted by minute %d, the rest queued", want, k-1), func() bool {
-					n := int(done.Load())
-					return n >= want && n+p.Stats().Waiting == callers
-				})
-				if want == callers {
-					break
+			inBubble(t, func(t *testing.T) {
+				clk := &clock{}
+				p := pacer.New(pacer.Config{Margin: -1, PerMinute: perMinute, Clock: clk, TurnsPerDay: -1, IntakesPerDay: -1})
+				const callers = 50
+				prios := []pacer.Priority{pacer.PatientTurn, pacer.CreateIntake, pacer.Reconciliation, pacer.ClinicianRead, pacer.Background}
+				var (
+					mu     sync.Mutex
+					grants []time.Time
+					done   atomic.Int32
+					wg     sync.WaitGroup
+				)
+				for i := range callers {
+					wg.Go(func() {
+						rel, err := p.Wait(t.Context(), read(prios[i%len(prios)]))
+						if err != nil {
+							errorUnlessEnded(t, fmt.Errorf("caller %d: %w", i, err))
+							return
+						}
+						mu.Lock()
+						grants = append(grants, time.Now())
+						mu.Unlock()
+						rel(intakeapi.Outcome{Status: 200})
+						done.Add(1)
+					})
 				}
-				clk.AdvanceTo(at(time.Duration(k) * time.Minute))
-			}
-			waitGroup(t, "the callers to return", &wg)
-			slices.SortFunc(grants, time.Time.Compare)
-			for i, g := range grants {
-				in := 0
-				for _, h := range grants {
-					if h.After(g.Add(-time.Minute)) && !h.After(g) {
-						in++
+				// Minute by minute: batch k is granted exactly k minutes in,
+				// and everyone else is still queued.
+				for k := 0; ; k++ {
+					sleepUntil(at(time.Duration(k) * time.Minute))
+					want := min(callers, (k+1)*perMinute)
+					settled(t, fmt.Sprintf("%d callers granted by minute %d, the rest queued", want, k), func() bool {
+						n := int(done.Load())
+						return n == want && n+p.Stats().Waiting == callers
+					})
+					if want == callers {
+						break
 					}
 				}
-				if in > perMinute {
-					t.Fatalf("%d requests in the minute ending %s, limit %d", in, g.Sub(t0), perMinute)
+				wg.Wait()
+				slices.SortFunc(grants, time.Time.Compare)
+				for i, g := range grants {
+					in := 0
+					for _, h := range grants {
+						if h.After(g.Add(-time.Minute)) && !h.After(g) {
+							in++
+						}
+					}
+					if in > perMinute {
+						t.Fatalf("%d requests in the minute ending %s, limit %d", in, g.Sub(t0), perMinute)
+					}
+					// The gate also wastes nothing: batch k goes exactly k minutes in.
+					if want := t0.Add(time.Duration(i/perMinute) * time.Minute); !g.Equal(want) {
+						t.Errorf("grant %d at %s, want %s", i, g.Sub(t0), want.Sub(t0))
+					}
 				}
-				// The gate also wastes nothing: batch k goes exactly k minutes in.
-				if want := t0.Add(time.Duration(i/perMinute) * time.Minute); !g.Equal(want) {
-					t.Errorf("grant %d at %s, want %s", i, g.Sub(t0), want.Sub(t0))
+				if clk.pending() != 0 {
+					t.Errorf("%d timers left running", clk.pending())
 				}
-			}
-			if clk.Pending() != 0 {
-				t.Errorf("%d timers left running", clk.Pending())
-			}
+			})
 		})
 	}
 }
 
 func TestPrioritiesGoFirstThenArrivalOrder(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
-	fill(t, p, 1)
+	inBubble(t, func(t *testing.T) {
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1})
+		fill(t, p, 1)
 
-	type entry struct {
-		name string
-		prio pacer.Priority
-	}
-	arrivals := []entry{
-		{"bg1", pacer.Background}, {"read1", pacer.ClinicianRead}, {"turn1", pacer.PatientTurn},
-		{"recon1", pacer.Reconciliation}, {"create1", pacer.CreateIntake}, {"turn2", pacer.PatientTurn},
-		{"read2", pacer.ClinicianRead}, {"bg2", pacer.Background},
-	}
-	var (
-		mu    sync.Mutex
-		order []string
-		wg    sync.WaitGroup
-	)
-	for i, e := range arrivals {
-		wg.Go(func() {
-			rel := mustWait(t, p, read(e.prio))
-			mu.Lock()
-			order = append(order, e.name)
-			mu.Unlock()
-			rel(intakeapi.Outcome{Status: 200})
-		})
-		// Arrive one at a time so arrival order is defined.
-		waitFor(t, "arrival", func() bool { return p.Stats().Waiting == i+1 })
-	}
-	for i := range arrivals {
-		clk.AdvanceTo(at(time.Duration(i+1) * time.Minute)) // one slot a minute
-		waitFor(t, fmt.Sprintf("grant %d recorded", i+1), func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == i+1 })
-	}
-	waitGroup(t, "the callers to return", &wg)
-	want := []string{"turn1", "turn2", "create1", "recon1", "read1", "read2", "bg1", "bg2"}
-	if !slices.Equal(order, want) {
-		t.Fatalf("grant order %v, want %v", order, want)
-	}
+		type entry struct {
+			name string
+			prio pacer.Priority
+		}
+		arrivals := []entry{
+			{"bg1", pacer.Background}, {"read1", pacer.ClinicianRead}, {"turn1", pacer.PatientTurn},
+			{"recon1", pacer.Reconciliation}, {"create1", pacer.CreateIntake}, {"turn2", pacer.PatientTurn},
+			{"read2", pacer.ClinicianRead}, {"bg2", pacer.Background},
+		}
+		var (
+			mu    sync.Mutex
+			order []string
+			wg    sync.WaitGroup
+		)
+		for i, e := range arrivals {
+			wg.Go(func() {
+				rel := mustWait(t, p, read(e.prio))
+				mu.Lock()
+				order = append(order, e.name)
+				mu.Unlock()
+				rel(intakeapi.Outcome{Status: 200})
+			})
+			// Arrive one at a time so arrival order is defined.
+			settled(t, "arrival", func() bool { return p.Stats().Waiting == i+1 })
+		}
+		for i := range arrivals {
+			sleepUntil(at(time.Duration(i+1) * time.Minute)) // one slot a minute
+			settled(t, fmt.Sprintf("grant %d recorded", i+1), func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == i+1 })
+		}
+		wg.Wait()
+		want := []string{"turn1", "turn2", "create1", "recon1", "read1", "read2", "bg1", "bg2"}
+		if !slices.Equal(order, want) {
+			t.Fatalf("grant order %v, want %v", order, want)
+		}
+	})
 }
 
 // progressRecorder keeps the latest Progress a waiter was told.
@@ -227,367 +283,362 @@ func (r *progressRecorder) get() pacer.Progress {
 }
 
 func TestQueuePositionAndExpectedWait(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 2, Clock: clk})
-	fill(t, p, 1)
-	clk.Advance(20 * time.Second)
-	fill(t, p, 1) // grants at 0 s and 20 s; now 20 s
+	inBubble(t, func(t *testing.T) {
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 2})
+		fill(t, p, 1)
+		time.Sleep(20 * time.Second)
+		fill(t, p, 1) // grants at 0 s and 20 s; now 20 s
 
-	recs := make([]*progressRecorder, 4)
-	var wg sync.WaitGroup
-	for i := range recs {
-		recs[i] = &progressRecorder{}
-		c := read(pacer.ClinicianRead)
-		c.Progress = recs[i].record
+		recs := make([]*progressRecorder, 4)
+		var wg sync.WaitGroup
+		for i := range recs {
+			recs[i] = &progressRecorder{}
+			c := read(pacer.ClinicianRead)
+			c.Progress = recs[i].record
+			wg.Go(func() { mustWait(t, p, c)(intakeapi.Outcome{Status: 200}) })
+			settled(t, "arrival", func() bool { return p.Stats().Waiting == i+1 })
+		}
+		// Slots free at 60 s and 80 s, then 120 s and 140 s (a minute after each).
+		want := []pacer.Progress{
+			{Position: 1, Wait: 40 * time.Second},
+			{Position: 2, Wait: 60 * time.Second},
+			{Position: 3, Wait: 100 * time.Second},
+			{Position: 4, Wait: 120 * time.Second},
+		}
+		for i, r := range recs {
+			settled(t, fmt.Sprintf("progress of waiter %d", i), func() bool { return r.get() == want[i] })
+		}
+		// An urgent caller overtakes everyone, and the others are told they moved.
+		urgent := &progressRecorder{}
+		c := turn()
+		c.Progress = urgent.record
 		wg.Go(func() { mustWait(t, p, c)(intakeapi.Outcome{Status: 200}) })
-		waitFor(t, "arrival", func() bool { return p.Stats().Waiting == i+1 })
-	}
-	// Slots free at 60 s and 80 s, then 120 s and 140 s (a minute after each).
-	want := []pacer.Progress{
-		{Position: 1, Wait: 40 * time.Second},
-		{Position: 2, Wait: 60 * time.Second},
-		{Position: 3, Wait: 100 * time.Second},
-		{Position: 4, Wait: 120 * time.Second},
-	}
-	for i, r := range recs {
-		waitFor(t, fmt.Sprintf("progress of waiter %d", i), func() bool { return r.get() == want[i] })
-	}
-	// An urgent caller overtakes everyone, and the others are told they moved.
-	urgent := &progressRecorder{}
-	c := turn()
-	c.Progress = urgent.record
-	wg.Go(func() { mustWait(t, p, c)(intakeapi.Outcome{Status: 200}) })
-	waitFor(t, "urgent first", func() bool { return urgent.get() == pacer.Progress{Position: 1, Wait: 40 * time.Second} })
-	waitFor(t, "first reader now second", func() bool { return recs[0].get() == pacer.Progress{Position: 2, Wait: 60 * time.Second} })
+		settled(t, "urgent first", func() bool { return urgent.get() == pacer.Progress{Position: 1, Wait: 40 * time.Second} })
+		settled(t, "first reader now second", func() bool { return recs[0].get() == pacer.Progress{Position: 2, Wait: 60 * time.Second} })
 
-	clk.Advance(40 * time.Second) // 60 s: the urgent call goes
-	waitFor(t, "urgent granted", func() bool { return p.Stats().Waiting == 4 })
-	waitFor(t, "first reader is next", func() bool { return recs[0].get() == pacer.Progress{Position: 1, Wait: 20 * time.Second} })
-	waitFor(t, "last reader moved up", func() bool { return recs[3].get() == pacer.Progress{Position: 4, Wait: 120 * time.Second} })
+		time.Sleep(40 * time.Second) // 60 s: the urgent call goes
+		settled(t, "urgent granted", func() bool { return p.Stats().Waiting == 4 })
+		settled(t, "first reader is next", func() bool { return recs[0].get() == pacer.Progress{Position: 1, Wait: 20 * time.Second} })
+		settled(t, "last reader moved up", func() bool { return recs[3].get() == pacer.Progress{Position: 4, Wait: 120 * time.Second} })
 
-	// Grants at 20 s and 60 s in the window: the readers go at 80 s, 120 s,
-	// 140 s and 180 s, as their estimates said.
-	for i, slot := range []time.Duration{80, 120, 140, 180} {
-		clk.AdvanceTo(at(slot * time.Second))
-		waitFor(t, fmt.Sprintf("reader %d granted at %d s", i, slot), func() bool { return p.Stats().Waiting == 3-i })
-	}
-	waitGroup(t, "the callers to return", &wg)
+		// Grants at 20 s and 60 s in the window: the readers go at 80 s, 120 s,
+		// 140 s and 180 s, as their estimates said, and not a moment before.
+		for i, slot := range []time.Duration{80, 120, 140, 180} {
+			sleepUntil(at(slot*time.Second - time.Millisecond))
+			settled(t, fmt.Sprintf("reader %d still waiting just before %d s", i, slot), func() bool { return p.Stats().Waiting == 4-i })
+			sleepUntil(at(slot * time.Second))
+			settled(t, fmt.Sprintf("reader %d granted at %d s", i, slot), func() bool { return p.Stats().Waiting == 3-i })
+		}
+		wg.Wait()
+	})
 }
 
 func TestCancellationFreesThePlace(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
-	fill(t, p, 1)
+	inBubble(t, func(t *testing.T) {
+		clk := &clock{}
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
+		fill(t, p, 1)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	first := make(chan error, 1)
-	go func() {
-		_, err := p.Wait(ctx, read(pacer.PatientTurn))
-		first <- err
-	}()
-	waitFor(t, "first queued", func() bool { return p.Stats().Waiting == 1 })
+		ctx, cancel := context.WithCancel(t.Context())
+		first := make(chan error, 1)
+		go func() {
+			_, err := p.Wait(ctx, read(pacer.PatientTurn))
+			first <- err
+		}()
+		settled(t, "first queued", func() bool { return p.Stats().Waiting == 1 })
 
-	second := &progressRecorder{}
-	c := read(pacer.ClinicianRead)
-	c.Progress = second.record
-	granted := make(chan struct{})
-	go func() {
-		mustWait(t, p, c)(intakeapi.Outcome{Status: 200})
-		close(granted)
-	}()
-	waitFor(t, "second is 2nd", func() bool { return second.get().Position == 2 })
+		second := &progressRecorder{}
+		c := read(pacer.ClinicianRead)
+		c.Progress = second.record
+		granted := make(chan time.Time)
+		go func() {
+			mustWait(t, p, c)(intakeapi.Outcome{Status: 200})
+			granted <- time.Now()
+		}()
+		settled(t, "second is 2nd", func() bool { return second.get().Position == 2 })
 
-	cancel()
-	if err := recv(t, "the cancelled Wait to return", first); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled Wait returned %v, want context.Canceled", err)
-	}
-	waitFor(t, "second moved to the front", func() bool { return second.get() == pacer.Progress{Position: 1, Wait: time.Minute} })
-	if got := p.Stats().Waiting; got != 1 {
-		t.Fatalf("%d waiting after cancellation, want 1", got)
-	}
-	clk.AdvanceTo(at(time.Minute))
-	recv(t, "the second caller's grant", granted)
-	if n := clk.Pending(); n != 0 {
-		t.Fatalf("%d timers left behind", n)
-	}
+		cancel()
+		if err := <-first; !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled Wait returned %v, want context.Canceled", err)
+		}
+		settled(t, "second moved to the front", func() bool { return second.get() == pacer.Progress{Position: 1, Wait: time.Minute} })
+		if got := p.Stats().Waiting; got != 1 {
+			t.Fatalf("%d waiting after cancellation, want 1", got)
+		}
+		if got := <-granted; !got.Equal(at(time.Minute)) {
+			t.Fatalf("the second caller was granted at %s, want 60 s", got.Sub(t0))
+		}
+		if n := clk.pending(); n != 0 {
+			t.Fatalf("%d timers left behind", n)
+		}
+	})
 }
 
 func TestCancelledContextIsNotGranted(t *testing.T) {
-	p := pacer.New(pacer.Config{Clock: pacertest.NewClock(t0)})
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := p.Wait(ctx, turn()); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Wait with a cancelled context: %v", err)
-	}
-	if s := p.Stats(); s.InWindow != 0 || s.TurnsUsed != 0 {
-		t.Fatalf("a cancelled caller spent budget: %+v", s)
-	}
+	inBubble(t, func(t *testing.T) {
+		p := pacer.New(pacer.Config{})
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if _, err := p.Wait(ctx, turn()); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Wait with a cancelled context: %v", err)
+		}
+		if s := p.Stats(); s.InWindow != 0 || s.TurnsUsed != 0 {
+			t.Fatalf("a cancelled caller spent budget: %+v", s)
+		}
+	})
 }
 
 func TestCancellationLeavesNoGoroutines(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
-	fill(t, p, 1)
-	before := runtime.NumGoroutine()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() {
-			if _, err := p.Wait(ctx, read(pacer.Background)); !errors.Is(err, context.Canceled) {
-				t.Errorf("Wait: %v, want context.Canceled", err)
-			}
-		})
-	}
-	waitFor(t, "all queued", func() bool { return p.Stats().Waiting == 20 })
-	cancel()
-	waitGroup(t, "the cancelled callers to return", &wg)
-	if s := p.Stats(); s.Waiting != 0 {
-		t.Fatalf("%d still queued", s.Waiting)
-	}
-	if clk.Pending() != 0 {
-		t.Fatalf("%d timers left", clk.Pending())
-	}
-	waitFor(t, "goroutines gone", func() bool { return runtime.NumGoroutine() <= before })
+	inBubble(t, func(t *testing.T) {
+		clk := &clock{}
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
+		fill(t, p, 1)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				if _, err := p.Wait(ctx, read(pacer.Background)); !errors.Is(err, context.Canceled) {
+					t.Errorf("Wait: %v, want context.Canceled", err)
+				}
+			})
+		}
+		settled(t, "all queued", func() bool { return p.Stats().Waiting == 20 })
+		cancel()
+		wg.Wait()
+		if s := p.Stats(); s.Waiting != 0 {
+			t.Fatalf("%d still queued", s.Waiting)
+		}
+		if clk.pending() != 0 {
+			t.Fatalf("%d timers left", clk.pending())
+		}
+		// Nothing of the pacer's is left running. (Counting goroutines,
+		// runtime.NumGoroutine, also counts the test binary's own outside
+		// the bubble, which synctest.Wait does not wait for.)
+		settled(t, "the pacer's goroutines gone", func() bool { return pacerGoroutines() == 0 })
+	})
 }
 
 func TestRetryAfterPausesEveryone(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 6, Clock: clk})
-	mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeRateLimited, RetryAfter: 7 * time.Second})
-	if got := p.Stats().PausedUntil; !got.Equal(t0.Add(7 * time.Second)) {
-		t.Fatalf("paused until %v, want +7s", got)
-	}
-	granted := make(chan time.Time, 1)
-	go func() {
-		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
-		granted <- clk.Now()
-	}()
-	waitFor(t, "turn queued behind the pause", func() bool { return p.Stats().Waiting == 1 && clk.Pending() == 1 })
-	clk.Advance(6 * time.Second)
-	if p.Stats().Waiting != 1 {
-		t.Fatal("granted during the pause")
-	}
-	clk.Advance(time.Second)
-	if got := recv(t, "the grant at the end of the pause", granted); !got.Equal(at(7 * time.Second)) {
-		t.Fatalf("granted at %v, want at the end of the pause", got.Sub(t0))
-	}
+	inBubble(t, func(t *testing.T) {
+		clk := &clock{}
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 6, Clock: clk})
+		mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeRateLimited, RetryAfter: 7 * time.Second})
+		if got := p.Stats().PausedUntil; !got.Equal(t0.Add(7 * time.Second)) {
+			t.Fatalf("paused until %v, want +7s", got)
+		}
+		granted := make(chan time.Time, 1)
+		go func() {
+			mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+			granted <- time.Now()
+		}()
+		settled(t, "turn queued behind the pause", func() bool { return p.Stats().Waiting == 1 && clk.pending() == 1 })
+		time.Sleep(6 * time.Second)
+		settled(t, "still queued 6 s in", func() bool { return p.Stats().Waiting == 1 })
+		time.Sleep(time.Second)
+		if got := <-granted; !got.Equal(at(7 * time.Second)) {
+			t.Fatalf("granted at %v, want at the end of the pause", got.Sub(t0))
+		}
+	})
 }
 
 func TestDailyTurnQuota(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: -1, TurnsPerDay: 3, IntakesPerDay: 1, Clock: clk})
+	inBubble(t, func(t *testing.T) {
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: -1, TurnsPerDay: 3, IntakesPerDay: 1})
 
-	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})                         // counted
-	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200, Replayed: true})         // replay: free
-	mustWait(t, p, turn())(intakeapi.Outcome{Status: 502, Code: "upstream_error"}) // refused before processing: free
-	mustWait(t, p, turn())(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeRateLimited, RetryAfter: time.Second})
-	clk.Advance(time.Second)
-	mustWait(t, p, turn())(intakeapi.Outcome{NotSent: true}) // never sent: free
-	mustWait(t, p, turn())(intakeapi.Outcome{})              // no answer: may have run, counted
-	if got := p.Stats().TurnsUsed; got != 2 {
-		t.Fatalf("turns used %d, want 2", got)
-	}
-	rel := mustWait(t, p, turn()) // the third is reserved while in flight...
-	if _, err := p.Wait(context.Background(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
-		t.Fatalf("a fourth concurrent turn: %v, want ErrQuotaSpent", err)
-	}
-	rel(intakeapi.Outcome{Status: 200})
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})                         // counted
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200, Replayed: true})         // replay: free
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 502, Code: "upstream_error"}) // refused before processing: free
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeRateLimited, RetryAfter: time.Second})
+		time.Sleep(time.Second)
+		mustWait(t, p, turn())(intakeapi.Outcome{NotSent: true}) // never sent: free
+		mustWait(t, p, turn())(intakeapi.Outcome{})              // no answer: may have run, counted
+		if got := p.Stats().TurnsUsed; got != 2 {
+			t.Fatalf("turns used %d, want 2", got)
+		}
+		rel := mustWait(t, p, turn()) // the third is reserved while in flight...
+		if _, err := p.Wait(t.Context(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
+			t.Fatalf("a fourth concurrent turn: %v, want ErrQuotaSpent", err)
+		}
+		rel(intakeapi.Outcome{Status: 200})
 
-	_, err := p.Wait(context.Background(), turn())
-	var qe *pacer.QuotaError
-	if !errors.As(err, &qe) || !errors.Is(err, pacer.ErrQuotaSpent) || !intakeapi.IsCode(err, intakeapi.CodeQuotaExceeded) {
-		t.Fatalf("Wait after the quota: %v, want a *QuotaError matching ErrQuotaSpent and CodeQuotaExceeded", err)
-	}
-	if want := time.Date(2026, 8, 4, 0, 0, 0, 0, time.UTC); qe.Quota != "turns" || qe.Limit != 3 || !qe.ResetAt.Equal(want) {
-		t.Fatalf("QuotaError %+v, want turns/3/reset %v", qe, want)
-	}
-	if p.Stats().Waiting != 0 {
-		t.Fatal("a refused call stayed queued")
-	}
-	// Reads and intakes are not turns.
-	mustWait(t, p, read(pacer.ClinicianRead))(intakeapi.Outcome{Status: 200})
-	mustWait(t, p, intakeapi.Call{Op: intakeapi.OpCreateIntake, Priority: pacer.CreateIntake})(intakeapi.Outcome{Status: 201})
-	if _, err := p.Wait(context.Background(), intakeapi.Call{Op: intakeapi.OpCreateIntake}); !errors.As(err, &qe) || qe.Quota != "intakes" {
-		t.Fatalf("second intake: %v, want the intakes quota spent", err)
-	}
-	// 00:00 UTC resets both.
-	clk.Advance(14 * time.Hour)
-	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
-	mustWait(t, p, intakeapi.Call{Op: intakeapi.OpCreateIntake})(intakeapi.Outcome{Status: 201})
+		_, err := p.Wait(t.Context(), turn())
+		var qe *pacer.QuotaError
+		if !errors.As(err, &qe) || !errors.Is(err, pacer.ErrQuotaSpent) || !intakeapi.IsCode(err, intakeapi.CodeQuotaExceeded) {
+			t.Fatalf("Wait after the quota: %v, want a *QuotaError matching ErrQuotaSpent and CodeQuotaExceeded", err)
+		}
+		if qe.Quota != "turns" || qe.Limit != 3 || !qe.ResetAt.Equal(nextDay) {
+			t.Fatalf("QuotaError %+v, want turns/3/reset %v", qe, nextDay)
+		}
+		if p.Stats().Waiting != 0 {
+			t.Fatal("a refused call stayed queued")
+		}
+		// Reads and intakes are not turns.
+		mustWait(t, p, read(pacer.ClinicianRead))(intakeapi.Outcome{Status: 200})
+		mustWait(t, p, intakeapi.Call{Op: intakeapi.OpCreateIntake, Priority: pacer.CreateIntake})(intakeapi.Outcome{Status: 201})
+		if _, err := p.Wait(t.Context(), intakeapi.Call{Op: intakeapi.OpCreateIntake}); !errors.As(err, &qe) || qe.Quota != "intakes" {
+			t.Fatalf("second intake: %v, want the intakes quota spent", err)
+		}
+		// 00:00 UTC resets both.
+		sleepUntil(nextDay)
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+		mustWait(t, p, intakeapi.Call{Op: intakeapi.OpCreateIntake})(intakeapi.Outcome{Status: 201})
+	})
 }
 
 func TestServiceQuotaExceededIsBelieved(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, Clock: clk})
-	mustWait(t, p, turn())(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeQuotaExceeded})
-	if _, err := p.Wait(context.Background(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
-		t.Fatalf("after the service's quota_exceeded: %v, want ErrQuotaSpent", err)
-	}
-	if p.Stats().PausedUntil != (time.Time{}) {
-		t.Fatal("quota_exceeded paused the reads too")
-	}
-	mustWait(t, p, read(pacer.ClinicianRead))(intakeapi.Outcome{Status: 200})
-	clk.Advance(14 * time.Hour)
-	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+	inBubble(t, func(t *testing.T) {
+		p := pacer.New(pacer.Config{Margin: -1})
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeQuotaExceeded})
+		if _, err := p.Wait(t.Context(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
+			t.Fatalf("after the service's quota_exceeded: %v, want ErrQuotaSpent", err)
+		}
+		if p.Stats().PausedUntil != (time.Time{}) {
+			t.Fatal("quota_exceeded paused the reads too")
+		}
+		mustWait(t, p, read(pacer.ClinicianRead))(intakeapi.Outcome{Status: 200})
+		sleepUntil(nextDay)
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+	})
 }
 
 func TestWaiterRefusedWhenQuotaSpentWhileQueued(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, TurnsPerDay: 5, Clock: clk})
-	inFlight := mustWait(t, p, turn()) // takes the minute's only slot
-	errc := make(chan error, 1)
-	go func() {
-		_, err := p.Wait(context.Background(), turn())
-		errc <- err
-	}()
-	waitFor(t, "second turn queued", func() bool { return p.Stats().Waiting == 1 })
-	// The in-flight turn learns the service's quota is spent (another process
-	// used it): the queued turn is refused at once instead of waiting a minute.
-	inFlight(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeQuotaExceeded})
-	if err := recv(t, "the queued turn's refusal", errc); !errors.Is(err, pacer.ErrQuotaSpent) {
-		t.Fatalf("queued turn: %v, want ErrQuotaSpent", err)
-	}
-	if s := p.Stats(); s.Waiting != 0 {
-		t.Fatalf("%d still queued", s.Waiting)
-	}
+	inBubble(t, func(t *testing.T) {
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, TurnsPerDay: 5})
+		inFlight := mustWait(t, p, turn()) // takes the minute's only slot
+		errc := make(chan error, 1)
+		go func() {
+			_, err := p.Wait(t.Context(), turn())
+			errc <- err
+		}()
+		settled(t, "second turn queued", func() bool { return p.Stats().Waiting == 1 })
+		// The in-flight turn learns the service's quota is spent (another process
+		// used it): the queued turn is refused at once instead of waiting a minute.
+		inFlight(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeQuotaExceeded})
+		if err := <-errc; !errors.Is(err, pacer.ErrQuotaSpent) {
+			t.Fatalf("queued turn: %v, want ErrQuotaSpent", err)
+		}
+		if !time.Now().Equal(t0) {
+			t.Fatalf("the queued turn was refused at %s, want at once", time.Since(t0))
+		}
+		if s := p.Stats(); s.Waiting != 0 {
+			t.Fatalf("%d still queued", s.Waiting)
+		}
+	})
 }
 
 func TestMarginHoldsEachGrantLonger(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{PerMinute: 1, Clock: clk}) // default margin
-	fill(t, p, 1)
-	granted := make(chan time.Time, 1)
-	go func() {
-		mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 200})
-		granted <- clk.Now()
-	}()
-	waitFor(t, "queued", func() bool { return p.Stats().Waiting == 1 && clk.Pending() == 1 })
-	clk.Advance(time.Minute)
-	if p.Stats().Waiting != 1 {
-		t.Fatal("granted at 60 s; the margin should hold the slot to 61 s")
-	}
-	clk.AdvanceTo(at(time.Minute + pacer.DefaultMargin))
-	if got := recv(t, "the grant at 61 s", granted); !got.Equal(at(time.Minute + pacer.DefaultMargin)) {
-		t.Fatalf("granted at %s", got.Sub(t0))
-	}
+	inBubble(t, func(t *testing.T) {
+		clk := &clock{}
+		p := pacer.New(pacer.Config{PerMinute: 1, Clock: clk}) // default margin
+		fill(t, p, 1)
+		granted := make(chan time.Time, 1)
+		go func() {
+			mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 200})
+			granted <- time.Now()
+		}()
+		settled(t, "queued", func() bool { return p.Stats().Waiting == 1 && clk.pending() == 1 })
+		time.Sleep(time.Minute)
+		settled(t, "still queued at 60 s; the margin holds the slot to 61 s", func() bool { return p.Stats().Waiting == 1 })
+		if got := <-granted; !got.Equal(at(time.Minute + pacer.DefaultMargin)) {
+			t.Fatalf("granted at %s, want 61 s", got.Sub(t0))
+		}
+	})
 }
 
 func TestUnlimitedKey(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: -1, TurnsPerDay: -1, Clock: clk})
-	for range 500 {
-		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
-	}
-	if s := p.Stats(); s.TurnsUsed != 500 || s.Waiting != 0 {
-		t.Fatalf("stats %+v", s)
-	}
+	inBubble(t, func(t *testing.T) {
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: -1, TurnsPerDay: -1})
+		for range 500 {
+			mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+		}
+		if s := p.Stats(); s.TurnsUsed != 500 || s.Waiting != 0 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
 }
 
 func TestReleaseIsIdempotent(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, TurnsPerDay: 5, Clock: clk})
-	rel := mustWait(t, p, turn())
-	rel(intakeapi.Outcome{Status: 502})
-	rel(intakeapi.Outcome{Status: 502})
-	mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
-	if got := p.Stats().TurnsUsed; got != 1 {
-		t.Fatalf("turns used %d, want 1 (a double release must not refund twice)", got)
-	}
+	inBubble(t, func(t *testing.T) {
+		p := pacer.New(pacer.Config{Margin: -1, TurnsPerDay: 5})
+		rel := mustWait(t, p, turn())
+		rel(intakeapi.Outcome{Status: 502})
+		rel(intakeapi.Outcome{Status: 502})
+		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
+		if got := p.Stats().TurnsUsed; got != 1 {
+			t.Fatalf("turns used %d, want 1 (a double release must not refund twice)", got)
+		}
+	})
 }
 
 // A waiter woken by its timer and by the end of its context at once (select
 // picks either) must not be granted: the client would not send the request,
 // yet the slot and a turn of the daily quota would be spent. The Progress
-// callback runs just before the waiter selects, so it can make both ready;
-// with a coin toss per run, 64 runs all pass only if the pacer checks ctx
-// before every grant.
+// callback runs just before the waiter selects, so it can make both ready
+// (it cancels, then sleeps past the head's deadline); with a coin toss per
+// run, 64 runs all pass only if the pacer checks ctx before every grant.
 func TestContextEndingAsTheSlotFreesIsNotGranted(t *testing.T) {
 	for i := range 64 {
-		clk := pacertest.NewClock(t0)
+		inBubble(t, func(t *testing.T) {
+			clk := &clock{}
+			p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
+			fill(t, p, 1)
+			ctx, cancel := context.WithCancel(t.Context())
+			c := turn()
+			c.Progress = func(pacer.Progress) {
+				cancel()
+				sleepUntil(at(time.Minute)) // the head's timer is due
+			}
+			rel, err := p.Wait(ctx, c)
+			if err == nil {
+				rel(intakeapi.Outcome{NotSent: true})
+				t.Fatalf("run %d: a caller whose context had ended was granted", i)
+			}
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("run %d: Wait: %v, want context.Canceled", i, err)
+			}
+			if s := p.Stats(); s.InWindow != 0 || s.TurnsUsed != 0 || s.Waiting != 0 {
+				t.Fatalf("run %d: a cancelled caller spent budget or stayed queued: %+v", i, s)
+			}
+			if n := clk.pending(); n != 0 {
+				t.Fatalf("run %d: %d timers left", i, n)
+			}
+		})
+	}
+}
+
+// Every state change wakes every waiter, and the head drops its timer and
+// re-arms it. This pins the interleaving where time moves exactly while the
+// head holds no timer, up to its deadline: the head must re-read the clock
+// and be granted then (a head that trusted the deadline of a timer it had
+// already dropped would wait forever, a deadlock synctest reports).
+func TestClockMovingWhileTheHeadRearmsItsTimer(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		clk := &clock{}
 		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
 		fill(t, p, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		c := turn()
-		c.Progress = func(pacer.Progress) {
-			cancel()
-			clk.AdvanceTo(at(time.Minute)) // fires the head's timer
+		granted := make(chan time.Time, 1)
+		go func() {
+			mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 200})
+			granted <- time.Now()
+		}()
+		settled(t, "the head's timer", func() bool { return p.Stats().Waiting == 1 && clk.pending() == 1 })
+
+		pendingInGap := -1
+		hook := func() {
+			pendingInGap = clk.pending()
+			sleepUntil(at(time.Minute)) // the head's deadline passes in the gap
 		}
-		rel, err := p.Wait(ctx, c)
-		if err == nil {
-			rel(intakeapi.Outcome{NotSent: true})
-			t.Fatalf("run %d: a caller whose context had ended was granted", i)
+		clk.hook.Store(&hook)
+		p.Pause(time.Nanosecond) // a state change that leaves the head's deadline as it was
+
+		if got := <-granted; !got.Equal(at(time.Minute)) {
+			t.Fatalf("granted at %s, want 60 s", got.Sub(t0))
 		}
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("run %d: Wait: %v, want context.Canceled", i, err)
+		if pendingInGap != 0 {
+			t.Fatalf("in the gap: %d timers pending, want none (the hook ran elsewhere than between two timers)", pendingInGap)
 		}
-		if s := p.Stats(); s.InWindow != 0 || s.TurnsUsed != 0 || s.Waiting != 0 {
-			t.Fatalf("run %d: a cancelled caller spent budget or stayed queued: %+v", i, s)
+		if n := clk.pending(); n != 0 {
+			t.Fatalf("%d timers left", n)
 		}
-		if n := clk.Pending(); n != 0 {
-			t.Fatalf("run %d: %d timers left", i, n)
-		}
-	}
-}
-
-// stopHookClock runs a hook inside Timer.Stop: the moment a woken waiter has
-// dropped its timer and not yet armed the next one.
-type stopHookClock struct {
-	*pacertest.Clock
-	hook atomic.Pointer[func()]
-}
-
-func (c *stopHookClock) NewTimerAt(at time.Time) pacer.Timer {
-	return stopHookTimer{c.Clock.NewTimerAt(at), c}
-}
-
-type stopHookTimer struct {
-	pacer.Timer
-	c *stopHookClock
-}
-
-func (t stopHookTimer) Stop() bool {
-	ok := t.Timer.Stop()
-	if f := t.c.hook.Swap(nil); f != nil {
-		(*f)()
-	}
-	return ok
-}
-
-// Every state change wakes every waiter, and the head re-arms its timer. The
-// tests once waited for "a timer is pending" and then called AdvanceToNext:
-// when the pending timer was the head's old one, about to be stopped, time
-// did not move and the test waited forever for a grant (the hang seen under
-// load). This pins the interleaving: the clock moves exactly while the head
-// holds no timer. AdvanceToNext cannot help there; AdvanceTo must, because
-// the head re-reads the clock and re-arms at an absolute deadline.
-func TestClockMovingWhileTheHeadRearmsItsTimer(t *testing.T) {
-	clk := &stopHookClock{Clock: pacertest.NewClock(t0)}
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
-	fill(t, p, 1)
-	granted := make(chan time.Time, 1)
-	go func() {
-		mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 200})
-		granted <- clk.Now()
-	}()
-	waitFor(t, "the head's timer", func() bool { return p.Stats().Waiting == 1 && clk.Pending() == 1 })
-
-	var pendingInGap int
-	var movedInGap bool
-	hook := func() {
-		pendingInGap = clk.Pending()
-		movedInGap = clk.AdvanceToNext()
-		clk.AdvanceTo(at(time.Minute))
-	}
-	clk.hook.Store(&hook)
-	p.Pause(time.Nanosecond) // a state change that leaves the head's deadline as it was
-
-	if got := recv(t, "the head's grant at 60 s", granted); !got.Equal(at(time.Minute)) {
-		t.Fatalf("granted at %s, want 60 s", got.Sub(t0))
-	}
-	if pendingInGap != 0 || movedInGap {
-		t.Fatalf("in the gap: %d timers pending, AdvanceToNext moved time: %v; want none and false", pendingInGap, movedInGap)
-	}
-	if n := clk.Pending(); n != 0 {
-		t.Fatalf("%d timers left", n)
-	}
+	})
 }
