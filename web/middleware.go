@@ -44,7 +44,8 @@ func (s *Server) securityHeaders(c *fiber.Ctx) error {
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	// Not no-referrer: same-origin POSTs keep their Referer (notes: csrf).
+	// Not no-referrer: same-origin POSTs keep their Referer, which CSRF
+	// checks behind a proxy may need; no-referrer would drop it.
 	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
 	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
@@ -108,7 +109,8 @@ func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {
 // happens before the stream runs, so streams never write to the session.
 func (s *Server) loadSession(c *fiber.Ctx) error {
 	// Copy: Fiber reuses the cookie's buffer for the next request on the
-	// connection, and scs keeps the token (notes: scs with Fiber).
+	// connection, and scs keeps the token: without the copy one user's
+	// session was replaced by another's on a shared keep-alive connection.
 	token := utils.CopyString(c.Cookies(s.sessions.Cookie.Name))
 	ctx, err := s.sessions.Load(c.UserContext(), token)
 	if err != nil {

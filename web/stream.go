@@ -33,7 +33,7 @@ func (e *eventStream) write(s string) bool {
 
 // stream answers c with an event stream written by run, after the handler
 // returns. Everything run needs must be captured before: it must not touch
-// c (notes: SSE through Fiber). A panic in run would kill the process (it
+// c: Fiber reuses it for the next request. A panic in run would kill the process (it
 // runs outside Fiber's handlers), so it is recovered here; release (the
 // session's stream slot) is given back however run ends.
 func (s *Server) stream(c *fiber.Ctx, what string, release func(), run func(es *eventStream)) {
