@@ -452,3 +452,21 @@ func TestReconcileFindsALandedTurnAfterEarlierOnes(t *testing.T) {
 		t.Fatalf("intake turn count %d, want 2", in.TurnCount)
 	}
 }
+
+// TestTheSameWordsTwiceAreNotTakenForLanded: "yes" answered, then "yes"
+// again refused by the engine. The service's last patient message is the
+// first "yes"; the second did not land and must be offered again.
+func TestTheSameWordsTwiceAreNotTakenForLanded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		id := f.start()
+		if first, _ := f.send(id, "yes"); first.Status != bff.TurnCompleted {
+			t.Fatalf("first turn: %s", first.Status)
+		}
+		f.arm(id, "stream_error") // not applied
+		second, _ := f.send(id, "yes")
+		if second.Status != bff.TurnFailed || second.ErrorCode != bff.CodeNotLanded {
+			t.Fatalf("second turn settled %s/%q %q; it did not land", second.Status, second.ErrorCode, second.Reply)
+		}
+	})
+}

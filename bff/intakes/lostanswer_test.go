@@ -149,3 +149,50 @@ func TestAnUnconfirmedTurnIsNotOfferedAgain(t *testing.T) {
 		}
 	})
 }
+
+// TestALandedTurnAfterAnUnconfirmedOneIsFound: the first turn landed but
+// could not be confirmed (its answer and the handoff were both lost), so
+// the app counts no completed turn before the second. The second lands and
+// its answer is lost too; the reconciler must find it as the service's
+// last patient message, not expect it where the app's count would put it,
+// or it would offer Send again for a message the engine already has.
+func TestALandedTurnAfterAnUnconfirmedOneIsFound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		proxy := &losingProxy{}
+		svc := f.behind(proxy)
+		ctx := context.Background()
+		in, err := svc.StartIntake(ctx, "owner-1", bff.StartForm{Synthetic: true, SubmissionID: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		send := func(message, sub string) *bff.Turn {
+			t.Helper()
+			turn, err := svc.SendTurn(ctx, "owner-1", in.ID, message, sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc.WaitSettled(ctx, in.ID, turn.Index)
+			_, got, err := svc.Turn(ctx, "owner-1", in.ID, turn.Index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		proxy.mode.Store("502")
+		proxy.noHandoff.Store(true)
+		if first := send("first words", "sub-1"); first.ErrorCode != bff.CodeUnconfirmed {
+			t.Fatalf("first turn settled %s/%q, want unconfirmed", first.Status, first.ErrorCode)
+		}
+		proxy.noHandoff.Store(false)
+		proxy.mode.Store("502")
+		second := send("second words", "sub-2")
+		conv, _ := f.upstream(in.ID)
+		if len(conv) != 4 || conv[2].Text != "second words" {
+			t.Fatalf("the service's record: %+v", conv)
+		}
+		if second.Status != bff.TurnCompleted || second.Reply != conv[3].Text || second.Retryable() {
+			t.Fatalf("second turn settled %s/%q %q; the service holds it with reply %q", second.Status, second.ErrorCode, second.Reply, conv[3].Text)
+		}
+	})
+}

@@ -316,29 +316,29 @@ func (r *Runner) abandoned(ctx context.Context, t *bff.Turn) bool {
 	return true
 }
 
-// landedReply finds, after the first prior patient messages, the patient
-// message m and the assistant reply that follows it.
+// landedReply reports whether the turn with message m landed, and its
+// reply. The turn being reconciled is the intake's last (no turn is sent
+// while one is pending), so if it landed its message is the service's last
+// patient message, after at least the prior ones the app saw completed.
+// The app's count alone would not do: an earlier turn failed as unconfirmed
+// may have landed, and then m is one place later than the count says.
 func landedReply(conv []intakeapi.Message, prior int, m string) (string, bool) {
-	seen := 0
+	last, patients := -1, 0
 	for i, msg := range conv {
-		if msg.Role != intakeapi.RolePatient {
-			continue
+		if msg.Role == intakeapi.RolePatient {
+			last, patients = i, patients+1
 		}
-		if seen == prior {
-			if msg.Text != m {
-				return "", false
-			}
-			for _, next := range conv[i+1:] {
-				if next.Role == intakeapi.RoleAssistant {
-					return next.Text, true
-				}
-				break
-			}
-			return "", true
-		}
-		seen++
 	}
-	return "", false
+	if patients <= prior || conv[last].Text != m {
+		return "", false
+	}
+	for _, next := range conv[last+1:] {
+		if next.Role == intakeapi.RoleAssistant {
+			return next.Text, true
+		}
+		break
+	}
+	return "", true
 }
 
 func (r *Runner) completedBefore(ctx context.Context, t *bff.Turn) (int, error) {
