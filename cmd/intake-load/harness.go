@@ -94,9 +94,11 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 	st.logs = &countingHandler{next: slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}), c: &logCounts{}}
 	st.app, err = app.Open(ctx, app.Config{
 		Config: web.Config{ListenAddr: "127.0.0.1:0", Embedded: true, Logger: slog.New(st.logs),
-			// Every load client comes from 127.0.0.1: the cap per address
-			// would refuse the thousand sessions it starts.
-			Limits: web.Limits{IntakesPerHourPerAddress: 1 << 20}},
+			// Every load client comes from 127.0.0.1 (the cap per address
+			// would refuse the thousand sessions it starts), and the render
+			// scenario writes a 40-turn conversation in seconds: the caps
+			// per session and address are lifted for load runs.
+			Limits: web.Limits{IntakesPerHourPerAddress: 1 << 20, TurnsPerMinute: 1 << 20}},
 		DatabasePath:   filepath.Join(st.dir, "app.db"),
 		UpstreamURL:    st.sbURL,
 		APIKey:         apiKey,
