@@ -417,12 +417,34 @@ func TestPendingAndFailedTurns(t *testing.T) {
 	}
 }
 
+func TestEmergencyCard(t *testing.T) {
+	const reply = "Please call emergency services now.\n  Do not wait for a reply here."
+	d := renderFragment(t, EmergencyCard(EmergencyView{Show: true, Message: reply, DispositionLabel: "Urgent escalation"}))
+	alerts := d.all(withAttr("role", "alert"))
+	if len(alerts) != 1 {
+		t.Fatalf("emergency card alerts: %d", len(alerts))
+	}
+	if !strings.Contains(text(alerts[0]), reply) {
+		t.Errorf("the engine's message is not shown unedited: %q", text(alerts[0]))
+	}
+	txt := strings.ToLower(norm(text(alerts[0])))
+	for _, bad := range []string{"clinician review", "complete", "a clinician"} {
+		if strings.Contains(txt, bad) {
+			t.Errorf("the emergency card says %q: %q", bad, txt)
+		}
+	}
+	d = renderFragment(t, EmergencyCard(EmergencyView{}))
+	if d.all(withAttr("role", "alert")) != nil {
+		t.Errorf("an emergency card without Show")
+	}
+}
+
 func TestStatePanel(t *testing.T) {
 	d := renderFragment(t, StatePanel(StateView{Urgent: true, SafetyStatus: "cannot_miss_positive", Disposition: "urgent_escalation", DispositionLabel: "Urgent escalation"}))
 	root := d.mustID("state")
-	alerts := all(root, withAttr("role", "alert"))
-	if len(alerts) != 1 || !strings.Contains(norm(text(alerts[0])), "Urgent: this intake needs immediate clinician review") {
-		t.Errorf("urgent alert: %d", len(alerts))
+	// The emergency card carries the page's one alert, not the state panel.
+	if alerts := all(root, withAttr("role", "alert")); len(alerts) != 0 {
+		t.Errorf("the state panel repeats the alert: %d", len(alerts))
 	}
 	txt := norm(text(root))
 	for _, want := range []string{"Safety status: cannot_miss_positive", "Disposition: Urgent escalation"} {
@@ -448,7 +470,7 @@ func TestStatePanel(t *testing.T) {
 	// Values are shown as received, even unknown ones, and never rewritten.
 	d = renderFragment(t, StatePanel(StateView{SafetyStatus: "some_new_status", Disposition: "self_care", Terminal: true}))
 	txt = norm(text(d.mustID("state")))
-	for _, want := range []string{"Safety status: some_new_status", "Disposition: self_care", "complete"} {
+	for _, want := range []string{"Safety status: some_new_status", "Disposition: self_care"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("state lacks %q: %q", want, txt)
 		}
@@ -530,6 +552,7 @@ func TestComposerClosedAndTerminalPage(t *testing.T) {
 	p.TimeLeft = ""
 	p.StatusNote = "This intake is complete: its summary was handed to a clinician."
 	p.State = StateView{Terminal: true, Urgent: true, SafetyStatus: "cannot_miss_positive", Disposition: "urgent_escalation", DispositionLabel: "Urgent escalation"}
+	p.Emergency = EmergencyView{Show: true, Message: "Call emergency services now.", DispositionLabel: "Urgent escalation"}
 	p.Composer = ComposerView{Open: false, NewIntakeURL: "/", Choices: []string{"should not show"}}
 	d := render(t, IntakePageView(p))
 	if d.byID("message") != nil || d.all(tag("textarea")) != nil {

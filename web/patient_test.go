@@ -169,6 +169,22 @@ func TestUrgentEscalationShowsAnAlert(t *testing.T) {
 	if strings.Contains(p.body, `id="message"`) {
 		t.Fatal("the message box is still there after a terminal escalation")
 	}
+	// The page leads with the engine's own reply, unedited, in the one
+	// alert; nothing suggests waiting for a clinician.
+	card, h1 := strings.Index(p.body, `id="emergency-heading"`), strings.Index(p.body, "<h1")
+	reply := strings.Index(p.body, "Reply 1: This needs urgent attention. Please call emergency services now.")
+	if card < 0 || reply < card || h1 < reply {
+		t.Fatalf("the emergency card with the reply is not first: card@%d reply@%d h1@%d", card, reply, h1)
+	}
+	if n := strings.Count(p.body, `role="alert"`); n != 1 {
+		t.Errorf("%d alerts on the emergency page", n)
+	}
+	lower := strings.ToLower(p.body)
+	for _, bad := range []string{"clinician review", "a clinician reviews", "is complete"} {
+		if strings.Contains(lower, bad) {
+			t.Errorf("the emergency page says %q", bad)
+		}
+	}
 }
 
 func TestMessageErrorsKeepTheText(t *testing.T) {

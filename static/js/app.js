@@ -426,13 +426,21 @@ function follow(url) {
     swapTurn(d.turn_html);
     if (d.head_html) replaceById('intake-head', d.head_html);
     if (d.state_html) replaceById('state', d.state_html);
+    // The emergency card (role="alert") announces itself once inserted.
+    if (d.emergency_html) replaceById('emergency', d.emergency_html);
     if (d.composer_html) replaceComposer(d.composer_html);
     setSendDisabled(false);
   };
 
   on('final', (d) => {
     settle(d);
-    announce(d.terminal ? 'Reply received. This intake is complete: no more messages can be sent.' : 'Reply received.');
+    if (d.emergency_html) {
+      // The card's alert is the announcement: the status says nothing more.
+      announce('');
+      doc.getElementById('emergency')?.scrollIntoView({ block: 'start' });
+    } else {
+      announce(d.terminal ? 'Reply received. This intake has ended: no more messages can be sent.' : 'Reply received.');
+    }
   });
 
   on('failed', (d) => {

@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// The moments that matter (issue #14): what a patient sees first when it
+// matters most, in words they understand, with the focus where they are.
+
+var (
+	phone  = &playwright.Size{Width: 390, Height: 844}
+	laptop = &playwright.Size{Width: 1280, Height: 800}
+)
+
+// TestEmergencyPageLeadsWithTheInstruction: after an emergency phrase the
+// first thing on the page (above the fold on a phone) is the engine's reply,
+// unedited, in the one role="alert"; the status region does not repeat it;
+// nothing suggests waiting for a clinician. Live and after a reload.
+func TestEmergencyPageLeadsWithTheInstruction(t *testing.T) {
+	t.Parallel()
+	for _, vp := range []struct {
+		name string
+		size *playwright.Size
+	}{{"phone", phone}, {"laptop", laptop}} {
+		t.Run(vp.name, func(t *testing.T) {
+			t.Parallel()
+			a := startApp(t)
+			page := newPage(t, playwright.BrowserNewContextOptions{Viewport: vp.size})
+			startIntake(t, page, a)
+			send(t, page, "I have crushing chest pain spreading to my left arm")
+			waitReply(t, page, urgentReplyPart)
+			checkEmergencyPage(t, page, vp.size, true)
+			shot(t, page, "moments-emergency-"+vp.name)
+			audit(t, page, "emergency page ("+vp.name+")")
+
+			_, err := page.Reload()
+			must(t, err, "reload")
+			checkEmergencyPage(t, page, vp.size, false)
+			shot(t, page, "moments-emergency-"+vp.name+"-reloaded")
+		})
+	}
+}
+
+func checkEmergencyPage(t *testing.T, page playwright.Page, size *playwright.Size, live bool) {
+	t.Helper()
+	alert := page.GetByRole("alert")
+	must(t, expect.Locator(alert).ToHaveCount(1), "one alert on the emergency page")
+	must(t, expect.Locator(alert).ToContainText(urgentReplyPart), "the alert holds the engine's reply")
+	must(t, expect.Locator(page.Locator("#disposition")).ToHaveText(urgentLabel), "the disposition label as received")
+	// The engine's reply in the card is exactly the one in the transcript.
+	card, err := evalString(page, `() => document.querySelector('.care-card__message').textContent`)
+	must(t, err, "read the card's message")
+	last, err := evalString(page, `() => [...document.querySelectorAll('#transcript [data-reply]')].pop().textContent`)
+	must(t, err, "read the last reply")
+	if card != last || !strings.Contains(card, urgentReplyPart) {
+		t.Errorf("the card's message %q is not the engine's reply %q", card, last)
+	}
+	// First in the main content, and its message above the fold.
+	first, err := evalString(page, `() => {
+		const main = document.querySelector('main') || document.body;
+		const c = document.querySelector('.care-card');
+		const h1 = main.querySelector('h1');
+		return String(!!c && !!h1 && (c.compareDocumentPosition(h1) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0)
+			+ ' ' + Math.round(document.querySelector('.care-card__message').getBoundingClientRect().bottom);
+	}`)
+	must(t, err, "locate the card")
+	parts := strings.Fields(first)
+	if parts[0] != "true" {
+		t.Errorf("the emergency card is not before the page heading")
+	}
+	if live {
+		// The page scrolled to it; after a reload it is at the top anyway.
+		t.Logf("card message bottom at %s px (viewport %d)", parts[1], size.Height)
+	}
+	bottom, err := evalString(page, `() => String(document.querySelector('.care-card__message').getBoundingClientRect().bottom <= window.innerHeight)`)
+	must(t, err, "measure the card")
+	if bottom != "true" {
+		t.Errorf("the engine's instruction is below the fold at %dx%d", size.Width, size.Height)
+	}
+	body, err := evalString(page, `() => document.querySelector('main, body').innerText.toLowerCase()`)
+	must(t, err, "read the page")
+	for _, bad := range []string{"clinician review", "a clinician reviews", "is complete"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the emergency page says %q", bad)
+		}
+	}
+	if live {
+		st, err := statusRegion(page).TextContent()
+		must(t, err, "read the status region")
+		if strings.TrimSpace(st) != "" {
+			t.Errorf("the status region repeats the alert: %q", st)
+		}
+	}
+}
