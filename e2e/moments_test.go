@@ -95,3 +95,54 @@ func checkEmergencyPage(t *testing.T, page playwright.Page, size *playwright.Siz
 		}
 	}
 }
+
+// statusLog records every text the status region shows (init script: not
+// subject to the page's CSP).
+const statusLog = `
+window.__statusLog = [];
+new MutationObserver(() => {
+	const s = document.getElementById('status');
+	if (s) window.__statusLog.push(s.textContent);
+}).observe(document, {subtree: true, childList: true, characterData: true});
+`
+
+func statusTexts(t *testing.T, page playwright.Page) string {
+	t.Helper()
+	s, err := evalString(page, `() => (window.__statusLog || []).join('\n')`)
+	must(t, err, "read the status log")
+	return s
+}
+
+// TestPlainWordsBesideTheCodes: each known safety_status value is shown as
+// received with a plain label beside it; "compiling" is said only when the
+// intake is closing, in plain words, never as a count of characters.
+func TestPlainWordsBesideTheCodes(t *testing.T) {
+	t.Parallel()
+	a := startApp(t)
+	page := newPage(t)
+	must(t, page.AddInitScript(playwright.Script{Content: playwright.String(statusLog)}), "add the status log")
+	startIntake(t, page, a)
+	send(t, page, soreThroatOpening)
+	waitReply(t, page, soreThroatNo[0])
+	must(t, expect.Locator(page.Locator("#safety-status")).ToHaveText("no_red_flags_yet"), "the value as received")
+	must(t, expect.Locator(page.Locator("#safety-status-plain")).ToHaveText("(no warning signs found so far)"), "its plain label")
+	mid := statusTexts(t, page)
+	for _, bad := range []string{"Compiling", "ompil", "characters", "summary"} {
+		if strings.Contains(mid, bad) {
+			t.Errorf("a mid-intake turn's status says %q: %q", bad, mid)
+		}
+	}
+	for _, next := range soreThroatNo[1:] {
+		answerNo(t, page, next)
+	}
+	must(t, expect.Locator(page.Locator("#safety-status")).ToHaveText("cannot_miss_negative"), "the final value as received")
+	must(t, expect.Locator(page.Locator("#safety-status-plain")).ToHaveText("(the serious causes checked for were not found)"), "its plain label")
+	all := statusTexts(t, page)
+	if strings.Contains(all, "characters") || strings.Contains(all, "Compiling") {
+		t.Errorf("the status showed a code-like message: %q", all)
+	}
+	if !strings.Contains(all, "Writing a summary of this conversation") {
+		t.Errorf("the closing turn did not say the summary is being written: %q", all)
+	}
+	audit(t, page, "plain words")
+}

@@ -203,3 +203,18 @@ func sexOptions() []struct{ Value, Label string } {
 		{"intersex", "Intersex"},
 	}
 }
+
+// safetyPlain is a plain-language label shown beside a known safety_status
+// value; the value itself is always shown exactly as received. Unknown
+// values (and none) get no label: they are shown as they are.
+func safetyPlain(s string) string {
+	switch s {
+	case "no_red_flags_yet":
+		return "no warning signs found so far"
+	case "cannot_miss_negative":
+		return "the serious causes checked for were not found"
+	case "cannot_miss_positive":
+		return "a sign of a possibly serious problem was found"
+	}
+	return ""
+}

@@ -439,6 +439,27 @@ func TestEmergencyCard(t *testing.T) {
 	}
 }
 
+func TestSafetyStatusPlainWords(t *testing.T) {
+	for status, plain := range map[string]string{
+		"no_red_flags_yet":     "no warning signs found so far",
+		"cannot_miss_negative": "the serious causes checked for were not found",
+		"cannot_miss_positive": "a sign of a possibly serious problem was found",
+		"some_new_status":      "",
+	} {
+		d := renderFragment(t, StatePanel(StateView{SafetyStatus: status}))
+		if got := text(d.mustID("safety-status")); got != status {
+			t.Errorf("safety status shown as %q, received %q", got, status)
+		}
+		el := d.byID("safety-status-plain")
+		switch {
+		case plain == "" && el != nil:
+			t.Errorf("%s: a label for an unknown value: %q", status, text(el))
+		case plain != "" && (el == nil || text(el) != "("+plain+")"):
+			t.Errorf("%s: plain label missing or wrong", status)
+		}
+	}
+}
+
 func TestStatePanel(t *testing.T) {
 	d := renderFragment(t, StatePanel(StateView{Urgent: true, SafetyStatus: "cannot_miss_positive", Disposition: "urgent_escalation", DispositionLabel: "Urgent escalation"}))
 	root := d.mustID("state")

@@ -409,14 +409,18 @@ function follow(url) {
     announce('Reply complete. Preparing the next step…');
   });
 
-  on('compiling', () => {
-    setTypingText('Compiling the clinical summary…');
-    announce('Compiling the clinical summary…');
+  // The service compiles a summary after every turn; only the last one
+  // (terminal) means the intake is closing, and only then is it worth saying.
+  let closing = false;
+  on('compiling', (d) => {
+    if (d.terminal !== true) return;
+    closing = true;
+    setTypingText('Finishing this intake…');
+    announce('Your answers are in. Writing a summary of this conversation for the clinical team…');
   });
 
-  on('progress', (d) => {
-    const chars = Number(d.chars);
-    if (Number.isFinite(chars) && chars > 0) setStatusExtra(` ${fmt(chars)} characters`);
+  on('progress', () => {
+    if (closing) setStatusExtra(' still writing…');
   });
 
   // final and failed both end the turn: swap in the server's fragments.
