@@ -146,3 +146,51 @@ func TestPlainWordsBesideTheCodes(t *testing.T) {
 	}
 	audit(t, page, "plain words")
 }
+
+// TestQueuedWaitIsExplainedAndMoves: with the app's pacer at one request a
+// minute, a message waits in line. The page says why (a few requests a
+// minute, shared by everyone), the place, and a countdown that ticks each
+// second in an aria-hidden part (not re-announced), while the server's
+// fresh queued events keep the estimate right.
+func TestQueuedWaitIsExplainedAndMoves(t *testing.T) {
+	t.Parallel()
+	for _, vp := range []struct {
+		name string
+		size *playwright.Size
+	}{{"phone", phone}, {"laptop", laptop}} {
+		t.Run(vp.name, func(t *testing.T) {
+			t.Parallel()
+			a := startApp(t, appOptions{PacerPerMinute: 1})
+			page := newPage(t, playwright.BrowserNewContextOptions{Viewport: vp.size})
+			must(t, page.AddInitScript(playwright.Script{Content: playwright.String(statusLog)}), "add the status log")
+			startIntake(t, page, a) // spends the minute's one request
+			send(t, page, soreThroatOpening)
+			status := statusRegion(page)
+			must(t, expect.Locator(status).ToContainText("next in line"), "the place in line")
+			must(t, expect.Locator(status).ToContainText("a few requests a minute, shared by everyone using this app"), "why there is a wait")
+			must(t, expect.Locator(status).ToContainText("Your turn in about"), "a countdown")
+
+			extra := page.Locator("#status .status__extra")
+			must(t, expect.Locator(extra).ToHaveAttribute("aria-hidden", "true"), "the countdown is not read out each second")
+			first, err := extra.TextContent()
+			must(t, err, "read the countdown")
+			spoken, err := evalString(page, `() => document.querySelector('#status span:not([aria-hidden])').textContent`)
+			must(t, err, "read the announced part")
+			page.WaitForTimeout(2500)
+			second, err := extra.TextContent()
+			must(t, err, "read the countdown again")
+			if first == second {
+				t.Errorf("the countdown did not move in 2.5 s: %q", first)
+			}
+			spokenLater, err := evalString(page, `() => document.querySelector('#status span:not([aria-hidden])').textContent`)
+			must(t, err, "read the announced part again")
+			if spoken != spokenLater {
+				t.Errorf("the announced part changed without a change of place: %q -> %q", spoken, spokenLater)
+			}
+			t.Logf("countdown %q -> %q; announced %q", first, second, spoken)
+			must(t, expect.Locator(page.Locator("#pending .typing__text")).ToContainText("Waiting in line"), "the pending reply says it is waiting in line")
+			shot(t, page, "moments-queued-"+vp.name)
+			audit(t, page, "queued wait ("+vp.name+")")
+		})
+	}
+}

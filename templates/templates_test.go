@@ -118,6 +118,7 @@ func TestStartPageFields(t *testing.T) {
 		Form:   StartForm{SubmissionID: "sub-9"},
 		Limits: StartLimits{AgeMin: 0, AgeMax: 130, HistoryMax: 4000},
 	}
+	p.Embedded = false // a real upstream
 	d := render(t, StartPageView(p))
 	if hs := d.all(tag("h1")); len(hs) != 1 {
 		t.Errorf("%d h1, want 1", len(hs))
@@ -174,6 +175,14 @@ func TestStartPageFields(t *testing.T) {
 		if !strings.Contains(main, want) {
 			t.Errorf("start page does not say %q", want)
 		}
+	}
+	// With the embedded sandbox a reply takes a few seconds, and the page
+	// says so (the 20 to 40 s of the real service would be wrong).
+	emb := p
+	emb.Embedded = true
+	embText := text(render(t, StartPageView(emb)).all(tag("main"))[0])
+	if !strings.Contains(embText, "a few seconds") || strings.Contains(embText, "20 to 40") {
+		t.Errorf("embedded start page reply time: %q", embText)
 	}
 	for _, n := range d.all(withAttr("aria-invalid", "true")) {
 		t.Errorf("aria-invalid without errors on #%s", attrOr(n, "id"))

@@ -319,10 +319,11 @@ function ordinal(n) {
   return n + (s[(v - 20) % 10] || s[v] || s[0]);
 }
 
-function aboutSeconds(secs) {
-  const s = Math.max(0, Math.round(Number(secs) || 0));
-  if (s < 60) return `about ${s} s`;
-  return `about ${Math.round(s / 60)} min`;
+/** "1 min 05 s", "42 s": a countdown that moves each second. */
+function countdownWords(secs) {
+  const s = Math.max(0, Math.round(secs));
+  if (s < 60) return `${s} s`;
+  return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
 }
 
 function parseData(ev) {
@@ -379,12 +380,31 @@ function follow(url) {
       fn(parseData(ev));
     });
 
+  // Waiting in line: the server re-reports the place and the wait whenever
+  // the line moves and every few seconds. A change of place is announced
+  // (politely, in #status); the countdown ticks each second in the
+  // aria-hidden part, so it is seen but not read out every second.
+  let queuedPos = -1;
+  let queuedUntil = 0;
   on('queued', (d) => {
-    const pos = Number(d.position) || 0;
-    const where = pos <= 1 ? 'you are next' : `you are ${ordinal(pos)} in line`;
-    const text = `Waiting for a slot: ${where}, ${aboutSeconds(d.wait_seconds)}`;
-    announce(text);
-    setTypingText('Waiting for a slot…');
+    const pos = Math.max(1, Number(d.position) || 1);
+    const secs = Math.max(0, Number(d.wait_seconds) || 0);
+    queuedUntil = Date.now() + secs * 1000;
+    const countdown = () => {
+      const left = Math.max(0, Math.ceil((queuedUntil - Date.now()) / 1000));
+      return left > 0 ? ` Your turn in about ${countdownWords(left)}.` : ' Your turn any moment now.';
+    };
+    if (pos !== queuedPos) {
+      queuedPos = pos;
+      const where = pos === 1 ? 'Your message is next in line.' : `Your message is ${ordinal(pos)} in line.`;
+      announce(`${where} The intake service answers only a few requests a minute, shared by everyone using this app.`, {
+        extra: countdown(),
+      });
+      statusTicker = setInterval(() => setStatusExtra(countdown()), 1000);
+      setTypingText(pos === 1 ? 'Waiting in line: next' : `Waiting in line: ${ordinal(pos)}`);
+    } else {
+      setStatusExtra(countdown());
+    }
   });
 
   on('started', () => {
