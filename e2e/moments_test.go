@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -193,4 +194,131 @@ func TestQueuedWaitIsExplainedAndMoves(t *testing.T) {
 			audit(t, page, "queued wait ("+vp.name+")")
 		})
 	}
+}
+
+// tabTo presses Tab until the focused element matches the CSS selector.
+func tabTo(t *testing.T, page playwright.Page, selector string) {
+	t.Helper()
+	for range 80 {
+		ok, err := evalString(page, `(sel) => String(!!document.activeElement && document.activeElement.matches(sel))`, selector)
+		must(t, err, "check the focus")
+		if ok == "true" {
+			return
+		}
+		must(t, page.Keyboard().Press("Tab"), "press Tab")
+	}
+	t.Fatalf("Tab never reached %s", selector)
+}
+
+// focused describes the focused element ("BODY" when the focus is lost).
+func focused(t *testing.T, page playwright.Page) string {
+	t.Helper()
+	s, err := evalString(page, `() => {
+		const a = document.activeElement;
+		if (!a || a === document.body) return 'BODY';
+		return a.tagName + (a.id ? '#' + a.id : '') + (a.disabled ? ' (disabled)' : '') + ' ' + (a.textContent || '').trim().slice(0, 40);
+	}`)
+	must(t, err, "read the focus")
+	return s
+}
+
+func mustFocus(t *testing.T, page playwright.Page, prefix, when string) {
+	t.Helper()
+	deadline := time.Now().Add(expectTimeout)
+	for {
+		f := focused(t, page)
+		if strings.HasPrefix(f, prefix) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the focus is on %q, want %s", when, f, prefix)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestKeyboardOnlyIntake: a whole intake with Tab, Enter, Space and typing
+// only: the start form, a message, the quick replies to a disposition. The
+// focus is never lost to the page body: after Send and after a quick reply
+// it stays in (or returns to) the message box, and at the end it is on the
+// next sensible control.
+func TestKeyboardOnlyIntake(t *testing.T) {
+	t.Parallel()
+	a := startApp(t)
+	page := newPage(t)
+	_, err := page.Goto(a.URL + "/")
+	must(t, err, "open the start page")
+	kb := page.Keyboard()
+	tabTo(t, page, "#age")
+	must(t, kb.Type("30"), "type the age")
+	tabTo(t, page, "#sex")
+	for range 4 { // the arrow keys choose an option of a focused select
+		if v, _ := page.Locator("#sex").InputValue(); v == "female" {
+			break
+		}
+		must(t, kb.Press("ArrowDown"), "choose the next Sex option")
+	}
+	must(t, expect.Locator(page.Locator("#sex")).ToHaveValue("female"), "Sex is female")
+	tabTo(t, page, "#history")
+	must(t, kb.Type("No known allergies."), "type the history")
+	tabTo(t, page, "#synthetic")
+	must(t, kb.Press("Space"), "tick the synthetic box")
+	tabTo(t, page, ".start-form button[type=submit]")
+	must(t, kb.Press("Enter"), "press Start intake")
+	must(t, expect.Page(page).ToHaveURL(intakePath), "the intake page")
+
+	tabTo(t, page, "#message")
+	must(t, kb.Type(soreThroatOpening), "type the first message")
+	tabTo(t, page, "#send")
+	must(t, kb.Press("Enter"), "press Send")
+	mustFocus(t, page, "TEXTAREA#message", "right after Send")
+	waitReply(t, page, soreThroatNo[0])
+	mustFocus(t, page, "TEXTAREA#message", "after the reply")
+
+	for i, next := range soreThroatNo[1:] {
+		tabTo(t, page, `.quick-replies button[value="No"]:not([disabled])`)
+		must(t, kb.Press("Space"), "press the No quick reply")
+		if f := focused(t, page); f == "BODY" {
+			t.Fatalf("quick reply %d: the focus fell to the page body", i+1)
+		}
+		waitReply(t, page, next)
+		if i < len(soreThroatNo)-2 {
+			mustFocus(t, page, "TEXTAREA#message", "after a quick reply's answer")
+		}
+	}
+	must(t, expect.Locator(page.Locator("#disposition")).ToHaveText(selfCareLabel), "the disposition as received")
+	mustFocus(t, page, "A Start a new intake", "after the last reply")
+	audit(t, page, "keyboard-only intake, final")
+}
+
+// TestErrorSummaries: the composer's refusals use the error summary
+// pattern, with and without JavaScript: a summary at the top of the form,
+// focused, whose link leads to the message box.
+func TestErrorSummaries(t *testing.T) {
+	t.Parallel()
+	a := startApp(t)
+
+	// With JavaScript: Send with an empty box.
+	page := newPage(t)
+	startIntake(t, page, a)
+	must(t, sendButton(page).Click(), "press Send with nothing typed")
+	summary := page.Locator("#error-summary")
+	must(t, expect.Locator(summary).ToBeFocused(), "the error summary has the focus")
+	link := summary.GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Type a message before sending."})
+	must(t, expect.Locator(link).ToHaveAttribute("href", "#message"), "the error links to the message box")
+	audit(t, page, "composer error summary (JavaScript)")
+	must(t, page.Keyboard().Press("Tab"), "Tab to the error's link")
+	must(t, page.Keyboard().Press("Enter"), "follow the link")
+	must(t, expect.Locator(messageBox(page)).ToBeFocused(), "the link leads to the message box")
+	send(t, page, soreThroatOpening)
+	waitReply(t, page, soreThroatNo[0])
+	must(t, expect.Locator(summary).ToHaveCount(0), "the summary goes once a message is sent")
+
+	// Without JavaScript: the server renders the same summary.
+	nojs := newPage(t, playwright.BrowserNewContextOptions{JavaScriptEnabled: playwright.Bool(false)})
+	startIntake(t, nojs, a)
+	must(t, sendButton(nojs).Click(), "send an empty message without JavaScript")
+	s2 := nojs.Locator("#error-summary")
+	must(t, expect.Locator(s2).ToHaveAttribute("tabindex", "-1"), "a focusable summary")
+	must(t, expect.Locator(s2.Locator(`a[href="#message"]`)).ToHaveCount(1), "its error links to the message box")
 }

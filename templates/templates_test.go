@@ -561,8 +561,17 @@ func TestComposerOpen(t *testing.T) {
 	if strings.Contains(d.src, `<no>`) || strings.Contains(d.src, "<b>text") {
 		t.Errorf("choice or message not escaped")
 	}
-	if len(d.all(tag("a"))) != 0 {
+	if len(d.all(func(n *html.Node) bool { return n.Data == "a" && attrOr(n, "href") != "#message" })) != 0 {
 		t.Errorf("open composer offers a new-intake link")
+	}
+	// The error is summarised at the top of the composer (focusable, linked
+	// to the box): the error summary pattern of every form.
+	sum := d.mustID("error-summary")
+	if attrOr(sum, "tabindex") != "-1" || !strings.Contains(text(sum), c.Error) {
+		t.Errorf("composer error summary: %v", sum.Attr)
+	}
+	if links := all(sum, tag("a")); len(links) != 1 || attrOr(links[0], "href") != "#message" {
+		t.Errorf("the summary's error does not link to the message box")
 	}
 
 	c = sampleIntake().Composer

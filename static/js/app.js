@@ -144,6 +144,29 @@ function turnForms() {
   return doc.querySelectorAll('form[data-turn-form]');
 }
 
+/** Whether the keyboard focus has nowhere to be (a disabled or removed control). */
+function focusLost() {
+  const a = doc.activeElement;
+  return !a || a === doc.body || a === doc.documentElement || !a.isConnected || a.disabled === true;
+}
+
+/**
+ * After Send or a quick reply disabled the control that had the focus, or
+ * after a settled turn replaced it: the message box, else the next sensible
+ * control. Never moves a focus that is still somewhere useful (someone
+ * typing keeps their place).
+ */
+function keepFocus() {
+  if (!focusLost()) return;
+  const target =
+    doc.getElementById('message') ??
+    doc.querySelector('#composer a[href], #composer button:not([disabled])') ??
+    doc.getElementById('emergency-heading');
+  if (!target) return;
+  if (target.id === 'emergency-heading') target.tabIndex = -1;
+  target.focus();
+}
+
 /** Disables (or re-enables) every submit button of the turn forms. */
 function setSendDisabled(disabled) {
   for (const form of turnForms()) {
@@ -152,6 +175,59 @@ function setSendDisabled(disabled) {
     }
   }
   doc.getElementById('busy-note')?.toggleAttribute('hidden', !disabled);
+}
+
+/**
+ * The error summary at the top of the composer (the pattern of the start
+ * form): shown with a link to the message box and focused, or removed.
+ */
+function showErrorSummary(message) {
+  const composer = doc.getElementById('composer');
+  let box = composer?.querySelector('#error-summary');
+  if (!message) {
+    box?.remove();
+    return;
+  }
+  if (!composer) return;
+  if (!box) {
+    box = doc.createElement('div');
+    box.className = 'error-summary';
+    box.id = 'error-summary';
+    box.setAttribute('role', 'alert');
+    box.tabIndex = -1;
+    box.setAttribute('aria-labelledby', 'error-summary-heading');
+    const h = doc.createElement('h2');
+    h.id = 'error-summary-heading';
+    h.textContent = 'There is a problem';
+    box.append(h, doc.createElement('ul'));
+    composer.querySelector('#composer-heading')?.after(box);
+  }
+  const li = doc.createElement('li');
+  const a = doc.createElement('a');
+  a.href = '#message';
+  a.textContent = message;
+  li.append(a);
+  box.querySelector('ul')?.replaceChildren(li);
+  box.focus();
+}
+
+// An error summary's link moves the focus to its field (and scrolls it,
+// with its label, into view).
+doc.addEventListener('click', (ev) => {
+  const a = ev.target instanceof Element ? ev.target.closest('.error-summary a[href^="#"]') : null;
+  if (!a) return;
+  const target = doc.getElementById(a.getAttribute('href').slice(1));
+  if (!target) return;
+  ev.preventDefault();
+  const label = doc.querySelector(`label[for="${CSS.escape(target.id)}"]`);
+  (label ?? target).scrollIntoView({ block: 'start' });
+  target.focus({ preventScroll: true });
+});
+
+/** Shows a refused message next to the box and in the error summary. */
+function showSendError(message) {
+  showFieldError(message);
+  showErrorSummary(message);
 }
 
 function showFieldError(message) {
@@ -222,22 +298,21 @@ async function sendTurn(form, submitter) {
   const fromBox = form.contains(doc.getElementById('message'));
   const max = Number(doc.getElementById('message')?.dataset.max) || 8000;
 
+  // Errors go to the summary (role="alert", focused): the status region
+  // does not repeat them.
   if (message.trim() === '') {
-    showFieldError('Type a message before sending.');
-    announce('Type a message before sending.', { error: true });
-    doc.getElementById('message')?.focus();
+    showSendError('Type a message before sending.');
     return;
   }
   if (codePoints(message) > max) {
-    const text = `Your message is ${fmt(codePoints(message) - max)} characters over the ${fmt(max)} limit. Shorten it and send again.`;
-    showFieldError(text);
-    announce(text, { error: true });
+    showSendError(`Your message is ${fmt(codePoints(message) - max)} characters over the ${fmt(max)} limit. Shorten it and send again.`);
     return;
   }
 
   inFlight = true;
   usedSubmissionIDs.add(String(body.get('submission_id') ?? ''));
   setSendDisabled(true);
+  keepFocus();
   announce('Sending your message…');
   let res;
   try {
@@ -250,9 +325,8 @@ async function sendTurn(form, submitter) {
   } catch {
     inFlight = false;
     setSendDisabled(false);
-    const text = 'Could not reach the server. Check your connection and try again.';
-    showFieldError(text);
-    announce(text, { error: true });
+    announce('');
+    showSendError('Could not reach the server. Check your connection and try again.');
     return;
   }
   const data = await readJSON(res);
@@ -260,6 +334,7 @@ async function sendTurn(form, submitter) {
 
   if (res.status === 202 && data && data.events_url) {
     showFieldError('');
+    showErrorSummary('');
     const transcript = doc.getElementById('transcript');
     const exists = transcript?.querySelector(`[data-index="${Number(data.index)}"]`);
     if (transcript && !exists) {
@@ -285,9 +360,8 @@ async function sendTurn(form, submitter) {
 
   setSendDisabled(false);
   const err = data?.error ?? {};
-  const text = err.message || fallbackError(res.status);
-  showFieldError(text);
-  announce(text, { error: true });
+  announce('');
+  showSendError(err.message || fallbackError(res.status));
 }
 
 doc.addEventListener('submit', (ev) => {
@@ -454,6 +528,7 @@ function follow(url) {
     if (d.emergency_html) replaceById('emergency', d.emergency_html);
     if (d.composer_html) replaceComposer(d.composer_html);
     setSendDisabled(false);
+    keepFocus();
   };
 
   on('final', (d) => {
