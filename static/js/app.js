@@ -255,6 +255,24 @@ function showFieldError(message) {
   }
 }
 
+/**
+ * Once a new turn is accepted, no earlier failed turn may be sent again
+ * (the server offers Send again only on the last turn): its form goes. The
+ * one that was used says where its message went.
+ */
+function retireRetryForms(used) {
+  for (const f of doc.querySelectorAll('#transcript form.retry-form')) {
+    if (f === used) {
+      const note = doc.createElement('p');
+      note.className = 'hint retry-note';
+      note.textContent = 'Sent again: see below.';
+      f.replaceWith(note);
+    } else {
+      f.remove();
+    }
+  }
+}
+
 function newSubmissionID() {
   if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
   const b = crypto.getRandomValues(new Uint8Array(16));
@@ -342,6 +360,7 @@ async function sendTurn(form, submitter) {
       if (item) transcript.append(item);
     }
     doc.getElementById('transcript-empty')?.remove();
+    retireRetryForms(form);
     if (fromBox) {
       const box = doc.getElementById('message');
       if (box && box.value === message) box.value = '';
@@ -515,6 +534,18 @@ function follow(url) {
 
   on('progress', () => {
     if (closing) setStatusExtra(' still writing…');
+  });
+
+  // The upstream stream broke off: what streamed may be all there is, or
+  // the message may not have been kept. Say so; the final word (a final or
+  // failed event) comes from the app's check with the service.
+  on('interrupted', (d) => {
+    stopTicker();
+    const text = d.cut_off
+      ? 'The reply was cut off. Checking with the intake service whether your message was kept…'
+      : 'The connection to the intake service broke. Checking whether your message arrived…';
+    setTypingText('Checking with the intake service…');
+    announce(text);
   });
 
   // final and failed both end the turn: swap in the server's fragments.
