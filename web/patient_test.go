@@ -500,3 +500,39 @@ func TestAnExpiredIntakeIsExplainedAndRefusesTurns(t *testing.T) {
 		t.Fatalf("a turn on an expired intake: %d %s (upstream turns %d -> %d)", r.status, r.body, before, a.upstreamTurns())
 	}
 }
+
+// TestEmergencyCardArrivesWithTheFinalEvent: a turn sent with JavaScript
+// that makes the intake urgent ends with a final event carrying the
+// emergency card (the engine's reply, unedited, in the one alert); a calm
+// turn's final event carries none.
+func TestEmergencyCardArrivesWithTheFinalEvent(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	final := func(message, sub string) map[string]any {
+		t.Helper()
+		p := b.post(intake+"/turns", url.Values{"message": {message}, "submission_id": {sub}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+		if p.status != http.StatusAccepted {
+			t.Fatalf("turn: %d %s", p.status, p.body)
+		}
+		lines := b.events(jsonOf(t, p.body)["events_url"].(string), "")
+		for i, l := range lines {
+			if l == "event: final" {
+				return jsonOf(t, strings.TrimPrefix(lines[i+1], "data: "))
+			}
+		}
+		t.Fatalf("no final event: %v", lines)
+		return nil
+	}
+	if d := final("hello there", "s1"); d["emergency_html"] != nil || d["urgent"] != false {
+		t.Fatalf("a calm turn's final event carries an emergency card: %v", d["emergency_html"])
+	}
+	d := final("this is an emergency", "s2")
+	card, _ := d["emergency_html"].(string)
+	if !strings.Contains(card, `role="alert"`) || !strings.Contains(card, "Reply 2: This needs urgent attention. Please call emergency services now.") || d["urgent"] != true {
+		t.Fatalf("emergency card in the final event: %q", card)
+	}
+	if strings.Contains(d["state_html"].(string), `role="alert"`) {
+		t.Error("the state panel repeats the alert")
+	}
+}
