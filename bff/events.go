@@ -21,8 +21,11 @@ const (
 	EventCompleted = "completed" // CompletedData: reply text complete
 	EventCompiling = "compiling" // CompilingData: the handoff is compiling
 	EventProgress  = "progress"  // ProgressData
-	EventFinal     = "final"     // SettledData: the turn completed
-	EventFailed    = "failed"    // SettledData: the turn did not land
+	// EventInterrupted: the upstream stream broke off; the turn's outcome
+	// comes from reconciliation (a final or failed event follows).
+	EventInterrupted = "interrupted" // InterruptedData
+	EventFinal       = "final"       // SettledData: the turn completed
+	EventFailed      = "failed"      // SettledData: the turn did not land
 )
 
 // Event payloads.
@@ -42,6 +45,10 @@ type (
 	}
 	ProgressData struct {
 		Chars int `json:"chars"`
+	}
+	InterruptedData struct {
+		// CutOff is true when part of the reply had already streamed.
+		CutOff bool `json:"cut_off"`
 	}
 	// SettledData is the last event of a turn. It carries the settled turn
 	// and the intake after it, so whoever follows the stream renders the

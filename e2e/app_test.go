@@ -8,6 +8,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	appconfig "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app/apptest"
 	"github.com/clinical-intake/intake-web/sandbox"
 )
@@ -27,6 +28,9 @@ type appOptions struct {
 	FragmentDelay time.Duration
 	// Clinicians are accounts written to the database before the app starts.
 	Clinicians map[string]string
+	// PacerPerMinute, when positive, paces the app's upstream calls to that
+	// many a minute (a queued wait to look at); 0 means no pacing.
+	PacerPerMinute int
 }
 
 // startApp serves a fresh app on a loopback port for the test: the real
@@ -42,7 +46,11 @@ func startApp(t *testing.T, opts ...appOptions) *app {
 	if o.FragmentDelay == 0 {
 		o.FragmentDelay = 40 * time.Millisecond
 	}
-	st := apptest.Start(t, apptest.Options{FragmentDelay: o.FragmentDelay, Clinicians: o.Clinicians})
+	ao := apptest.Options{FragmentDelay: o.FragmentDelay, Clinicians: o.Clinicians}
+	if o.PacerPerMinute > 0 {
+		ao.App = func(c *appconfig.Config) { c.PacerPerMinute = o.PacerPerMinute }
+	}
+	st := apptest.Start(t, ao)
 	return &app{URL: st.URL, Key: st.Key, Sandbox: st.Sandbox, logs: st.Logs}
 }
 

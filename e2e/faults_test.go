@@ -12,7 +12,12 @@ import (
 // with JavaScript on. After each, the sandbox's own record holds every
 // message exactly once.
 
-const notLandedMessage = "Your message did not reach the intake service. You can send it again."
+const (
+	notLandedMessage = "Your message did not reach the intake service. You can send it again."
+	// cutOffMessage: part of the reply had streamed, so the message did
+	// reach the service; it did not keep it (issue #14: say what happened).
+	cutOffMessage = "The reply was cut off, and the intake service did not keep your message. You can send it again."
+)
 
 // TestFaultStreamDrop: the upstream stream is cut after a few fragments
 // (the turn was applied). The reply still appears, reconciled from the
@@ -37,6 +42,7 @@ func TestFaultStreamDrop(t *testing.T) {
 	}
 	must(t, expect.Locator(role(page, "button", "Send again")).ToHaveCount(0), "no Send again after a turn that landed")
 	must(t, expect.Locator(conversation(page)).Not().ToContainText(notLandedMessage), "no failure message")
+	must(t, expect.Locator(conversation(page)).Not().ToContainText(cutOffMessage), "no cut-off failure message")
 	shot(t, page, "fault-stream-drop")
 	// The fault did strike: the app had to reconcile this turn.
 	if !strings.Contains(a.logs.String(), "turn stream failed; reconciling from the handoff") {
@@ -52,25 +58,28 @@ func TestFaultStreamDrop(t *testing.T) {
 	checkServiceRecord(t, a, id, []string{soreThroatOpening, "No"})
 }
 
-// TestFaultStreamError: the stream ends with an error event (the turn was
-// not applied). The turn shows a failure and a "Send again" button; it
-// sends the same text and the reply appears; the service saw it once.
+// TestFaultStreamError: the stream ends with an error event after part of
+// the reply (the turn was not applied). While the app checks, the page says
+// the reply was cut off; the turn then shows it was not kept (never that it
+// "did not reach" the service) and a "Send again" button; it sends the same
+// text and the reply appears; the service saw it once.
 func TestFaultStreamError(t *testing.T) {
 	t.Parallel()
-	faultThenRetry(t, "stream_error")
+	faultThenRetry(t, "stream_error", cutOffMessage)
 }
 
 // TestFaultUpstreamError: a 502 before the stream starts: the same outcome
 // as a stream error (failed, then Send again works).
 func TestFaultUpstreamError(t *testing.T) {
 	t.Parallel()
-	faultThenRetry(t, "upstream_error")
+	faultThenRetry(t, "upstream_error", notLandedMessage)
 }
 
-func faultThenRetry(t *testing.T, kind string) {
+func faultThenRetry(t *testing.T, kind, failure string) {
 	t.Helper()
 	a := startApp(t)
 	page := newPage(t)
+	must(t, page.AddInitScript(playwright.Script{Content: playwright.String(statusLog)}), "add the status log")
 	startIntake(t, page, a)
 	id := intakeIDOf(t, page)
 	armFault(t, a, id, kind)
@@ -79,8 +88,16 @@ func faultThenRetry(t *testing.T, kind string) {
 	again := conversation(page).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Send again", Exact: playwright.Bool(true)})
 	must(t, expect.Locator(again).ToBeVisible(), "the failed turn offers Send again")
 	must(t, expect.Locator(again).ToBeEnabled(), "Send again is enabled")
-	must(t, expect.Locator(conversation(page)).ToContainText(notLandedMessage), "the failed turn says the message did not arrive")
-	must(t, expect.Locator(statusRegion(page)).ToContainText(notLandedMessage), "the status region announces the failure")
+	must(t, expect.Locator(conversation(page)).ToContainText(failure), "the failed turn says what happened")
+	must(t, expect.Locator(statusRegion(page)).ToContainText(failure), "the status region announces the failure")
+	if failure == cutOffMessage {
+		if strings.Contains(textOf(t, conversation(page)), "did not reach") {
+			t.Errorf("a reply that had partly streamed is said not to have reached the service")
+		}
+		if log := statusTexts(t, page); !strings.Contains(log, "The reply was cut off. Checking with the intake service") {
+			t.Errorf("no word that the reply was cut off while the app checked: %q", log)
+		}
+	}
 	must(t, expect.Locator(page.Locator("#pending")).ToHaveCount(0), "no turn is pending after the failure")
 	if n := countIn(t, conversation(page), firstReply); n != 0 {
 		t.Errorf("a reply shows after a %s", kind)
@@ -95,6 +112,10 @@ func faultThenRetry(t *testing.T, kind string) {
 	if n := countIn(t, conversation(page), firstReply); n != 1 {
 		t.Errorf("after Send again the reply shows %d times, want once", n)
 	}
+	// The used control is gone: no Send again is left working on the old
+	// error, which says where its message went.
+	must(t, expect.Locator(role(page, "button", "Send again")).ToHaveCount(0), "no Send again once the message was sent again")
+	must(t, expect.Locator(conversation(page)).ToContainText("Sent again: see below."), "the old error says it was sent again")
 	// The failed exchange stays in the transcript; the resent one follows.
 	must(t, expect.Locator(patientMessages(page)).ToHaveCount(2), "the failed exchange and the resent one")
 	must(t, expect.Locator(conversation(page).GetByText(soreThroatOpening, playwright.LocatorGetByTextOptions{Exact: playwright.Bool(true)})).ToHaveCount(2), "the resent text is the same text")
@@ -146,4 +167,11 @@ func noJSReply(t *testing.T, page playwright.Page, want string, exchanges int) {
 	must(t, expect.Locator(page.Locator("#pending")).ToHaveCount(0), "nothing pending after the redirect")
 	must(t, expect.Locator(page.GetByText("Reload this page")).ToHaveCount(0), "no reload hint")
 	must(t, expect.Locator(patientMessages(page)).ToHaveCount(exchanges), "%d exchanges", exchanges)
+}
+
+func textOf(t *testing.T, l playwright.Locator) string {
+	t.Helper()
+	s, err := l.TextContent()
+	must(t, err, "read text")
+	return s
 }

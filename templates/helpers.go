@@ -152,7 +152,7 @@ func statusLabel(s string) string {
 func turnStatusText(t TurnView) string {
 	switch t.Status {
 	case "queued":
-		return "Waiting for a slot…"
+		return "Waiting in line: the intake service answers only a few requests a minute…"
 	case "streaming":
 		return "Writing a reply…"
 	}
@@ -202,4 +202,36 @@ func sexOptions() []struct{ Value, Label string } {
 		{"male", "Male"},
 		{"intersex", "Intersex"},
 	}
+}
+
+// safetyPlain is a plain-language label shown beside a known safety_status
+// value; the value itself is always shown exactly as received. Unknown
+// values (and none) get no label: they are shown as they are.
+func safetyPlain(s string) string {
+	switch s {
+	case "no_red_flags_yet":
+		return "no warning signs found so far"
+	case "cannot_miss_negative":
+		return "the serious causes checked for were not found"
+	case "cannot_miss_positive":
+		return "a sign of a possibly serious problem was found"
+	}
+	return ""
+}
+
+// replyTimeLead and replyTime say how long a reply takes with the upstream
+// this app is configured for: the embedded sandbox answers in a few seconds,
+// the real service (a model pass per turn) in 20 to 40.
+func replyTimeLead(l Layout) string {
+	if l.Embedded {
+		return "Each reply takes"
+	}
+	return "Each reply takes about"
+}
+
+func replyTime(l Layout) string {
+	if l.Embedded {
+		return "a few seconds"
+	}
+	return "20 to 40 seconds"
 }

@@ -118,6 +118,7 @@ func TestStartPageFields(t *testing.T) {
 		Form:   StartForm{SubmissionID: "sub-9"},
 		Limits: StartLimits{AgeMin: 0, AgeMax: 130, HistoryMax: 4000},
 	}
+	p.Embedded = false // a real upstream
 	d := render(t, StartPageView(p))
 	if hs := d.all(tag("h1")); len(hs) != 1 {
 		t.Errorf("%d h1, want 1", len(hs))
@@ -174,6 +175,14 @@ func TestStartPageFields(t *testing.T) {
 		if !strings.Contains(main, want) {
 			t.Errorf("start page does not say %q", want)
 		}
+	}
+	// With the embedded sandbox a reply takes a few seconds, and the page
+	// says so (the 20 to 40 s of the real service would be wrong).
+	emb := p
+	emb.Embedded = true
+	embText := text(render(t, StartPageView(emb)).all(tag("main"))[0])
+	if !strings.Contains(embText, "a few seconds") || strings.Contains(embText, "20 to 40") {
+		t.Errorf("embedded start page reply time: %q", embText)
 	}
 	for _, n := range d.all(withAttr("aria-invalid", "true")) {
 		t.Errorf("aria-invalid without errors on #%s", attrOr(n, "id"))
@@ -417,12 +426,55 @@ func TestPendingAndFailedTurns(t *testing.T) {
 	}
 }
 
+func TestEmergencyCard(t *testing.T) {
+	const reply = "Please call emergency services now.\n  Do not wait for a reply here."
+	d := renderFragment(t, EmergencyCard(EmergencyView{Show: true, Message: reply, DispositionLabel: "Urgent escalation"}))
+	alerts := d.all(withAttr("role", "alert"))
+	if len(alerts) != 1 {
+		t.Fatalf("emergency card alerts: %d", len(alerts))
+	}
+	if !strings.Contains(text(alerts[0]), reply) {
+		t.Errorf("the engine's message is not shown unedited: %q", text(alerts[0]))
+	}
+	txt := strings.ToLower(norm(text(alerts[0])))
+	for _, bad := range []string{"clinician review", "complete", "a clinician"} {
+		if strings.Contains(txt, bad) {
+			t.Errorf("the emergency card says %q: %q", bad, txt)
+		}
+	}
+	d = renderFragment(t, EmergencyCard(EmergencyView{}))
+	if d.all(withAttr("role", "alert")) != nil {
+		t.Errorf("an emergency card without Show")
+	}
+}
+
+func TestSafetyStatusPlainWords(t *testing.T) {
+	for status, plain := range map[string]string{
+		"no_red_flags_yet":     "no warning signs found so far",
+		"cannot_miss_negative": "the serious causes checked for were not found",
+		"cannot_miss_positive": "a sign of a possibly serious problem was found",
+		"some_new_status":      "",
+	} {
+		d := renderFragment(t, StatePanel(StateView{SafetyStatus: status}))
+		if got := text(d.mustID("safety-status")); got != status {
+			t.Errorf("safety status shown as %q, received %q", got, status)
+		}
+		el := d.byID("safety-status-plain")
+		switch {
+		case plain == "" && el != nil:
+			t.Errorf("%s: a label for an unknown value: %q", status, text(el))
+		case plain != "" && (el == nil || text(el) != "("+plain+")"):
+			t.Errorf("%s: plain label missing or wrong", status)
+		}
+	}
+}
+
 func TestStatePanel(t *testing.T) {
 	d := renderFragment(t, StatePanel(StateView{Urgent: true, SafetyStatus: "cannot_miss_positive", Disposition: "urgent_escalation", DispositionLabel: "Urgent escalation"}))
 	root := d.mustID("state")
-	alerts := all(root, withAttr("role", "alert"))
-	if len(alerts) != 1 || !strings.Contains(norm(text(alerts[0])), "Urgent: this intake needs immediate clinician review") {
-		t.Errorf("urgent alert: %d", len(alerts))
+	// The emergency card carries the page's one alert, not the state panel.
+	if alerts := all(root, withAttr("role", "alert")); len(alerts) != 0 {
+		t.Errorf("the state panel repeats the alert: %d", len(alerts))
 	}
 	txt := norm(text(root))
 	for _, want := range []string{"Safety status: cannot_miss_positive", "Disposition: Urgent escalation"} {
@@ -448,7 +500,7 @@ func TestStatePanel(t *testing.T) {
 	// Values are shown as received, even unknown ones, and never rewritten.
 	d = renderFragment(t, StatePanel(StateView{SafetyStatus: "some_new_status", Disposition: "self_care", Terminal: true}))
 	txt = norm(text(d.mustID("state")))
-	for _, want := range []string{"Safety status: some_new_status", "Disposition: self_care", "complete"} {
+	for _, want := range []string{"Safety status: some_new_status", "Disposition: self_care"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("state lacks %q: %q", want, txt)
 		}
@@ -509,8 +561,17 @@ func TestComposerOpen(t *testing.T) {
 	if strings.Contains(d.src, `<no>`) || strings.Contains(d.src, "<b>text") {
 		t.Errorf("choice or message not escaped")
 	}
-	if len(d.all(tag("a"))) != 0 {
+	if len(d.all(func(n *html.Node) bool { return n.Data == "a" && attrOr(n, "href") != "#message" })) != 0 {
 		t.Errorf("open composer offers a new-intake link")
+	}
+	// The error is summarised at the top of the composer (focusable, linked
+	// to the box): the error summary pattern of every form.
+	sum := d.mustID("error-summary")
+	if attrOr(sum, "tabindex") != "-1" || !strings.Contains(text(sum), c.Error) {
+		t.Errorf("composer error summary: %v", sum.Attr)
+	}
+	if links := all(sum, tag("a")); len(links) != 1 || attrOr(links[0], "href") != "#message" {
+		t.Errorf("the summary's error does not link to the message box")
 	}
 
 	c = sampleIntake().Composer
@@ -530,6 +591,7 @@ func TestComposerClosedAndTerminalPage(t *testing.T) {
 	p.TimeLeft = ""
 	p.StatusNote = "This intake is complete: its summary was handed to a clinician."
 	p.State = StateView{Terminal: true, Urgent: true, SafetyStatus: "cannot_miss_positive", Disposition: "urgent_escalation", DispositionLabel: "Urgent escalation"}
+	p.Emergency = EmergencyView{Show: true, Message: "Call emergency services now.", DispositionLabel: "Urgent escalation"}
 	p.Composer = ComposerView{Open: false, NewIntakeURL: "/", Choices: []string{"should not show"}}
 	d := render(t, IntakePageView(p))
 	if d.byID("message") != nil || d.all(tag("textarea")) != nil {

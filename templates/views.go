@@ -75,8 +75,11 @@ type IntakePage struct {
 	TimeLeft   string // "1 h 42 min left"; "" when not open
 	ExpiresAt  string // RFC 3339, for the JS countdown
 	State      StateView
-	Turns      []TurnView
-	Composer   ComposerView
+	// Emergency, when Show is set, is the first thing on the page: the
+	// engine's reply that made the intake urgent, unedited.
+	Emergency EmergencyView
+	Turns     []TurnView
+	Composer  ComposerView
 	// EventsURL is non-empty while a turn is in progress; the pending turn
 	// (Pending true) is rendered as <li id="pending" data-events-url=...>.
 	EventsURL string
@@ -90,6 +93,15 @@ type StateView struct {
 	DispositionLabel string
 	Disposition      string
 	Terminal         bool
+}
+
+// EmergencyView is the emergency care card of an urgent intake (or one whose
+// disposition is an escalation): the engine's assistant_message exactly as
+// received, and the disposition label as received.
+type EmergencyView struct {
+	Show             bool
+	Message          string // the assistant_message of the turn that made it urgent
+	DispositionLabel string // as received; "" leaves it out
 }
 
 // TurnView is one exchange: the patient's message and the assistant's reply.

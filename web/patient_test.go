@@ -169,6 +169,22 @@ func TestUrgentEscalationShowsAnAlert(t *testing.T) {
 	if strings.Contains(p.body, `id="message"`) {
 		t.Fatal("the message box is still there after a terminal escalation")
 	}
+	// The page leads with the engine's own reply, unedited, in the one
+	// alert; nothing suggests waiting for a clinician.
+	card, h1 := strings.Index(p.body, `id="emergency-heading"`), strings.Index(p.body, "<h1")
+	reply := strings.Index(p.body, "Reply 1: This needs urgent attention. Please call emergency services now.")
+	if card < 0 || reply < card || h1 < reply {
+		t.Fatalf("the emergency card with the reply is not first: card@%d reply@%d h1@%d", card, reply, h1)
+	}
+	if n := strings.Count(p.body, `role="alert"`); n != 1 {
+		t.Errorf("%d alerts on the emergency page", n)
+	}
+	lower := strings.ToLower(p.body)
+	for _, bad := range []string{"clinician review", "a clinician reviews", "is complete"} {
+		if strings.Contains(lower, bad) {
+			t.Errorf("the emergency page says %q", bad)
+		}
+	}
 }
 
 func TestMessageErrorsKeepTheText(t *testing.T) {
@@ -482,5 +498,41 @@ func TestAnExpiredIntakeIsExplainedAndRefusesTurns(t *testing.T) {
 	r := b.post(intake+"/turns", url.Values{"message": {"late"}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
 	if r.status != http.StatusGone || !strings.Contains(r.body, "two-hour limit") || a.upstreamTurns() != before {
 		t.Fatalf("a turn on an expired intake: %d %s (upstream turns %d -> %d)", r.status, r.body, before, a.upstreamTurns())
+	}
+}
+
+// TestEmergencyCardArrivesWithTheFinalEvent: a turn sent with JavaScript
+// that makes the intake urgent ends with a final event carrying the
+// emergency card (the engine's reply, unedited, in the one alert); a calm
+// turn's final event carries none.
+func TestEmergencyCardArrivesWithTheFinalEvent(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	intake := b.start()
+	final := func(message, sub string) map[string]any {
+		t.Helper()
+		p := b.post(intake+"/turns", url.Values{"message": {message}, "submission_id": {sub}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+		if p.status != http.StatusAccepted {
+			t.Fatalf("turn: %d %s", p.status, p.body)
+		}
+		lines := b.events(jsonOf(t, p.body)["events_url"].(string), "")
+		for i, l := range lines {
+			if l == "event: final" {
+				return jsonOf(t, strings.TrimPrefix(lines[i+1], "data: "))
+			}
+		}
+		t.Fatalf("no final event: %v", lines)
+		return nil
+	}
+	if d := final("hello there", "s1"); d["emergency_html"] != nil || d["urgent"] != false {
+		t.Fatalf("a calm turn's final event carries an emergency card: %v", d["emergency_html"])
+	}
+	d := final("this is an emergency", "s2")
+	card, _ := d["emergency_html"].(string)
+	if !strings.Contains(card, `role="alert"`) || !strings.Contains(card, "Reply 2: This needs urgent attention. Please call emergency services now.") || d["urgent"] != true {
+		t.Fatalf("emergency card in the final event: %q", card)
+	}
+	if strings.Contains(d["state_html"].(string), `role="alert"`) {
+		t.Error("the state panel repeats the alert")
 	}
 }

@@ -121,14 +121,18 @@ func (t *turnStream) settledFromStore(w *eventStream, id int64) {
 // built field by field: the core's event also holds the owner id and the
 // history, which never go to a browser.
 type settledEvent struct {
-	Index        int    `json:"index"`
-	Status       string `json:"status"`
-	Message      string `json:"message,omitempty"`
-	Terminal     bool   `json:"terminal"`
-	HeadHTML     string `json:"head_html"`
-	TurnHTML     string `json:"turn_html"`
-	StateHTML    string `json:"state_html"`
-	ComposerHTML string `json:"composer_html"`
+	Index     int    `json:"index"`
+	Status    string `json:"status"`
+	Message   string `json:"message,omitempty"`
+	Terminal  bool   `json:"terminal"`
+	HeadHTML  string `json:"head_html"`
+	TurnHTML  string `json:"turn_html"`
+	StateHTML string `json:"state_html"`
+	// EmergencyHTML is the emergency card, sent when this turn completed
+	// and made (or kept) the intake urgent; "" leaves the page's as it is.
+	EmergencyHTML string `json:"emergency_html,omitempty"`
+	Urgent        bool   `json:"urgent"`
+	ComposerHTML  string `json:"composer_html"`
 }
 
 // renderSettled renders a settling event from what it carries: no store
@@ -157,6 +161,13 @@ func (s *Server) renderSettled(raw []byte, csrf string) ([]byte, error) {
 	}
 	if out.ComposerHTML, err = fragment(ctx, templates.ComposerPanel(composerFor(in, false, d.Choices, csrf, now))); err != nil {
 		return nil, err
+	}
+	if d.Turn.Status == bff.TurnCompleted && emergency(in) {
+		ev := emergencyView(in, []*bff.Turn{d.Turn})
+		if out.EmergencyHTML, err = fragment(ctx, templates.EmergencyCard(ev)); err != nil {
+			return nil, err
+		}
+		out.Urgent = true
 	}
 	out.Terminal = in.Terminal
 	return json.Marshal(out)

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
@@ -97,6 +98,9 @@ func composerFor(in *bff.Intake, busy bool, choices []string, csrf string, now t
 // composerNote says, where the message box was, why it is gone (the head
 // explains the state at length).
 func composerNote(in *bff.Intake, now time.Time) string {
+	if emergency(in) {
+		return "No more messages can be sent here."
+	}
 	if in.Status == bff.StatusExpired || (!in.Terminal && in.Status != bff.StatusClosed && !now.Before(in.ExpiresAt)) {
 		return "No more messages can be sent: this intake expired. Its conversation stays readable here."
 	}
@@ -105,12 +109,41 @@ func composerNote(in *bff.Intake, now time.Time) string {
 
 func statusNote(in *bff.Intake, now time.Time) string {
 	switch {
+	case emergency(in):
+		// The emergency card says what to do; nothing here may suggest
+		// waiting for a clinician.
+		if in.Terminal || in.Status == bff.StatusClosed {
+			return "This intake has ended. Follow the urgent advice at the top of this page now."
+		}
+		return ""
 	case in.Terminal || in.Status == bff.StatusClosed:
-		return "This intake is complete: the engine reached a final disposition, and no more messages can be sent. A clinician reviews the handoff."
+		return "This intake has ended, so no more messages can be sent: next, a clinician reads the summary of this conversation, and you do not need to do anything more here."
 	case in.Status == bff.StatusExpired || !now.Before(in.ExpiresAt):
 		return "This intake expired: it passed the service's two-hour session limit before it was complete. What was said stays readable; start a new intake to continue."
 	}
 	return ""
+}
+
+// emergency reports whether the intake is urgent or its disposition, as
+// received, is an escalation (urgent_escalation and the like): its page
+// leads with the engine's instruction. Nothing is recomputed: both are the
+// service's own words.
+func emergency(in *bff.Intake) bool {
+	return in.Urgent || strings.Contains(in.Disposition, "escalation")
+}
+
+// emergencyView is the emergency card: the reply of the last completed turn
+// (the one that made the intake urgent), unedited.
+func emergencyView(in *bff.Intake, turns []*bff.Turn) templates.EmergencyView {
+	if !emergency(in) {
+		return templates.EmergencyView{}
+	}
+	for i := len(turns) - 1; i >= 0; i-- {
+		if t := turns[i]; t.Status == bff.TurnCompleted && t.Reply != "" {
+			return templates.EmergencyView{Show: true, Message: t.Reply, DispositionLabel: in.DispositionLabel}
+		}
+	}
+	return templates.EmergencyView{Show: true, DispositionLabel: in.DispositionLabel}
 }
 
 func timeLeft(in *bff.Intake, now time.Time) string {
@@ -138,6 +171,7 @@ func (s *Server) intakePage(layout templates.Layout, in *bff.Intake, turns []*bf
 		TimeLeft:   timeLeft(in, now),
 		ExpiresAt:  in.ExpiresAt.UTC().Format(time.RFC3339),
 		State:      stateView(in),
+		Emergency:  emergencyView(in, turns),
 		Composer:   composerView(in, turns, layout.CSRF, now),
 	}
 	for i, t := range turns {

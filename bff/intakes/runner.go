@@ -118,7 +118,9 @@ func (r *Runner) run(ctx context.Context, t *bff.Turn) {
 	}
 	if err := st.Err(); err != nil {
 		log.Warn("turn stream failed; reconciling from the handoff", "err", err)
-		r.reconcile(ctx, t)
+		cutOff := reply.Len() > 0
+		r.hub.Publish(key, bff.EventInterrupted, bff.InterruptedData{CutOff: cutOff})
+		r.reconcile(ctx, t, cutOff)
 		return
 	}
 	r.complete(ctx, t, st.Turn(), st.Meta().Release)
@@ -186,7 +188,7 @@ func (r *Runner) Recover(ctx context.Context) (int, error) {
 			if t.Blocking {
 				r.runBlocking(r.base, t)
 			} else {
-				r.reconcile(r.base, t)
+				r.reconcile(r.base, t, false)
 			}
 		}(t)
 	}
@@ -207,7 +209,7 @@ func (r *Runner) settleRefused(ctx context.Context, t *bff.Turn, err error) {
 	case isAPI && ae.Code == intakeapi.CodeIntakeExpired:
 		r.refreshClosed(ctx, t.IntakeID, bff.StatusExpired)
 	case isAPI && ae.Status >= 500, errors.Is(err, intakeapi.ErrTransport):
-		r.reconcile(ctx, t)
+		r.reconcile(ctx, t, false)
 		return
 	}
 	r.fail(ctx, t, codeOf(err), bff.ErrorMessage(upstream.Describe(err, r.now())))
@@ -266,8 +268,10 @@ func (r *Runner) complete(ctx context.Context, t *bff.Turn, up *intakeapi.Turn, 
 
 // reconcile reads the handoff and settles t from it: if the conversation
 // holds t's message where t would be, t landed and its reply is taken from
-// there; otherwise t is failed and may be retried.
-func (r *Runner) reconcile(ctx context.Context, t *bff.Turn) {
+// there; otherwise t is failed and may be retried. cutOff says part of the
+// reply had streamed before the stream broke: the message did reach the
+// service, so a turn that did not land is not said to have "not reached" it.
+func (r *Runner) reconcile(ctx context.Context, t *bff.Turn, cutOff bool) {
 	if r.abandoned(ctx, t) {
 		return
 	}
@@ -285,7 +289,11 @@ func (r *Runner) reconcile(ctx context.Context, t *bff.Turn) {
 	reply, landed := landedReply(h.Conversation, prior, t.Message)
 	r.reconciled.Add(1)
 	if !landed {
-		r.fail(ctx, t, bff.CodeNotLanded, "Your message did not reach the intake service. You can send it again.")
+		msg := "Your message did not reach the intake service. You can send it again."
+		if cutOff {
+			msg = "The reply was cut off, and the intake service did not keep your message. You can send it again."
+		}
+		r.fail(ctx, t, bff.CodeNotLanded, msg)
 		return
 	}
 	up := &intakeapi.Turn{

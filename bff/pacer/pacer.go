@@ -41,6 +41,7 @@ const (
 	DefaultTurnsPerDay   = 100
 	DefaultIntakesPerDay = 100
 	DefaultMargin        = time.Second
+	DefaultProgressEvery = 5 * time.Second
 )
 
 // Config configures a Pacer. Zero values take the spec's limits.
@@ -69,6 +70,12 @@ type Config struct {
 	// first minute after a restart could send a whole window's worth again
 	// and draw a 429). nil keeps everything in memory.
 	Journal Journal
+	// ProgressEvery is how often a waiting caller with a Call.Progress is
+	// told its place and expected wait again even when nothing in the queue
+	// changed (the wait shrinks as time passes: a patient watching it should
+	// see it move). 0 means DefaultProgressEvery; negative means only on a
+	// change of the queue.
+	ProgressEvery time.Duration
 	// JournalTimeout bounds each journal write (0 means one second). A write
 	// that fails or times out is logged and the call goes ahead: the journal
 	// is a memory for the next start, never a gate on this one.
@@ -226,6 +233,9 @@ func New(cfg Config) *Pacer {
 	if cfg.JournalTimeout <= 0 {
 		cfg.JournalTimeout = time.Second
 	}
+	if cfg.ProgressEvery == 0 {
+		cfg.ProgressEvery = DefaultProgressEvery
+	}
 	clk := cfg.Clock
 	if clk == nil {
 		clk = SystemClock{}
@@ -246,7 +256,9 @@ var _ intakeapi.Gate = (*Pacer)(nil)
 // moment), or when the call is at the head of the queue and the window, and
 // any Retry-After pause, allow one more request. Higher priorities go first;
 // equal priorities in arrival order. Call.Progress is told the position and
-// expected wait each time they change.
+// expected wait each time the queue changes (a caller joins ahead, one ahead
+// leaves or is let go, a pause starts, a call settles), and again at least
+// every Config.ProgressEvery while the wait counts down.
 func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.Outcome), error) {
 	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("pacer: not waiting: %w", err)
@@ -264,12 +276,15 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 	p.broadcast()
 
 	var (
-		timer Timer
-		last  = Progress{Position: -1}
+		timer, tick Timer
+		last        = Progress{Position: -1}
 	)
 	defer func() {
 		if timer != nil {
 			timer.Stop()
+		}
+		if tick != nil {
+			tick.Stop()
 		}
 	}()
 	for {
@@ -315,18 +330,30 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 		ch := p.changed
 		p.mu.Unlock()
 
-		if call.Progress != nil && prog != last {
-			call.Progress(prog)
-			last = prog
+		var ticks <-chan time.Time
+		if call.Progress != nil {
+			if prog != last {
+				call.Progress(prog)
+				last = prog
+			}
+			if p.cfg.ProgressEvery > 0 {
+				tick = p.clk.NewTimerAt(now.Add(p.cfg.ProgressEvery))
+				ticks = tick.C()
+			}
 		}
 		select {
 		case <-ctx.Done(): // handled at the top of the loop
 		case <-ch:
 		case <-tc:
+		case <-ticks: // re-estimated and re-reported at the top of the loop
 		}
 		if timer != nil {
 			timer.Stop()
 			timer = nil
+		}
+		if tick != nil {
+			tick.Stop()
+			tick = nil
 		}
 		p.mu.Lock()
 	}

@@ -144,6 +144,29 @@ function turnForms() {
   return doc.querySelectorAll('form[data-turn-form]');
 }
 
+/** Whether the keyboard focus has nowhere to be (a disabled or removed control). */
+function focusLost() {
+  const a = doc.activeElement;
+  return !a || a === doc.body || a === doc.documentElement || !a.isConnected || a.disabled === true;
+}
+
+/**
+ * After Send or a quick reply disabled the control that had the focus, or
+ * after a settled turn replaced it: the message box, else the next sensible
+ * control. Never moves a focus that is still somewhere useful (someone
+ * typing keeps their place).
+ */
+function keepFocus() {
+  if (!focusLost()) return;
+  const target =
+    doc.getElementById('message') ??
+    doc.querySelector('#composer a[href], #composer button:not([disabled])') ??
+    doc.getElementById('emergency-heading');
+  if (!target) return;
+  if (target.id === 'emergency-heading') target.tabIndex = -1;
+  target.focus();
+}
+
 /** Disables (or re-enables) every submit button of the turn forms. */
 function setSendDisabled(disabled) {
   for (const form of turnForms()) {
@@ -152,6 +175,59 @@ function setSendDisabled(disabled) {
     }
   }
   doc.getElementById('busy-note')?.toggleAttribute('hidden', !disabled);
+}
+
+/**
+ * The error summary at the top of the composer (the pattern of the start
+ * form): shown with a link to the message box and focused, or removed.
+ */
+function showErrorSummary(message) {
+  const composer = doc.getElementById('composer');
+  let box = composer?.querySelector('#error-summary');
+  if (!message) {
+    box?.remove();
+    return;
+  }
+  if (!composer) return;
+  if (!box) {
+    box = doc.createElement('div');
+    box.className = 'error-summary';
+    box.id = 'error-summary';
+    box.setAttribute('role', 'alert');
+    box.tabIndex = -1;
+    box.setAttribute('aria-labelledby', 'error-summary-heading');
+    const h = doc.createElement('h2');
+    h.id = 'error-summary-heading';
+    h.textContent = 'There is a problem';
+    box.append(h, doc.createElement('ul'));
+    composer.querySelector('#composer-heading')?.after(box);
+  }
+  const li = doc.createElement('li');
+  const a = doc.createElement('a');
+  a.href = '#message';
+  a.textContent = message;
+  li.append(a);
+  box.querySelector('ul')?.replaceChildren(li);
+  box.focus();
+}
+
+// An error summary's link moves the focus to its field (and scrolls it,
+// with its label, into view).
+doc.addEventListener('click', (ev) => {
+  const a = ev.target instanceof Element ? ev.target.closest('.error-summary a[href^="#"]') : null;
+  if (!a) return;
+  const target = doc.getElementById(a.getAttribute('href').slice(1));
+  if (!target) return;
+  ev.preventDefault();
+  const label = doc.querySelector(`label[for="${CSS.escape(target.id)}"]`);
+  (label ?? target).scrollIntoView({ block: 'start' });
+  target.focus({ preventScroll: true });
+});
+
+/** Shows a refused message next to the box and in the error summary. */
+function showSendError(message) {
+  showFieldError(message);
+  showErrorSummary(message);
 }
 
 function showFieldError(message) {
@@ -176,6 +252,24 @@ function showFieldError(message) {
       box.removeAttribute('aria-invalid');
     }
     box.setAttribute('aria-describedby', ids.join(' '));
+  }
+}
+
+/**
+ * Once a new turn is accepted, no earlier failed turn may be sent again
+ * (the server offers Send again only on the last turn): its form goes. The
+ * one that was used says where its message went.
+ */
+function retireRetryForms(used) {
+  for (const f of doc.querySelectorAll('#transcript form.retry-form')) {
+    if (f === used) {
+      const note = doc.createElement('p');
+      note.className = 'hint retry-note';
+      note.textContent = 'Sent again: see below.';
+      f.replaceWith(note);
+    } else {
+      f.remove();
+    }
   }
 }
 
@@ -222,22 +316,21 @@ async function sendTurn(form, submitter) {
   const fromBox = form.contains(doc.getElementById('message'));
   const max = Number(doc.getElementById('message')?.dataset.max) || 8000;
 
+  // Errors go to the summary (role="alert", focused): the status region
+  // does not repeat them.
   if (message.trim() === '') {
-    showFieldError('Type a message before sending.');
-    announce('Type a message before sending.', { error: true });
-    doc.getElementById('message')?.focus();
+    showSendError('Type a message before sending.');
     return;
   }
   if (codePoints(message) > max) {
-    const text = `Your message is ${fmt(codePoints(message) - max)} characters over the ${fmt(max)} limit. Shorten it and send again.`;
-    showFieldError(text);
-    announce(text, { error: true });
+    showSendError(`Your message is ${fmt(codePoints(message) - max)} characters over the ${fmt(max)} limit. Shorten it and send again.`);
     return;
   }
 
   inFlight = true;
   usedSubmissionIDs.add(String(body.get('submission_id') ?? ''));
   setSendDisabled(true);
+  keepFocus();
   announce('Sending your message…');
   let res;
   try {
@@ -250,9 +343,8 @@ async function sendTurn(form, submitter) {
   } catch {
     inFlight = false;
     setSendDisabled(false);
-    const text = 'Could not reach the server. Check your connection and try again.';
-    showFieldError(text);
-    announce(text, { error: true });
+    announce('');
+    showSendError('Could not reach the server. Check your connection and try again.');
     return;
   }
   const data = await readJSON(res);
@@ -260,6 +352,7 @@ async function sendTurn(form, submitter) {
 
   if (res.status === 202 && data && data.events_url) {
     showFieldError('');
+    showErrorSummary('');
     const transcript = doc.getElementById('transcript');
     const exists = transcript?.querySelector(`[data-index="${Number(data.index)}"]`);
     if (transcript && !exists) {
@@ -267,6 +360,7 @@ async function sendTurn(form, submitter) {
       if (item) transcript.append(item);
     }
     doc.getElementById('transcript-empty')?.remove();
+    retireRetryForms(form);
     if (fromBox) {
       const box = doc.getElementById('message');
       if (box && box.value === message) box.value = '';
@@ -285,9 +379,8 @@ async function sendTurn(form, submitter) {
 
   setSendDisabled(false);
   const err = data?.error ?? {};
-  const text = err.message || fallbackError(res.status);
-  showFieldError(text);
-  announce(text, { error: true });
+  announce('');
+  showSendError(err.message || fallbackError(res.status));
 }
 
 doc.addEventListener('submit', (ev) => {
@@ -319,10 +412,11 @@ function ordinal(n) {
   return n + (s[(v - 20) % 10] || s[v] || s[0]);
 }
 
-function aboutSeconds(secs) {
-  const s = Math.max(0, Math.round(Number(secs) || 0));
-  if (s < 60) return `about ${s} s`;
-  return `about ${Math.round(s / 60)} min`;
+/** "1 min 05 s", "42 s": a countdown that moves each second. */
+function countdownWords(secs) {
+  const s = Math.max(0, Math.round(secs));
+  if (s < 60) return `${s} s`;
+  return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
 }
 
 function parseData(ev) {
@@ -379,12 +473,31 @@ function follow(url) {
       fn(parseData(ev));
     });
 
+  // Waiting in line: the server re-reports the place and the wait whenever
+  // the line moves and every few seconds. A change of place is announced
+  // (politely, in #status); the countdown ticks each second in the
+  // aria-hidden part, so it is seen but not read out every second.
+  let queuedPos = -1;
+  let queuedUntil = 0;
   on('queued', (d) => {
-    const pos = Number(d.position) || 0;
-    const where = pos <= 1 ? 'you are next' : `you are ${ordinal(pos)} in line`;
-    const text = `Waiting for a slot: ${where}, ${aboutSeconds(d.wait_seconds)}`;
-    announce(text);
-    setTypingText('Waiting for a slot…');
+    const pos = Math.max(1, Number(d.position) || 1);
+    const secs = Math.max(0, Number(d.wait_seconds) || 0);
+    queuedUntil = Date.now() + secs * 1000;
+    const countdown = () => {
+      const left = Math.max(0, Math.ceil((queuedUntil - Date.now()) / 1000));
+      return left > 0 ? ` Your turn in about ${countdownWords(left)}.` : ' Your turn any moment now.';
+    };
+    if (pos !== queuedPos) {
+      queuedPos = pos;
+      const where = pos === 1 ? 'Your message is next in line.' : `Your message is ${ordinal(pos)} in line.`;
+      announce(`${where} The intake service answers only a few requests a minute, shared by everyone using this app.`, {
+        extra: countdown(),
+      });
+      statusTicker = setInterval(() => setStatusExtra(countdown()), 1000);
+      setTypingText(pos === 1 ? 'Waiting in line: next' : `Waiting in line: ${ordinal(pos)}`);
+    } else {
+      setStatusExtra(countdown());
+    }
   });
 
   on('started', () => {
@@ -409,14 +522,30 @@ function follow(url) {
     announce('Reply complete. Preparing the next step…');
   });
 
-  on('compiling', () => {
-    setTypingText('Compiling the clinical summary…');
-    announce('Compiling the clinical summary…');
+  // The service compiles a summary after every turn; only the last one
+  // (terminal) means the intake is closing, and only then is it worth saying.
+  let closing = false;
+  on('compiling', (d) => {
+    if (d.terminal !== true) return;
+    closing = true;
+    setTypingText('Finishing this intake…');
+    announce('Your answers are in. Writing a summary of this conversation for the clinical team…');
   });
 
-  on('progress', (d) => {
-    const chars = Number(d.chars);
-    if (Number.isFinite(chars) && chars > 0) setStatusExtra(` ${fmt(chars)} characters`);
+  on('progress', () => {
+    if (closing) setStatusExtra(' still writing…');
+  });
+
+  // The upstream stream broke off: what streamed may be all there is, or
+  // the message may not have been kept. Say so; the final word (a final or
+  // failed event) comes from the app's check with the service.
+  on('interrupted', (d) => {
+    stopTicker();
+    const text = d.cut_off
+      ? 'The reply was cut off. Checking with the intake service whether your message was kept…'
+      : 'The connection to the intake service broke. Checking whether your message arrived…';
+    setTypingText('Checking with the intake service…');
+    announce(text);
   });
 
   // final and failed both end the turn: swap in the server's fragments.
@@ -426,13 +555,22 @@ function follow(url) {
     swapTurn(d.turn_html);
     if (d.head_html) replaceById('intake-head', d.head_html);
     if (d.state_html) replaceById('state', d.state_html);
+    // The emergency card (role="alert") announces itself once inserted.
+    if (d.emergency_html) replaceById('emergency', d.emergency_html);
     if (d.composer_html) replaceComposer(d.composer_html);
     setSendDisabled(false);
+    keepFocus();
   };
 
   on('final', (d) => {
     settle(d);
-    announce(d.terminal ? 'Reply received. This intake is complete: no more messages can be sent.' : 'Reply received.');
+    if (d.emergency_html) {
+      // The card's alert is the announcement: the status says nothing more.
+      announce('');
+      doc.getElementById('emergency')?.scrollIntoView({ block: 'start' });
+    } else {
+      announce(d.terminal ? 'Reply received. This intake has ended: no more messages can be sent.' : 'Reply received.');
+    }
   });
 
   on('failed', (d) => {
