@@ -340,13 +340,10 @@ func landedReply(conv []intakeapi.Message, prior int, m string) (string, bool) {
 	if patients <= prior || conv[last].Text != m {
 		return "", false
 	}
-	for _, next := range conv[last+1:] {
-		if next.Role == intakeapi.RoleAssistant {
-			return next.Text, true
-		}
-		break
+	if next := last + 1; next < len(conv) && conv[next].Role == intakeapi.RoleAssistant {
+		return conv[next].Text, true
 	}
-	return "", true
+	return "", true // landed, its reply not in the record yet
 }
 
 func (r *Runner) completedBefore(ctx context.Context, t *bff.Turn) (int, error) {

@@ -668,41 +668,43 @@ func (l *progressLog) last() pacer.Progress {
 // every ProgressEvery as it counts down, with nothing else in the queue
 // changing, and at once when a waiter ahead leaves.
 func TestProgressMovesWhileWaiting(t *testing.T) {
-	clk := pacertest.NewClock(t0)
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk, ProgressEvery: 5 * time.Second})
-	fill(t, p, 1) // the window is full until 60 s
+	inBubble(t, func(t *testing.T) {
+		clk := &clock{}
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk, ProgressEvery: 5 * time.Second})
+		fill(t, p, 1) // the window is full until 60 s
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ahead := make(chan error, 1)
-	go func() {
-		_, err := p.Wait(ctx, read(pacer.PatientTurn))
-		ahead <- err
-	}()
-	waitFor(t, "the first waiter queued", func() bool { return p.Stats().Waiting == 1 })
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		ahead := make(chan error, 1)
+		go func() {
+			_, err := p.Wait(ctx, read(pacer.PatientTurn))
+			ahead <- err
+		}()
+		settled(t, "the first waiter queued", func() bool { return p.Stats().Waiting == 1 })
 
-	log := &progressLog{}
-	c := read(pacer.PatientTurn)
-	c.Progress = log.record
-	granted := make(chan struct{})
-	go func() {
-		mustWait(t, p, c)(intakeapi.Outcome{Status: 200})
-		close(granted)
-	}()
-	waitFor(t, "second in line, two minutes", func() bool { return log.last() == pacer.Progress{Position: 2, Wait: 2 * time.Minute} })
+		log := &progressLog{}
+		c := read(pacer.PatientTurn)
+		c.Progress = log.record
+		granted := make(chan struct{})
+		go func() {
+			mustWait(t, p, c)(intakeapi.Outcome{Status: 200})
+			close(granted)
+		}()
+		settled(t, "second in line, two minutes", func() bool { return log.last() == pacer.Progress{Position: 2, Wait: 2 * time.Minute} })
 
-	// Time passes, nothing else changes: the estimate counts down.
-	for i, want := range []time.Duration{115 * time.Second, 110 * time.Second, 105 * time.Second} {
-		clk.Advance(5 * time.Second)
-		waitFor(t, fmt.Sprintf("tick %d re-reported", i+1), func() bool { return log.last() == pacer.Progress{Position: 2, Wait: want} })
-	}
-	// The waiter ahead leaves: moved up at once, with a shorter wait.
-	cancel()
-	recv(t, "the first waiter to leave", ahead)
-	waitFor(t, "moved to the front", func() bool { return log.last() == pacer.Progress{Position: 1, Wait: 45 * time.Second} })
-	clk.AdvanceTo(at(time.Minute))
-	recv(t, "the grant", granted)
-	if n := clk.Pending(); n != 0 {
-		t.Fatalf("%d timers left running", n)
-	}
+		// Time passes, nothing else changes: the estimate counts down.
+		for i, want := range []time.Duration{115 * time.Second, 110 * time.Second, 105 * time.Second} {
+			sleepUntil(at(time.Duration(i+1) * 5 * time.Second))
+			settled(t, fmt.Sprintf("tick %d re-reported", i+1), func() bool { return log.last() == pacer.Progress{Position: 2, Wait: want} })
+		}
+		// The waiter ahead leaves: moved up at once, with a shorter wait.
+		cancel()
+		if err := <-ahead; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the first waiter: %v", err)
+		}
+		settled(t, "moved to the front", func() bool { return log.last() == pacer.Progress{Position: 1, Wait: 45 * time.Second} })
+		sleepUntil(at(time.Minute))
+		<-granted
+		settled(t, "no timers left", func() bool { return clk.pending() == 0 })
+	})
 }
