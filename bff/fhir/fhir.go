@@ -19,6 +19,7 @@
 package fhir
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -78,13 +79,21 @@ type Input struct {
 	Release   string      // x-service-release of that read
 }
 
-// Document returns the bundle as indented JSON.
+// Document returns the bundle as indented JSON (markup in the narratives
+// left unescaped: it is XHTML, and JSON needs no escaping of it).
 func Document(in Input) ([]byte, error) {
 	b, err := NewBundle(in)
 	if err != nil {
 		return nil, err
 	}
-	return json.MarshalIndent(b, "", "  ")
+	var w bytes.Buffer
+	enc := json.NewEncoder(&w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(b); err != nil {
+		return nil, err
+	}
+	return w.Bytes(), nil
 }
 
 // intake states as the document sees them.
@@ -94,14 +103,14 @@ const (
 	stateExpired = "expired"
 )
 
-// state is closed for a terminal handoff or a closed intake, expired for an
-// expired one, else open.
+// state is expired for an expired intake (whose handoff may say terminal),
+// closed for a closed intake or a terminal handoff, else open.
 func state(in Input) string {
 	switch {
-	case in.Handoff.Terminal || (in.Intake != nil && in.Intake.Status == bff.StatusClosed):
-		return stateClosed
 	case in.Intake != nil && in.Intake.Status == bff.StatusExpired:
 		return stateExpired
+	case in.Handoff.Terminal || (in.Intake != nil && in.Intake.Status == bff.StatusClosed):
+		return stateClosed
 	}
 	return stateOpen
 }
