@@ -421,6 +421,17 @@ func (b *builder) provenance(target Reference) *Provenance {
 		OccurredDateTime: b.when, Recorded: instant(recorded),
 		Agent: []ProvenanceAgent{{Type: &CodeableConcept{Coding: []Coding{{System: participant, Code: "author", Display: "Author"}}}, Who: b.device}}}
 	pv := b.h.Provenance
+	// The agent's display names the release and model the Device carries.
+	var who []string
+	if v := deref(pv.Release); v != "" {
+		who = append(who, "release "+v)
+	}
+	if v := deref(pv.ServerModel); v != "" {
+		who = append(who, "model "+v)
+	}
+	if len(who) > 0 {
+		p.Agent[0].Who.Display = "Clinical Intake Service engine, " + strings.Join(who, ", ")
+	}
 	for _, e := range []struct {
 		system, display string
 		val             *string

@@ -170,6 +170,9 @@ func TestClosedIntake(t *testing.T) {
 		t.Fatalf("device %v", dev)
 	}
 	prov := b.Resources("Provenance")[0]
+	if get(prov, "agent", "who", "display") != "Clinical Intake Service engine, release 2026.11.2, model rules-1" {
+		t.Errorf("provenance agent %v", prov["agent"])
+	}
 	if prov["recorded"] != "2026-11-23T09:12:31Z" || len(prov["entity"].([]any)) != 4 || get(prov, "entity", "what", "identifier", "value") != "aud_9f8e7d" {
 		t.Fatalf("provenance %v", prov)
 	}
