@@ -38,6 +38,7 @@ const (
 	AuditSignOut      = "sign_out"
 	AuditViewHandoff  = "view_handoff"
 	AuditDownload     = "download_handoff"
+	AuditDownloadFHIR = "download_fhir"
 	AuditRefresh      = "refresh_handoff"
 	AuditReview       = "review"
 )

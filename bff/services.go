@@ -59,6 +59,13 @@ type ReviewService interface {
 	// RawHandoff returns the handoff's bytes exactly as the service sent
 	// them, for download.
 	RawHandoff(ctx context.Context, clinician, id string) ([]byte, error)
+	// FHIRHandoff returns the handoff as a FHIR R4 document (a Bundle of
+	// type document, JSON, media type application/fhir+json; docs/fhir.md),
+	// read as Handoff reads it (a closed or expired intake's from the store,
+	// no upstream call; a stored copy when a re-read fails) and audited as
+	// AuditDownloadFHIR only. ENOTFOUND for no such intake; the upstream
+	// error when nothing is stored and the read fails.
+	FHIRHandoff(ctx context.Context, clinician, id string) ([]byte, error)
 	// MarkReviewed records a review; EINVALID for a note over 2,000
 	// characters, ENOTFOUND for no such intake.
 	MarkReviewed(ctx context.Context, clinician, id, note string) (*Review, error)

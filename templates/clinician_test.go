@@ -217,8 +217,25 @@ func TestWorklistRows(t *testing.T) {
 	if len(trs) != 1 || !strings.Contains(text(trs[0]), "No intakes match this filter.") {
 		t.Fatalf("empty state: %s", empty.src)
 	}
-	if td := all(trs[0], tag("td")); len(td) != 1 || attrOr(td[0], "colspan") != "10" {
-		t.Errorf("empty state should span the 10 columns")
+	if td := all(trs[0], tag("td")); len(td) != 1 || attrOr(td[0], "colspan") != "11" {
+		t.Errorf("empty state should span the 11 columns")
+	}
+}
+
+// A row offers the handoff's downloads: the JSON and the FHIR document,
+// each link named for its intake.
+func TestWorklistRowDownloads(t *testing.T) {
+	d := renderRows(t, WorklistRows([]WorklistRow{{ID: "enc_dl", URL: "/clinician/intakes/enc_dl", Status: "closed",
+		DownloadURL: "/clinician/intakes/enc_dl/handoff.json", FHIRURL: "/clinician/intakes/enc_dl/handoff.fhir.json"}}))
+	row := rowByID(t, d, "enc_dl")
+	var got []string
+	for _, a := range all(row, tag("a")) {
+		got = append(got, attrOr(a, "href")+" "+norm(text(a)))
+	}
+	want := []string{"/clinician/intakes/enc_dl enc_dl", "/clinician/intakes/enc_dl/handoff.json JSON of enc_dl",
+		"/clinician/intakes/enc_dl/handoff.fhir.json FHIR document of enc_dl"}
+	if !slices.Equal(got, want) {
+		t.Errorf("links %q, want %q", got, want)
 	}
 }
 
@@ -292,7 +309,7 @@ func TestWorklistPage(t *testing.T) {
 	for _, th := range all(tables[0], and(tag("th"), withAttr("scope", "col"))) {
 		cols = append(cols, norm(text(th)))
 	}
-	want := []string{"Intake", "Group", "Created", "Status", "Turns", "Safety status", "Disposition", "Urgent", "Protocol", "Reviewed"}
+	want := []string{"Intake", "Group", "Created", "Status", "Turns", "Safety status", "Disposition", "Urgent", "Protocol", "Reviewed", "Downloads"}
 	if !slices.Equal(cols, want) {
 		t.Errorf("columns %q, want %q", cols, want)
 	}

@@ -45,6 +45,10 @@ type WorklistRow struct {
 	Reviewed         bool
 	ReviewedBy       string
 	ReviewedAt       string
+	// DownloadURL and FHIRURL are the row's downloads: the handoff as the
+	// service sent it, and as a FHIR R4 document; "" offers none.
+	DownloadURL string
+	FHIRURL     string
 }
 
 // HandoffPage is the clinician's view of one handoff.
@@ -64,6 +68,7 @@ type HandoffPage struct {
 	// handoff can no longer change (closed or expired intakes).
 	RefreshAction string
 	DownloadURL   string // GET: the handoff as JSON, exactly as received
+	FHIRURL       string // GET: the handoff as a FHIR R4 document bundle
 	CSRF          string
 
 	SafetyStatus     string // as received; "" = null

@@ -51,6 +51,19 @@ func (s *Server) downloadHandoff(c *fiber.Ctx) error {
 	return c.Send(raw)
 }
 
+// downloadFHIR serves the handoff as a FHIR R4 document (docs/fhir.md).
+func (s *Server) downloadFHIR(c *fiber.Ctx) error {
+	id := utils.CopyString(c.Params("id"))
+	doc, err := s.reviews.FHIRHandoff(c.UserContext(), clinicianOf(c), id)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "application/fhir+json")
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="handoff-`+id+`.fhir.json"`)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Send(doc)
+}
+
 func (s *Server) renderHandoff(c *fiber.Ctx, refresh bool, note, noteErr string) error {
 	id := utils.CopyString(c.Params("id"))
 	rec, err := s.reviews.Handoff(c.UserContext(), clinicianOf(c), id, refresh)
@@ -75,6 +88,7 @@ func handoffPage(l templates.Layout, rec *bff.HandoffRecord) templates.HandoffPa
 		CapturedAt: clock(h.CapturedAt), FetchedAt: clock(rec.FetchedAt), Release: rec.Release,
 		Stale: rec.Stale, StaleReason: rec.StaleReason,
 		DownloadURL: "/clinician/intakes/" + in.ID + "/handoff.json", CSRF: l.CSRF,
+		FHIRURL:      "/clinician/intakes/" + in.ID + "/handoff.fhir.json",
 		SafetyStatus: val(h.SafetyStatus), Disposition: val(h.Disposition), DispositionLabel: val(h.DispositionLabel),
 		IntakeStatus: val(h.IntakeStatus),
 		SOAP:         templates.SOAPView{Subjective: h.SOAP.Subjective, Objective: h.SOAP.Objective, Assessment: h.SOAP.Assessment, Plan: h.SOAP.Plan},

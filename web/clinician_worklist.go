@@ -82,6 +82,8 @@ func worklistRows(items []bff.WorkItem) []templates.WorklistRow {
 			Created: compact(in.CreatedAt), Updated: compact(in.UpdatedAt), Status: in.Status, Turns: in.TurnCount,
 			SafetyStatus: in.SafetyStatus, DispositionLabel: in.DispositionLabel, Urgent: in.Urgent,
 			ActiveProtocol: in.ActiveProtocol,
+			DownloadURL:    "/clinician/intakes/" + in.ID + "/handoff.json",
+			FHIRURL:        "/clinician/intakes/" + in.ID + "/handoff.fhir.json",
 		}
 		if it.Review != nil {
 			r.Reviewed, r.ReviewedBy, r.ReviewedAt = true, it.Review.Clinician, compact(it.Review.ReviewedAt)

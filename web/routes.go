@@ -59,6 +59,7 @@ func (s *Server) routes() *fiber.App {
 	clin.Get("/audit", s.showAudit)
 	clin.Get("/intakes/:id", s.showHandoff)
 	clin.Get("/intakes/:id/handoff.json", s.downloadHandoff)
+	clin.Get("/intakes/:id/handoff.fhir.json", s.downloadFHIR)
 	clin.Post("/intakes/:id/refresh", s.refreshHandoff)
 	clin.Post("/intakes/:id/review", s.reviewHandoff)
 

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/fhir"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/upstream"
@@ -82,15 +83,36 @@ type fetched struct {
 // bff.ReviewService. A handoff read from the service is decoded once and
 // shown even if storing it fails.
 func (s *Service) Handoff(ctx context.Context, clinician, id string, refresh bool) (*bff.HandoffRecord, error) {
-	in, err := s.intakes.Intake(ctx, id)
+	rec, read, err := s.record(ctx, id, refresh)
 	if err != nil {
 		return nil, err
+	}
+	if rec.Reviews, err = s.reviews.Reviews(ctx, id); err != nil {
+		return nil, err
+	}
+	action, detail := bff.AuditViewHandoff, ""
+	if refresh {
+		action = bff.AuditRefresh
+	}
+	if read {
+		detail = "read from the service"
+	}
+	bff.Record(ctx, s.audit, s.log, s.now(), clinician, action, id, detail)
+	return rec, nil
+}
+
+// record reads an intake's handoff as Handoff does, without its reviews and
+// without an audit entry; read says a fresh copy came from the service.
+func (s *Service) record(ctx context.Context, id string, refresh bool) (*bff.HandoffRecord, bool, error) {
+	in, err := s.intakes.Intake(ctx, id)
+	if err != nil {
+		return nil, false, err
 	}
 	bff.MarkExpired(ctx, s.intakes, s.log, in, s.now())
 	rec := &bff.HandoffRecord{Intake: in}
 	stored, err := s.handoffs.Store.Handoff(ctx, id)
 	if err != nil && bff.ErrorCode(err) != bff.ENOTFOUND {
-		return nil, err
+		return nil, false, err
 	}
 	age := time.Duration(1<<62 - 1)
 	if stored != nil {
@@ -114,27 +136,38 @@ func (s *Service) Handoff(ctx context.Context, clinician, id string, refresh boo
 			rec.Stale, rec.StaleReason = true, bff.ErrorMessage(upstream.Describe(err, s.now()))
 		default:
 			s.log.Warn("handoff read failed", "encounter_id", id, "err", err)
-			return nil, upstream.Describe(err, s.now())
+			return nil, false, upstream.Describe(err, s.now())
 		}
 	}
 	if rec.Handoff == nil {
 		if rec.Handoff, err = upstream.Decode(stored); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		rec.Raw, rec.FetchedAt, rec.Release = stored.JSON, stored.FetchedAt, stored.Release
 	}
-	if rec.Reviews, err = s.reviews.Reviews(ctx, id); err != nil {
+	return rec, need && !rec.Stale, nil
+}
+
+// FHIRHandoff returns the handoff as a FHIR R4 document for download,
+// audited as a FHIR download (and nothing else): see bff.ReviewService.
+func (s *Service) FHIRHandoff(ctx context.Context, clinician, id string) ([]byte, error) {
+	rec, read, err := s.record(ctx, id, false)
+	if err != nil {
 		return nil, err
 	}
-	action, detail := bff.AuditViewHandoff, ""
-	if refresh {
-		action = bff.AuditRefresh
+	doc, err := fhir.Document(fhir.Input{Handoff: rec.Handoff, Intake: rec.Intake, FetchedAt: rec.FetchedAt, Release: rec.Release})
+	if err != nil {
+		return nil, err
 	}
-	if need && !rec.Stale {
+	detail := ""
+	if read {
 		detail = "read from the service"
 	}
-	bff.Record(ctx, s.audit, s.log, s.now(), clinician, action, id, detail)
-	return rec, nil
+	if rec.Stale {
+		detail = "stored copy (a fresh read failed)"
+	}
+	bff.Record(ctx, s.audit, s.log, s.now(), clinician, bff.AuditDownloadFHIR, id, detail)
+	return doc, nil
 }
 
 // RawHandoff returns the stored handoff bytes for download, audited. It
