@@ -121,6 +121,15 @@ func (s *Service) record(ctx context.Context, id string, refresh bool) (*bff.Han
 	need := stored == nil || (!stored.Terminal && (age > openHandoffMaxAge || (refresh && age > refreshMinInterval)))
 	if need {
 		v, err, _ := s.reads.Do(id, func() (any, error) {
+			// A read that finished while this caller was on its way
+			// (between its look at the store and here) is as fresh.
+			if again, err := s.handoffs.Store.Handoff(ctx, id); err == nil && (stored == nil || again.FetchedAt.After(stored.FetchedAt)) {
+				h, err := upstream.Decode(again)
+				if err != nil {
+					return nil, err
+				}
+				return &fetched{h: h, raw: again.JSON, release: again.Release, at: again.FetchedAt}, nil
+			}
 			h, release, err := s.handoffs.Read(context.WithoutCancel(ctx), id, intakeapi.PriorityClinicianRead, true)
 			if err != nil {
 				return nil, err
