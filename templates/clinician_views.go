@@ -129,3 +129,20 @@ type AuditRow struct {
 	IntakeID                  string
 	IntakeURL                 string // "" when the entry concerns no intake
 }
+
+// FaultsPage is the embedded sandbox's fault panel.
+type FaultsPage struct {
+	Layout
+	Action   string // POST URL of the form
+	Kinds    []FaultKindOption
+	Kind     string // kept after an error
+	IntakeID string
+	Count    string
+	Errors   FieldErrors // keys: kind, intake, count; shown in the error summary and beside each field
+	Armed    string      // what was just armed ("" = nothing)
+}
+
+// FaultKindOption is one fault kind and what a turn that meets it gets.
+type FaultKindOption struct {
+	Kind, Effect string
+}

@@ -61,6 +61,10 @@ func (s *Server) routes() *fiber.App {
 	clin.Get("/intakes/:id/handoff.json", s.downloadHandoff)
 	clin.Post("/intakes/:id/refresh", s.refreshHandoff)
 	clin.Post("/intakes/:id/review", s.reviewHandoff)
+	if s.deps.Faults != nil { // the embedded sandbox with faults on
+		clin.Get("/faults", s.showFaults)
+		clin.Post("/faults", s.armFault)
+	}
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app

@@ -64,6 +64,9 @@ type Deps struct {
 	// MetricsHandler serves /metrics (all of the app's collectors).
 	Metrics        prometheus.Registerer
 	MetricsHandler http.Handler
+	// Faults arms the embedded sandbox's faults; nil (a real upstream, or
+	// faults off) shows no fault panel.
+	Faults bff.FaultArmer
 }
 
 // New builds the web front; Listen starts serving.
