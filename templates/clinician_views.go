@@ -139,7 +139,6 @@ type FaultsPage struct {
 	IntakeID string
 	Count    string
 	Errors   FieldErrors // keys: kind, intake, count; shown in the error summary and beside each field
-	Armed    string      // what was just armed ("" = nothing)
 }
 
 // FaultKindOption is one fault kind and what a turn that meets it gets.

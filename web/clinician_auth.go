@@ -72,6 +72,7 @@ func (s *Server) clinicianLayout(c *fiber.Ctx, title string) templates.Layout {
 	}
 	l.SignedInAs = clinicianOf(c)
 	l.SignOutURL = "/clinician/signout"
+	l.Flash = s.takeFlash(c)
 	return l
 }
 
@@ -80,6 +81,7 @@ func (s *Server) showSignIn(c *fiber.Ctx) error {
 		return c.Redirect("/clinician", http.StatusSeeOther)
 	}
 	page := templates.SignInPage{Layout: s.layout(c, "Clinician sign-in"), Action: "/clinician/signin", Next: localNext(c.Query("next"))}
+	page.Flash = s.takeFlash(c)
 	return render(c, http.StatusOK, templates.SignInPageView(page))
 }
 
@@ -117,6 +119,7 @@ func (s *Server) signOut(c *fiber.Ctx) error {
 	}
 	s.sessions.Remove(ctx, sessClinician)
 	s.sessions.Put(ctx, sessCSRF, randomHex(32))
+	s.setFlash(c, "You are signed out.")
 	return c.Redirect("/clinician/signin", http.StatusSeeOther)
 }
 

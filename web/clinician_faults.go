@@ -25,11 +25,7 @@ func (s *Server) faultsPage(c *fiber.Ctx) templates.FaultsPage {
 
 // showFaults is the fault panel of the embedded sandbox.
 func (s *Server) showFaults(c *fiber.Ctx) error {
-	p := s.faultsPage(c)
-	if k := c.Query("armed"); bff.IsFaultKind(k) {
-		p.Armed = "Fault armed: " + k + "."
-	}
-	return render(c, http.StatusOK, templates.FaultsPageView(p))
+	return render(c, http.StatusOK, templates.FaultsPageView(s.faultsPage(c)))
 }
 
 // armFault arms a fault and shows the panel again (post-redirect-get); a
@@ -55,7 +51,12 @@ func (s *Server) armFault(c *fiber.Ctx) error {
 		var be *bff.Error
 		switch {
 		case err == nil:
-			return c.Redirect(faultsPath+"?armed="+kind, http.StatusSeeOther)
+			target := "every intake"
+			if f.IntakeID != "" {
+				target = f.IntakeID
+			}
+			s.setFlash(c, "Fault armed: "+kind+" for the next "+turnsText(f.Count)+" of "+target+".")
+			return c.Redirect(faultsPath, http.StatusSeeOther)
 		case errors.As(err, &be) && be.Field != "":
 			errs[be.Field] = be.Message
 		default:
@@ -68,4 +69,11 @@ func (s *Server) armFault(c *fiber.Ctx) error {
 		p.IntakeID = p.IntakeID[:64]
 	}
 	return render(c, http.StatusUnprocessableEntity, templates.FaultsPageView(p))
+}
+
+func turnsText(n int) string {
+	if n == 1 {
+		return "turn"
+	}
+	return itoa(n) + " turns"
 }

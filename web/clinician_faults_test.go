@@ -73,7 +73,7 @@ func TestFaultPanelArmsAFault(t *testing.T) {
 	if ok.status != http.StatusSeeOther || !strings.HasPrefix(ok.header.Get("Location"), "/clinician/faults") {
 		t.Fatalf("arming: %d %s", ok.status, ok.header.Get("Location"))
 	}
-	if p := b.get(ok.header.Get("Location")); !strings.Contains(p.body, "Fault armed: upstream_error") {
+	if p := b.get(ok.header.Get("Location")); !strings.Contains(p.body, "Fault armed: upstream_error for the next turn of "+id) {
 		t.Error("the panel does not say the fault was armed")
 	}
 	before := a.upstreamTurns()

@@ -94,6 +94,14 @@ func (a *App) assemble(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	flashHash, err := a.db.Secret(ctx, "flash-hash", 32)
+	if err != nil {
+		return err
+	}
+	flashBlock, err := a.db.Secret(ctx, "flash-block", 32)
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	m := newUpstreamMetrics(reg)
 	a.pacer = pacer.New(pacer.Config{
@@ -131,6 +139,7 @@ func (a *App) assemble(ctx context.Context) error {
 	}
 	a.Server, err = web.New(cfg.Config, web.Deps{
 		Patients: patients, Reviews: reviews, Accounts: a.accounts, Sessions: a.sstore, CSRFKey: csrfKey,
+		FlashHashKey: flashHash, FlashBlockKey: flashBlock,
 		Release: a.client.Release, Ready: a.ready.check, Faults: faults,
 		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),
 	})
