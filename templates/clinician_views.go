@@ -33,6 +33,8 @@ type WorklistFilter struct {
 type WorklistRow struct {
 	ID               string
 	URL              string // the handoff view
+	Opening          string // the patient's first message, shortened for the row ("" = none yet)
+	OpeningFull      string // the whole first message, for screen readers when Opening is shortened
 	Group            string // "Urgent", "Awaiting review", "Open", "Expired", "Reviewed"
 	Created          string
 	Updated          string

@@ -122,7 +122,7 @@ func (a *App) assemble(ctx context.Context) error {
 		Now: cfg.Now, Logger: a.log.With("component", "turns"),
 	})
 	reviews := review.New(review.Deps{
-		Client: a.client, Intakes: a.db, Handoffs: a.db, Reviews: a.db, Audit: a.db, Feed: feed,
+		Client: a.client, Intakes: a.db, Handoffs: a.db, Reviews: a.db, Audit: a.db, Worklist: a.db, Feed: feed,
 		Now: cfg.Now, Logger: a.log.With("component", "review"),
 	})
 	a.accounts = accounts.New(accounts.Deps{
