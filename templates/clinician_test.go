@@ -45,11 +45,11 @@ func renderRows(t *testing.T, c templ.Component) *doc {
 // stylesheet and module script, and nothing a strict CSP would block.
 func checkClinicianPage(t *testing.T, d *doc) {
 	t.Helper()
-	css := d.all(and(tag("link"), withAttr("rel", "stylesheet"), withAttr("href", "/static/css/clinician.css")))
+	css := d.all(and(tag("link"), withAttr("rel", "stylesheet"), withAttr("href", asset("css/clinician.css"))))
 	if len(css) != 1 {
 		t.Errorf("%d clinician.css links, want 1", len(css))
 	}
-	js := d.all(and(tag("script"), withAttr("src", "/static/js/clinician.js"), withAttr("type", "module")))
+	js := d.all(and(tag("script"), withAttr("src", asset("js/clinician.js")), withAttr("type", "module")))
 	if len(js) != 1 {
 		t.Errorf("%d clinician.js module scripts, want 1", len(js))
 	}
