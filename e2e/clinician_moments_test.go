@@ -107,6 +107,17 @@ func TestClinicianMoments(t *testing.T) {
 	// On a phone the worklist is a list of cards: nothing scrolls sideways,
 	// Disposition and Urgent are on screen.
 	phone := newPage(t, playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 390, Height: 844}, IsMobile: playwright.Bool(true), HasTouch: playwright.Bool(true)})
+	// A wrong password first: the error summary takes the focus and links
+	// the Username field.
+	_, err = phone.Goto(a.URL + "/clinician/signin")
+	must(t, err, "open the sign-in page")
+	submitSignIn(t, phone, clinUser, "not the password!")
+	must(t, expect.Locator(phone.Locator("#error-summary")).ToBeFocused(), "the sign-in error summary has the focus")
+	must(t, expect.Locator(phone.Locator("#error-summary a")).ToHaveAttribute("href", "#username"), "the error links the Username field")
+	must(t, phone.Locator("#error-summary a").Click(), "follow the error's link")
+	must(t, expect.Locator(byLabel(phone, "Username")).ToBeFocused(), "the link leads to the Username field")
+	shot(t, phone, "moments-06-signin-error-phone")
+	audit(t, phone, "sign-in error on a phone")
 	clinicianSignIn(t, phone, a)
 	prow := worklistRow(phone, id)
 	must(t, expect.Locator(prow).ToBeVisible(), "the intake's row")

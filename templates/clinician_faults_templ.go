@@ -35,7 +35,7 @@ func clinicianErrorSummary(errs FieldErrors, fields ...string) templ.Component {
 		}
 		ctx = templ.ClearChildren(ctx)
 		if hasFieldErrors(errs) {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"error-summary\" id=\"error-summary\" tabindex=\"-1\" aria-labelledby=\"error-summary-title\" data-error-summary><h2 id=\"error-summary-title\">There is a problem</h2><ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"error-summary\" id=\"error-summary\" role=\"alert\" tabindex=\"-1\" aria-labelledby=\"error-summary-title\" data-error-summary><h2 id=\"error-summary-title\">There is a problem</h2><ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

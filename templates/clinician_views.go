@@ -9,7 +9,11 @@ type SignInPage struct {
 	Action   string // "/clinician/signin"
 	Next     string // where to go after signing in (a local path)
 	Username string // kept after a failure
-	Error    string // shown above the form (role="alert")
+	Error    string // shown in the error summary above the form
+	// ErrorField is the field Error links to: "username" (wrong
+	// credentials: the first field to check), "password", or "" for an
+	// error of the whole form (too many attempts).
+	ErrorField string
 }
 
 // WorklistPage lists every intake for review.

@@ -92,13 +92,17 @@ func (s *Server) signIn(c *fiber.Ctx) error {
 	next := localNext(c.FormValue("next"))
 	_, err := s.accounts.SignIn(c.UserContext(), username, c.FormValue("password"), c.IP())
 	if err != nil {
-		if code := bff.ErrorCode(err); code != bff.EUNAUTHORIZED && code != bff.ERATELIMIT && code != bff.EINVALID {
+		code := bff.ErrorCode(err)
+		if code != bff.EUNAUTHORIZED && code != bff.ERATELIMIT && code != bff.EINVALID {
 			return err
 		}
 		if len(username) > bff.MaxUsernameChars {
 			username = "" // a refused over-long name is not sent back
 		}
 		page := templates.SignInPage{Layout: s.layout(c, "Clinician sign-in"), Action: "/clinician/signin", Next: next, Username: username, Error: bff.ErrorMessage(err)}
+		if code != bff.ERATELIMIT {
+			page.ErrorField = "username"
+		}
 		return render(c, statusOf(err), templates.SignInPageView(page))
 	}
 	ctx := c.UserContext()

@@ -55,7 +55,7 @@ func TestFaultPanelArmsAFault(t *testing.T) {
 	if bad.status != http.StatusUnprocessableEntity {
 		t.Fatalf("a bad form: %d", bad.status)
 	}
-	for _, want := range []string{`id="error-summary" tabindex="-1"`, `href="#kind"`, `href="#count"`, `value="enc_nope"`} {
+	for _, want := range []string{`id="error-summary" role="alert" tabindex="-1"`, `href="#kind"`, `href="#count"`, `value="enc_nope"`} {
 		if !strings.Contains(bad.body, want) {
 			t.Errorf("the refused form lacks %q", want)
 		}
