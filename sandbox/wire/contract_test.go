@@ -60,8 +60,7 @@ var (
 		"Turn.trace_id":    "in the spec's abridged overview, typeless; the sandbox does not send it",
 	}
 	// Properties typed number that Go reads as an integer.
-	numberAsInteger = map[string]string{
-	}
+	numberAsInteger = map[string]string{}
 	// Open enumerations whose known values are named only in prose: the
 	// description that must name each constant in backquotes.
 	openEnumProse = map[string]string{
