@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -20,7 +21,7 @@ import (
 func startFaultsApp(t *testing.T) *app {
 	t.Helper()
 	st := apptest.Start(t, apptest.Options{
-		FragmentDelay: 40e6, // 40 ms
+		FragmentDelay: 40 * time.Millisecond,
 		Clinicians:    map[string]string{clinUser: clinPassword},
 		App:           func(c *appwire.Config) { c.SandboxFaults = true },
 	})
