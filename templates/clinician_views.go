@@ -9,7 +9,11 @@ type SignInPage struct {
 	Action   string // "/clinician/signin"
 	Next     string // where to go after signing in (a local path)
 	Username string // kept after a failure
-	Error    string // shown above the form (role="alert")
+	Error    string // shown in the error summary above the form
+	// ErrorField is the field Error links to: "username" (wrong
+	// credentials: the first field to check), "password", or "" for an
+	// error of the whole form (too many attempts).
+	ErrorField string
 }
 
 // WorklistPage lists every intake for review.
@@ -33,6 +37,8 @@ type WorklistFilter struct {
 type WorklistRow struct {
 	ID               string
 	URL              string // the handoff view
+	Opening          string // the patient's first message, shortened for the row ("" = none yet)
+	OpeningFull      string // the whole first message, for screen readers when Opening is shortened
 	Group            string // "Urgent", "Awaiting review", "Open", "Expired", "Reviewed"
 	Created          string
 	Updated          string
@@ -133,4 +139,20 @@ type AuditRow struct {
 	At, Actor, Action, Detail string
 	IntakeID                  string
 	IntakeURL                 string // "" when the entry concerns no intake
+}
+
+// FaultsPage is the embedded sandbox's fault panel.
+type FaultsPage struct {
+	Layout
+	Action   string // POST URL of the form
+	Kinds    []FaultKindOption
+	Kind     string // kept after an error
+	IntakeID string
+	Count    string
+	Errors   FieldErrors // keys: kind, intake, count; shown in the error summary and beside each field
+}
+
+// FaultKindOption is one fault kind and what a turn that meets it gets.
+type FaultKindOption struct {
+	Kind, Effect string
 }

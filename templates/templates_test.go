@@ -58,7 +58,7 @@ func TestLayoutLandmarksAndHead(t *testing.T) {
 		t.Errorf("csrf meta: %v", metas)
 	}
 	scripts := d.all(tag("script"))
-	if len(scripts) != 1 || attrOr(scripts[0], "src") != "/static/js/app.js" || attrOr(scripts[0], "type") != "module" {
+	if len(scripts) != 1 || attrOr(scripts[0], "src") != asset("js/app.js") || attrOr(scripts[0], "type") != "module" {
 		t.Errorf("want exactly one module script from /static/js/app.js")
 	}
 	if strings.TrimSpace(text(scripts[0])) != "" {
@@ -67,7 +67,7 @@ func TestLayoutLandmarksAndHead(t *testing.T) {
 	if st := d.all(func(n *html.Node) bool { _, ok := attr(n, "style"); return ok || n.Data == "style" }); len(st) > 0 {
 		t.Errorf("inline styles would need 'unsafe-inline': %d", len(st))
 	}
-	if l := d.all(and(tag("link"), withAttr("rel", "stylesheet"))); len(l) != 1 || attrOr(l[0], "href") != "/static/css/app.css" {
+	if l := d.all(and(tag("link"), withAttr("rel", "stylesheet"))); len(l) != 1 || attrOr(l[0], "href") != asset("css/app.css") {
 		t.Errorf("stylesheet link missing")
 	}
 	if !strings.Contains(text(d.all(tag("header"))[0]), "Embedded sandbox upstream — synthetic data only") {

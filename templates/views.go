@@ -17,6 +17,7 @@ type Layout struct {
 	SignedInAs string    // clinician username; "" for patients
 	// SignOutURL is where the sign-out form posts; "" means "/signout".
 	SignOutURL string
+	Flash      string // a one-time message after a redirect ("Review saved."); "" = none
 }
 
 // NavLink is one header navigation entry.

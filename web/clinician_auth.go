@@ -67,8 +67,12 @@ func (s *Server) clinicianLayout(c *fiber.Ctx, title string) templates.Layout {
 		{Label: "Worklist", URL: "/clinician", Current: path == "/clinician"},
 		{Label: "Audit log", URL: "/clinician/audit", Current: path == "/clinician/audit"},
 	}
+	if s.deps.Faults != nil {
+		l.Nav = append(l.Nav, templates.NavLink{Label: "Sandbox faults", URL: faultsPath, Current: path == faultsPath})
+	}
 	l.SignedInAs = clinicianOf(c)
 	l.SignOutURL = "/clinician/signout"
+	l.Flash = s.takeFlash(c)
 	return l
 }
 
@@ -77,6 +81,7 @@ func (s *Server) showSignIn(c *fiber.Ctx) error {
 		return c.Redirect("/clinician", http.StatusSeeOther)
 	}
 	page := templates.SignInPage{Layout: s.layout(c, "Clinician sign-in"), Action: "/clinician/signin", Next: localNext(c.Query("next"))}
+	page.Flash = s.takeFlash(c)
 	return render(c, http.StatusOK, templates.SignInPageView(page))
 }
 
@@ -87,13 +92,17 @@ func (s *Server) signIn(c *fiber.Ctx) error {
 	next := localNext(c.FormValue("next"))
 	_, err := s.accounts.SignIn(c.UserContext(), username, c.FormValue("password"), c.IP())
 	if err != nil {
-		if code := bff.ErrorCode(err); code != bff.EUNAUTHORIZED && code != bff.ERATELIMIT && code != bff.EINVALID {
+		code := bff.ErrorCode(err)
+		if code != bff.EUNAUTHORIZED && code != bff.ERATELIMIT && code != bff.EINVALID {
 			return err
 		}
 		if len(username) > bff.MaxUsernameChars {
 			username = "" // a refused over-long name is not sent back
 		}
 		page := templates.SignInPage{Layout: s.layout(c, "Clinician sign-in"), Action: "/clinician/signin", Next: next, Username: username, Error: bff.ErrorMessage(err)}
+		if code != bff.ERATELIMIT {
+			page.ErrorField = "username"
+		}
 		return render(c, statusOf(err), templates.SignInPageView(page))
 	}
 	ctx := c.UserContext()
@@ -114,6 +123,7 @@ func (s *Server) signOut(c *fiber.Ctx) error {
 	}
 	s.sessions.Remove(ctx, sessClinician)
 	s.sessions.Put(ctx, sessCSRF, randomHex(32))
+	s.setFlash(c, "You are signed out.")
 	return c.Redirect("/clinician/signin", http.StatusSeeOther)
 }
 

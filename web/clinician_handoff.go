@@ -19,8 +19,12 @@ func (s *Server) showHandoff(c *fiber.Ctx) error {
 // refreshHandoff re-reads an open intake's handoff, then shows it (PRG).
 func (s *Server) refreshHandoff(c *fiber.Ctx) error {
 	id := utils.CopyString(c.Params("id"))
-	if _, err := s.reviews.Handoff(c.UserContext(), clinicianOf(c), id, true); err != nil {
+	rec, err := s.reviews.Handoff(c.UserContext(), clinicianOf(c), id, true)
+	if err != nil {
 		return err
+	}
+	if !rec.Stale { // a stale copy says so on the page itself
+		s.setFlash(c, "Handoff refreshed.")
 	}
 	return c.Redirect("/clinician/intakes/"+id, http.StatusSeeOther)
 }
@@ -35,6 +39,7 @@ func (s *Server) reviewHandoff(c *fiber.Ctx) error {
 		}
 		return err
 	}
+	s.setFlash(c, "Review saved.")
 	return c.Redirect("/clinician/intakes/"+id+"#reviews", http.StatusSeeOther)
 }
 

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -85,12 +87,31 @@ func worklistRows(items []bff.WorkItem) []templates.WorklistRow {
 			DownloadURL:    "/clinician/intakes/" + in.ID + "/handoff.json",
 			FHIRURL:        "/clinician/intakes/" + in.ID + "/handoff.fhir.json",
 		}
+		r.Opening, r.OpeningFull = shorten(it.Opening, openingChars)
 		if it.Review != nil {
 			r.Reviewed, r.ReviewedBy, r.ReviewedAt = true, it.Review.Clinician, compact(it.Review.ReviewedAt)
 		}
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// openingChars is how much of an opening message a worklist row shows.
+const openingChars = 80
+
+// shorten cuts s (spaces collapsed) to at most n characters at a word
+// boundary with an ellipsis; full is the whole text when it was cut, else "".
+func shorten(s string, n int) (short, full string) {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s, ""
+	}
+	r := []rune(s)[:n]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,.;:") + "…", s
 }
 
 func clock(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04:05 UTC") }

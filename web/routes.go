@@ -1,14 +1,12 @@
 package web
 
 import (
-	"io/fs"
-	"net/http"
 	"path"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
-	"github.com/gofiber/fiber/v2/middleware/filesystem"
+	"github.com/gofiber/fiber/v2/middleware/compress"
 
 	"github.com/clinical-intake/intake-web/static"
 )
@@ -33,10 +31,11 @@ func (s *Server) routes() *fiber.App {
 		Concurrency:  s.maxConns, // beyond it fasthttp answers 503 and closes
 	})
 	app.Use(s.recoverPanics, s.requestID, s.securityHeaders)
-	app.Use("/static", staticFilesOnly, filesystem.New(filesystem.Config{
-		Root:   http.FS(static.FS),
-		MaxAge: 3600,
-	}))
+	// Pages and assets are compressed (brotli or gzip, as the browser
+	// accepts); event streams are not (each event must leave at once), nor
+	// the operations endpoints (tiny, or read by machines).
+	app.Use(compress.New(compress.Config{Level: compress.LevelDefault, Next: uncompressed}))
+	app.Get("/static/*", serveStatic)
 	// Operations endpoints: no session, no CSRF.
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
@@ -62,18 +61,45 @@ func (s *Server) routes() *fiber.App {
 	clin.Get("/intakes/:id/handoff.fhir.json", s.downloadFHIR)
 	clin.Post("/intakes/:id/refresh", s.refreshHandoff)
 	clin.Post("/intakes/:id/review", s.reviewHandoff)
+	if s.deps.Faults != nil { // the embedded sandbox with faults on
+		clin.Get("/faults", s.showFaults)
+		clin.Post("/faults", s.armFault)
+	}
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
 }
 
-// staticFilesOnly answers 404 for anything under /static that is not a file
-// (a directory, a missing name): the filesystem middleware would otherwise
-// refuse directories with an error of its own.
-func staticFilesOnly(c *fiber.Ctx) error {
-	name := strings.TrimPrefix(path.Clean("/"+strings.TrimPrefix(c.Path(), "/static")), "/")
-	if fi, err := fs.Stat(static.FS, name); err != nil || !fi.Mode().IsRegular() {
+// uncompressed lists the responses sent as they are: event streams and the
+// operations endpoints.
+func uncompressed(c *fiber.Ctx) bool {
+	p := c.Path()
+	return strings.HasSuffix(p, "/events") || p == "/metrics" || p == "/healthz" || p == "/readyz"
+}
+
+// serveStatic serves the embedded assets. A content-hashed name
+// (/static/css/app.3f2a9c1d0b.css, what pages link: static.URL) is cached
+// for a year as immutable; the plain name (/static/css/app.css, linked by
+// pages rendered before a deploy) for five minutes. Both carry the hash as
+// their ETag. Anything else under /static is 404.
+func serveStatic(c *fiber.Ctx) error {
+	if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead {
+		return fiber.ErrMethodNotAllowed
+	}
+	a, hashed, ok := static.Lookup(strings.TrimPrefix(c.Path(), "/static/"))
+	if !ok {
 		return fiber.ErrNotFound
 	}
-	return c.Next()
+	if hashed {
+		c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+	} else {
+		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+	}
+	etag := `"` + a.Hash + `"`
+	c.Set(fiber.HeaderETag, etag)
+	if match := c.Get(fiber.HeaderIfNoneMatch); match != "" && strings.Contains(match, etag) {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	c.Type(path.Ext(a.Name))
+	return c.Send(a.Data) // the embedded bytes are never changed: Send may keep them
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
+	"github.com/gorilla/sessions"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -39,6 +40,7 @@ type Server struct {
 	accounts bff.AccountService
 	deps     Deps
 	csrfKey  csrfSigner
+	flash    *sessions.CookieStore // one-time messages (flash.go)
 	caps     *sessionCaps
 	settled  *settledRenders
 	maxConns int // connection cap after the open-file limit
@@ -56,7 +58,11 @@ type Deps struct {
 	Accounts bff.AccountService
 	Sessions scs.Store // where sessions are kept
 	CSRFKey  []byte    // signs the CSRF cookie of visitors without a stored session
-	Release  func() string
+	// FlashHashKey (32 bytes) authenticates and FlashBlockKey (32 bytes,
+	// AES-256) encrypts the flash-message cookie; keep both in the database
+	// so every replica and restart reads the same cookies.
+	FlashHashKey, FlashBlockKey []byte
+	Release                     func() string
 	// Ready reports the checks of /readyz beyond the web layer's own
 	// (database, upstream) and whether they all pass.
 	Ready func(ctx context.Context) (checks map[string]string, ready bool)
@@ -64,6 +70,9 @@ type Deps struct {
 	// MetricsHandler serves /metrics (all of the app's collectors).
 	Metrics        prometheus.Registerer
 	MetricsHandler http.Handler
+	// Faults arms the embedded sandbox's faults; nil (a real upstream, or
+	// faults off) shows no fault panel.
+	Faults bff.FaultArmer
 }
 
 // New builds the web front; Listen starts serving.
@@ -72,8 +81,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	if d.Patients == nil || d.Reviews == nil || d.Accounts == nil || d.Sessions == nil || len(d.CSRFKey) < 16 ||
+		len(d.FlashHashKey) != 32 || len(d.FlashBlockKey) != 32 ||
 		d.Ready == nil || d.Metrics == nil || d.MetricsHandler == nil {
-		return nil, errors.New("web: Patients, Reviews, Accounts, Sessions, CSRFKey (16 bytes or more), Ready, Metrics and MetricsHandler are required")
+		return nil, errors.New("web: Patients, Reviews, Accounts, Sessions, CSRFKey (16 bytes or more), FlashHashKey and FlashBlockKey (32 bytes each), Ready, Metrics and MetricsHandler are required")
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -99,6 +109,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.sessions.Cookie.HttpOnly = true
 	s.sessions.Cookie.SameSite = http.SameSiteLaxMode
 	s.sessions.Cookie.Secure = cfg.secureCookies()
+	s.flash = newFlashStore(d.FlashHashKey, d.FlashBlockKey, cfg.secureCookies())
 	s.caps = newSessionCaps(cfg.Limits)
 	s.settled = newSettledRenders()
 	if err := s.registerMetrics(d.Metrics); err != nil {

@@ -255,7 +255,7 @@ func (r *Runner) complete(ctx context.Context, t *bff.Turn, up *intakeapi.Turn, 
 	}
 	if up.Terminal && up.Handoff != nil {
 		r.handoffs.Put(ctx, up.Handoff, release)
-		if in.ActiveProtocol == "" && up.Handoff.ActiveProtocol != nil {
+		if up.Handoff.ActiveProtocol != nil { // the final word, over an earlier read
 			in.ActiveProtocol = *up.Handoff.ActiveProtocol
 		}
 	}

@@ -36,7 +36,8 @@ type Deps struct {
 	Handoffs bff.HandoffStore
 	Reviews  bff.ReviewStore
 	Audit    bff.AuditStore
-	Feed     *relay.Feed // the worklist's live feed, shared with the turn runner
+	Worklist bff.WorklistStore // opening messages, active protocols
+	Feed     *relay.Feed       // the worklist's live feed, shared with the turn runner
 	Now      func() time.Time
 	Logger   *slog.Logger
 }
@@ -49,6 +50,7 @@ type Service struct {
 	handoffs *upstream.Handoffs
 	reviews  bff.ReviewStore
 	audit    bff.AuditStore
+	worklist bff.WorklistStore
 	feed     *relay.Feed
 	now      func() time.Time
 	log      *slog.Logger
@@ -66,7 +68,7 @@ func New(d Deps) *Service {
 		d.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Service{
-		intakes: d.Intakes, reviews: d.Reviews, audit: d.Audit, feed: d.Feed, now: d.Now, log: d.Logger,
+		intakes: d.Intakes, reviews: d.Reviews, audit: d.Audit, worklist: d.Worklist, feed: d.Feed, now: d.Now, log: d.Logger,
 		handoffs: &upstream.Handoffs{Client: d.Client, Store: d.Handoffs, Now: d.Now, Log: d.Logger},
 	}
 }
@@ -140,6 +142,7 @@ func (s *Service) record(ctx context.Context, id string, refresh bool) (*bff.Han
 		case err == nil:
 			f := v.(*fetched)
 			rec.Handoff, rec.Raw, rec.Release, rec.FetchedAt = f.h, f.raw, f.release, f.at
+			s.recordProtocol(ctx, in, f.h)
 		case stored != nil:
 			s.log.Warn("handoff re-read failed; showing the stored copy", "encounter_id", id, "err", err)
 			rec.Stale, rec.StaleReason = true, bff.ErrorMessage(upstream.Describe(err, s.now()))
@@ -177,6 +180,22 @@ func (s *Service) FHIRHandoff(ctx context.Context, clinician, id string) ([]byte
 	}
 	bff.Record(ctx, s.audit, s.log, s.now(), clinician, bff.AuditDownloadFHIR, id, detail)
 	return doc, nil
+}
+
+// recordProtocol keeps the intake's active protocol as a fresh handoff
+// says: the turn stream does not carry it, so without this an open intake's
+// worklist row would name none until it closed. A failed write is logged:
+// the handoff is shown either way.
+func (s *Service) recordProtocol(ctx context.Context, in *bff.Intake, h *bff.Handoff) {
+	if h.ActiveProtocol == nil || *h.ActiveProtocol == in.ActiveProtocol {
+		return
+	}
+	in.ActiveProtocol = *h.ActiveProtocol
+	if err := s.worklist.SetActiveProtocol(context.WithoutCancel(ctx), in.ID, in.ActiveProtocol); err != nil {
+		s.log.Error("record the active protocol", "encounter_id", in.ID, "err", err)
+		return
+	}
+	bff.AnnounceChange(s.feed, in)
 }
 
 // RawHandoff returns the stored handoff bytes for download, audited. It
@@ -233,10 +252,14 @@ func (s *Service) Worklist(ctx context.Context, f bff.WorklistFilter) ([]bff.Wor
 	if err != nil {
 		return nil, err
 	}
+	openings, err := s.worklist.OpeningMessages(ctx)
+	if err != nil {
+		return nil, err
+	}
 	items := make([]bff.WorkItem, 0, len(ins))
 	for _, in := range ins {
 		bff.MarkExpired(ctx, s.intakes, s.log, in, s.now())
-		it := bff.WorkItem{Intake: in, Review: latest[in.ID]}
+		it := bff.WorkItem{Intake: in, Review: latest[in.ID], Opening: openings[in.ID]}
 		switch {
 		case it.Review != nil:
 			it.Group = bff.GroupReviewed

@@ -63,7 +63,7 @@ func newStack(t *testing.T, failWrites bool) *stack {
 	if failWrites {
 		handoffs = failingHandoffs{db}
 	}
-	rs := review.New(review.Deps{Client: client, Intakes: db, Handoffs: handoffs, Reviews: db, Audit: db, Feed: relay.NewFeed(10)})
+	rs := review.New(review.Deps{Client: client, Intakes: db, Handoffs: handoffs, Reviews: db, Audit: db, Worklist: db, Feed: relay.NewFeed(10)})
 	return &stack{sb: sb, db: db, reviews: rs, id: in.ID}
 }
 

@@ -84,6 +84,40 @@ func (db *DB) Turns(ctx context.Context, intakeID string) ([]*bff.Turn, error) {
 	return db.queryTurns(ctx, `SELECT `+turnColumns+` FROM turns WHERE intake_id = ? ORDER BY idx`, intakeID)
 }
 
+// OpeningMessages returns each intake's first message (its turn 1), by
+// intake id; intakes without a turn are absent.
+func (db *DB) OpeningMessages(ctx context.Context) (map[string]string, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT intake_id, message FROM turns WHERE idx = 1`)
+	if err != nil {
+		return nil, fmt.Errorf("store: opening messages: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, msg string
+		if err := rows.Scan(&id, &msg); err != nil {
+			return nil, fmt.Errorf("store: opening messages: %w", err)
+		}
+		out[id] = msg
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: opening messages: %w", err)
+	}
+	return out, nil
+}
+
+// SetActiveProtocol records an intake's active protocol alone.
+func (db *DB) SetActiveProtocol(ctx context.Context, id, protocol string) error {
+	res, err := db.w.ExecContext(ctx, `UPDATE intakes SET active_protocol = ? WHERE id = ?`, protocol, id)
+	if err != nil {
+		return fmt.Errorf("store: set active protocol: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return bff.Errorf(bff.ENOTFOUND, "Intake not found.")
+	}
+	return nil
+}
+
 // PendingTurns returns every queued or streaming turn, oldest first: the
 // turns a restart must settle.
 func (db *DB) PendingTurns(ctx context.Context) ([]*bff.Turn, error) {

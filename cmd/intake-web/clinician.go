@@ -23,7 +23,7 @@ const clinicianUsage = `usage:
   intake-web clinician add USERNAME      # the password is read from a prompt, or from stdin
   intake-web clinician list
   intake-web clinician disable USERNAME
-The database is DATABASE_PATH, or -db FILE before the verb`
+The database is DATABASE_PATH, or -db FILE (before or after the verb)`
 
 // clinicianCommand manages clinician accounts in the app's database. The
 // password never comes from a flag (it would sit in shell history and ps).
@@ -36,13 +36,28 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, "SQLite database file (DATABASE_PATH)")
 	fs.Usage = func() { fmt.Fprintln(stderr, clinicianUsage) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+	// Flags may come before the verb, after it or after its argument
+	// (intake-web clinician add NAME -db FILE): parse, take one word, parse
+	// again. A word after "--" is never a flag.
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
 		}
-		return err
+		left := fs.Args()
+		if used := len(args) - len(left); used > 0 && args[used-1] == "--" {
+			rest = append(rest, left...)
+			break
+		}
+		if len(left) == 0 {
+			break
+		}
+		rest = append(rest, left[0])
+		args = left[1:]
 	}
-	rest := fs.Args()
 	if len(rest) == 0 {
 		return errors.New(clinicianUsage)
 	}

@@ -65,6 +65,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) error {
 		defer sb.Close()
 		cfg.UpstreamURL, cfg.APIKey, cfg.Embedded = sb.URL, sb.Service.Key(), true
 		cfg.DemoClinician = true // never against a real upstream
+		cfg.SandboxFaults = *sandboxFaults
 		log.Warn("INTAKE_BASE_URL is not set: using the EMBEDDED SANDBOX as the Clinical Intake Service "+
 			"(offline, deterministic rules engine, synthetic data only; limits as the spec)",
 			"sandbox_url", sb.URL, "faults", *sandboxFaults)

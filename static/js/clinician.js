@@ -193,5 +193,18 @@ window.addEventListener('pageshow', (ev) => {
   if (ev.persisted) initWorklist(true);
 });
 
-if (doc.readyState === 'loading') doc.addEventListener('DOMContentLoaded', () => initWorklist());
-else initWorklist();
+// A form that came back with errors: focus moves to its error summary, which
+// links each error to its field (the summary is server-rendered; without
+// JavaScript it is simply the first thing on the page).
+function focusErrorSummary() {
+  const summary = doc.querySelector('[data-error-summary]');
+  if (summary instanceof HTMLElement) summary.focus();
+}
+
+function init() {
+  focusErrorSummary();
+  initWorklist();
+}
+
+if (doc.readyState === 'loading') doc.addEventListener('DOMContentLoaded', init);
+else init();

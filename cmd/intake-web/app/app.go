@@ -11,11 +11,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/accounts"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/intakes"
@@ -92,6 +94,14 @@ func (a *App) assemble(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	flashHash, err := a.db.Secret(ctx, "flash-hash", 32)
+	if err != nil {
+		return err
+	}
+	flashBlock, err := a.db.Secret(ctx, "flash-block", 32)
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	m := newUpstreamMetrics(reg)
 	a.pacer = pacer.New(pacer.Config{
@@ -112,7 +122,7 @@ func (a *App) assemble(ctx context.Context) error {
 		Now: cfg.Now, Logger: a.log.With("component", "turns"),
 	})
 	reviews := review.New(review.Deps{
-		Client: a.client, Intakes: a.db, Handoffs: a.db, Reviews: a.db, Audit: a.db, Feed: feed,
+		Client: a.client, Intakes: a.db, Handoffs: a.db, Reviews: a.db, Audit: a.db, Worklist: a.db, Feed: feed,
 		Now: cfg.Now, Logger: a.log.With("component", "review"),
 	})
 	a.accounts = accounts.New(accounts.Deps{
@@ -122,9 +132,15 @@ func (a *App) assemble(ctx context.Context) error {
 	a.sstore = store.NewSessionStoreWithCleanup(a.db, 10*time.Minute)
 	a.ready = &readiness{db: a.db, client: a.client, answered: m, probeEvery: 5 * time.Minute}
 	registerServiceMetrics(reg, a.runner, a.pacer, func() int { return hub.Subscribers() + feed.Subscribers() })
+	var faults bff.FaultArmer
+	if cfg.SandboxFaults {
+		faults = &sandboxFaults{url: cfg.UpstreamURL, key: cfg.APIKey, http: &http.Client{}, audit: a.db,
+			log: a.log.With("component", "faults"), now: now(cfg.Now)}
+	}
 	a.Server, err = web.New(cfg.Config, web.Deps{
 		Patients: patients, Reviews: reviews, Accounts: a.accounts, Sessions: a.sstore, CSRFKey: csrfKey,
-		Release: a.client.Release, Ready: a.ready.check,
+		FlashHashKey: flashHash, FlashBlockKey: flashBlock,
+		Release: a.client.Release, Ready: a.ready.check, Faults: faults,
 		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),
 	})
 	return err
@@ -186,3 +202,11 @@ func (a *App) demoClinician(ctx context.Context) error {
 type slogPrinter struct{ log *slog.Logger }
 
 func (p slogPrinter) Println(v ...any) { p.log.Error(fmt.Sprint(v...), "component", "metrics") }
+
+// now is clock, or time.Now when nil.
+func now(clock func() time.Time) func() time.Time {
+	if clock == nil {
+		return time.Now
+	}
+	return clock
+}

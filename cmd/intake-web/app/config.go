@@ -24,6 +24,10 @@ type Config struct {
 	// DemoClinician creates a "demo" clinician with a random password on a
 	// database without clinicians, and logs it once. Embedded sandbox only.
 	DemoClinician bool
+	// SandboxFaults says the upstream is the embedded sandbox with its fault
+	// injection on: clinicians get a fault panel that arms faults with
+	// APIKey (which stays in this process).
+	SandboxFaults bool
 
 	PacerPerMinute int // negative = no pacing
 	TurnsPerDay    int
