@@ -40,6 +40,10 @@ type Intake struct {
 	History  string
 
 	Release string // x-service-release of the last upstream answer
+
+	// Opening is the first message, filled where intakes are listed for
+	// people to tell apart (not kept with the intake).
+	Opening string
 }
 
 // Open reports whether the intake may take another turn, as far as this app

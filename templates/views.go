@@ -60,6 +60,9 @@ type StartLimits struct {
 // IntakeLink is one of this browser's earlier intakes, listed on the start page.
 type IntakeLink struct {
 	URL              string
+	Opening          string // the first message, shortened ("" before any)
+	OpeningFull      string // the whole first message when Opening is shortened
+	ActiveProtocol   string // as the service reported it, "" when none yet
 	Created          string // human-readable creation time
 	Status           string // open, closed, expired as received
 	DispositionLabel string

@@ -536,3 +536,21 @@ func TestEmergencyCardArrivesWithTheFinalEvent(t *testing.T) {
 		t.Error("the state panel repeats the alert")
 	}
 }
+
+// Earlier intakes are told apart by their opening message (shortened, the
+// whole of it for screen readers) and their protocol.
+func TestEarlierIntakesShowTheirOpeningMessage(t *testing.T) {
+	a := startApp(t)
+	b := a.browser()
+	first := b.start()
+	b.say(first, "I have had a sore throat for three days and it is getting worse every single morning when I wake")
+	b.start()
+	p := b.get("/")
+	if !strings.Contains(p.body, "Your earlier intakes") || !strings.Contains(p.body, "No message sent yet") {
+		t.Fatalf("start page: %.300s", p.body)
+	}
+	if !strings.Contains(p.body, "I have had a sore throat for three days and it is getting worse every single…") ||
+		!strings.Contains(p.body, `<span class="visually-hidden">I have had a sore throat for three days and it is getting worse every single morning when I wake</span>`) {
+		t.Errorf("the opening message is not shown shortened with its whole text for screen readers:\n%s", p.body)
+	}
+}

@@ -187,8 +187,12 @@ func (s *Server) intakePage(layout templates.Layout, in *bff.Intake, turns []*bf
 func intakeLinks(ins []*bff.Intake) []templates.IntakeLink {
 	out := make([]templates.IntakeLink, 0, len(ins))
 	for _, in := range ins {
+		opening, full := shorten(in.Opening, openingChars)
 		out = append(out, templates.IntakeLink{
 			URL:              "/intakes/" + in.ID,
+			Opening:          opening,
+			OpeningFull:      full,
+			ActiveProtocol:   in.ActiveProtocol,
 			Created:          in.CreatedAt.UTC().Format("2 Jan 2006, 15:04 UTC"),
 			Status:           in.Status,
 			DispositionLabel: in.DispositionLabel,

@@ -118,7 +118,20 @@ func (p *Patients) IntakesOf(ctx context.Context, owner string) ([]*bff.Intake, 
 	if owner == "" {
 		return nil, nil
 	}
-	return p.intakes.IntakesByOwner(ctx, owner)
+	ins, err := p.intakes.IntakesByOwner(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	// The opening message tells one's intakes apart; a browser has a few
+	// (intakes per hour are capped), so one small read each.
+	for _, in := range ins {
+		if t, err := p.turns.Turn(ctx, in.ID, 1); err == nil {
+			in.Opening = t.Message
+		} else if bff.ErrorCode(err) != bff.ENOTFOUND {
+			return nil, err
+		}
+	}
+	return ins, nil
 }
 
 func (p *Patients) owned(ctx context.Context, owner, id string) (*bff.Intake, error) {
