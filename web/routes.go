@@ -25,7 +25,7 @@ func (s *Server) routes() *fiber.App {
 		ReadBufferSize: l.MaxHeaderBytes, // fasthttp: the request line and headers must fit
 		ReadTimeout:    l.ReadTimeout,
 		// Event streams push the write deadline forward at every write
-		// (streamConn), so this bounds a page but not a long stream.
+		// (eventStream.write), so this bounds a page but not a long stream.
 		WriteTimeout: l.WriteTimeout,
 		IdleTimeout:  l.IdleTimeout,
 		Concurrency:  s.maxConns, // beyond it fasthttp answers 503 and closes
