@@ -279,11 +279,9 @@ function newSubmissionID() {
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
-// Submission ids already sent: a fragment from the server that still carries
-// one of them gets a fresh id, so the next message is never taken for a
-// repeat of the last one.
-const usedSubmissionIDs = new Set();
-
+// A fragment from the server gets fresh submission ids (replaceComposer): it
+// may carry the id just sent, or one rendered for another tab, and the next
+// message must never be taken for a repeat of the last one.
 function refreshSubmissionIDs() {
   const id = newSubmissionID();
   for (const input of doc.querySelectorAll('form[data-turn-form] input[name="submission_id"]')) {
@@ -328,7 +326,6 @@ async function sendTurn(form, submitter) {
   }
 
   inFlight = true;
-  usedSubmissionIDs.add(String(body.get('submission_id') ?? ''));
   setSendDisabled(true);
   keepFocus();
   announce('Sending your message…');
