@@ -41,6 +41,7 @@ const (
 	AuditDownloadFHIR = "download_fhir"
 	AuditRefresh      = "refresh_handoff"
 	AuditReview       = "review"
+	AuditFaultArmed   = "fault_armed" // a sandbox fault armed from the clinician area
 )
 
 // ClinicianStore keeps clinician accounts. Error contract as for the other

@@ -75,7 +75,7 @@ func (f *sandboxFaults) ArmFault(ctx context.Context, clinician string, fault bf
 	if fault.IntakeID != "" {
 		target = "this intake"
 	}
-	bff.Record(ctx, f.audit, f.log, f.now(), clinician, "fault_armed", fault.IntakeID,
+	bff.Record(ctx, f.audit, f.log, f.now(), clinician, bff.AuditFaultArmed, fault.IntakeID,
 		fmt.Sprintf("%s × %d for the next turns of %s", fault.Kind, fault.Count, target))
 	return nil
 }
