@@ -7,7 +7,7 @@
 // The services live beside it: bff/intakes (patient intakes and turns, the
 // turn runner and its settlement), bff/review (handoffs, reviews, audit and
 // the worklist for clinicians), bff/accounts (clinician accounts and
-// sign-in). The adapters: bff/store (SQLite), bff/intakeapi (the upstream
+// sign-in). The adapters: bff/sqlite (SQLite), bff/postgres (PostgreSQL), bff/intakeapi (the upstream
 // client), bff/pacer (the key's budget), bff/relay (turn event streams).
 // Package web knows only this package; cmd/intake-web/app wires the rest.
 package bff

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The store's interfaces. The SQLite adapter (bff/store) implements them; a
+// The store's interfaces. The SQLite adapter (bff/sqlite) and the PostgreSQL adapter (bff/postgres) implements them; a
 // PostgreSQL adapter will, for several replicas.
 //
 // Error contract for every method: a missing row is an *Error with ENOTFOUND;

@@ -13,7 +13,7 @@ import (
 
 	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 
-	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
 )
 
 // fakeClock is a web clock tests move by hand.
@@ -38,7 +38,7 @@ func (c *fakeClock) advance(d time.Duration) {
 
 func sessionRows(t *testing.T, dbPath string) int {
 	t.Helper()
-	db, err := store.Open(context.Background(), dbPath, nil)
+	db, err := sqlite.Open(context.Background(), dbPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestRevocationEndsWorklistStreams(t *testing.T) {
 		doc := a.browser()
 		doc.signIn("dr.ada", clinPassword)
 		lines := open(doc)
-		db, err := store.Open(context.Background(), dbPath, nil)
+		db, err := sqlite.Open(context.Background(), dbPath, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 
 	"github.com/clinical-intake/intake-web/bff/accounts"
-	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
 )
 
 const clinPassword = "correct horse battery"
@@ -24,7 +24,7 @@ const clinPassword = "correct horse battery"
 func withClinician(t *testing.T, name string) func(*appwire.Config) {
 	return func(c *appwire.Config) {
 		c.BcryptCost = 4
-		db, err := store.Open(context.Background(), c.DatabasePath, nil)
+		db, err := sqlite.Open(context.Background(), c.DatabasePath, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +281,7 @@ func TestDisabledClinicianLosesAccess(t *testing.T) {
 	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) { dbPath = c.DatabasePath })
 	doc := a.browser()
 	doc.signIn("dr.ada", clinPassword)
-	db, err := store.Open(context.Background(), dbPath, nil)
+	db, err := sqlite.Open(context.Background(), dbPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

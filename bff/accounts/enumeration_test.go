@@ -6,14 +6,14 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 // An unknown username costs one bcrypt comparison against a hash of the
 // accounts' cost, as a known one does: the time does not tell them apart.
 // (Counted, not timed: a timed assertion fails on a busy machine.)
 func TestUnknownUsernamesCostABcryptCompare(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	s := New(Deps{Clinicians: db, Audit: db, SignInFailures: db, BcryptCost: 5})
 	if _, err := s.AddClinician(context.Background(), "dr.ada", "correct horse battery"); err != nil {
 		t.Fatal(err)

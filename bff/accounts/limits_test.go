@@ -10,15 +10,15 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/accounts"
-	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 const signInPassword = "correct horse battery"
 
 type signInFixture struct {
 	svc     *accounts.Service
-	db      *store.DB
+	db      *sqlite.DB
 	mu      sync.Mutex
 	now     time.Time
 	advance func(time.Duration)
@@ -26,7 +26,7 @@ type signInFixture struct {
 
 func newSignInFixture(t *testing.T, cost int) *signInFixture {
 	t.Helper()
-	f := &signInFixture{db: storetest.MustOpenDB(t), now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
+	f := &signInFixture{db: sqlitetest.MustOpenDB(t), now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	f.advance = func(d time.Duration) { f.mu.Lock(); f.now = f.now.Add(d); f.mu.Unlock() }
 	clock := func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }
 	f.svc = accounts.New(accounts.Deps{Clinicians: f.db, Audit: f.db, SignInFailures: f.db, BcryptCost: cost, Now: clock})

@@ -14,8 +14,8 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/accounts"
-	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 const goodPassword = "correct horse battery"
@@ -24,12 +24,12 @@ const goodPassword = "correct horse battery"
 // outlives it, as the app wires it: failed sign-ins in the database.
 type clinicianRun struct {
 	svc *accounts.Service
-	db  *store.DB
+	db  *sqlite.DB
 }
 
 func openClinicianRun(t *testing.T, path string, now func() time.Time) *clinicianRun {
 	t.Helper()
-	db, err := store.Open(context.Background(), path, nil)
+	db, err := sqlite.Open(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestSignInAddressLimitSurvivesRestart(t *testing.T) {
 // run: at most 5 passwords of one account are ever compared per window.
 func TestConcurrentSignInsStayWithinTheLimit(t *testing.T) {
 	ctx := context.Background()
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, SignInFailures: db, BcryptCost: bcrypt.MinCost})
 	if _, err := svc.AddClinician(ctx, "dr.ada", goodPassword); err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestConcurrentSignInsStayWithinTheLimit(t *testing.T) {
 // key; so is an over-long password and an over-long submission id.
 func TestSignInFieldLimits(t *testing.T) {
 	ctx := context.Background()
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, SignInFailures: db, BcryptCost: bcrypt.MinCost})
 	if _, err := svc.AddClinician(ctx, "dr.ada", goodPassword); err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func TestSignInFieldLimits(t *testing.T) {
 // key, not a line per request.
 func TestRefusalsAreAuditedOnceAMinute(t *testing.T) {
 	ctx := context.Background()
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	clock := newManualNow(signInT0)
 	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, SignInFailures: db, BcryptCost: bcrypt.MinCost, Now: clock.now})
 	for range 5 {

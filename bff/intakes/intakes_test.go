@@ -17,7 +17,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/intakes"
 	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/relay"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/enginetest"
 	"github.com/clinical-intake/intake-web/sandbox/sandboxtest"
@@ -66,7 +66,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	hub := relay.NewHub(time.Minute, nil)
 	svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: hub})
 	t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
@@ -348,7 +348,7 @@ func TestStartingAnIntakeAtTheLimitSaysWhereItStands(t *testing.T) {
 		sb := sandboxtest.Start(t, cfg)
 		gate := pacer.New(pacer.Config{PerMinute: 1})
 		client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, Gate: gate, HTTPClient: sb.Client})
-		db := storetest.MustOpenDB(t)
+		db := sqlitetest.MustOpenDB(t)
 		svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)}) // CreateWait: the default 45 s, on the bubble's clock
 		ctx := context.Background()
 		if _, err := svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: "a"}); err != nil {

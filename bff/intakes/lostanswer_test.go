@@ -14,7 +14,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/intakes"
 	"github.com/clinical-intake/intake-web/bff/relay"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 // losingProxy stands between the app and the sandbox like a gateway that
@@ -64,7 +64,7 @@ func (f *fixture) behind(proxy *losingProxy) core {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	db := storetest.MustOpenDB(f.t)
+	db := sqlitetest.MustOpenDB(f.t)
 	svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)})
 	f.t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
 	return svc

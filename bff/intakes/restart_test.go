@@ -11,16 +11,16 @@ import (
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/intakes"
 	"github.com/clinical-intake/intake-web/bff/relay"
-	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/enginetest"
 	"github.com/clinical-intake/intake-web/sandbox/sandboxtest"
 )
 
 // appRun is one run of the app's core on a database file that outlives it.
-func appRun(t *testing.T, path string, upstream *sandboxtest.Server) (core, *store.DB) {
+func appRun(t *testing.T, path string, upstream *sandboxtest.Server) (core, *sqlite.DB) {
 	t.Helper()
-	db, err := store.Open(context.Background(), path, nil)
+	db, err := sqlite.Open(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/clinical-intake/intake-web/bff/intakes"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/review"
-	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/enginetest"
 	"github.com/clinical-intake/intake-web/sandbox/sandboxtest"
@@ -23,7 +23,7 @@ import (
 const key = "cis_sb_0123456789abcdef0123456789abcdef"
 
 // failingHandoffs is the store with handoff writes failing.
-type failingHandoffs struct{ *store.DB }
+type failingHandoffs struct{ *sqlite.DB }
 
 func (failingHandoffs) PutHandoff(context.Context, *bff.StoredHandoff) error {
 	return errors.New("disk full")
@@ -31,7 +31,7 @@ func (failingHandoffs) PutHandoff(context.Context, *bff.StoredHandoff) error {
 
 type stack struct {
 	sb      *sandboxtest.Server
-	db      *store.DB
+	db      *sqlite.DB
 	reviews *review.Service
 	id      string
 }
@@ -46,7 +46,7 @@ func newStack(t *testing.T, failWrites bool) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	patients, runner := intakes.New(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)})
 	t.Cleanup(func() { _ = runner.Shutdown(context.Background()) })
 	ctx := context.Background()

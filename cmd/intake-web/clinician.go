@@ -15,7 +15,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/accounts"
-	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
 
@@ -62,7 +62,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		return errors.New(clinicianUsage)
 	}
 	ctx := context.Background()
-	db, err := store.Open(ctx, cfg.DatabasePath, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	db, err := sqlite.Open(ctx, cfg.DatabasePath, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return fmt.Errorf("open %s: %w", cfg.DatabasePath, err)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/review"
-	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/web"
 )
 
@@ -34,8 +34,8 @@ type App struct {
 
 	cfg      Config
 	log      *slog.Logger
-	db       *store.DB
-	sstore   *store.SessionStore
+	db       *sqlite.DB
+	sstore   *sqlite.SessionStore
 	runner   *intakes.Runner
 	accounts *accounts.Service
 	client   *intakeapi.Client
@@ -54,7 +54,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 		cfg.Logger = log
 	}
-	db, err := store.Open(ctx, cfg.DatabasePath, log)
+	db, err := sqlite.Open(ctx, cfg.DatabasePath, log)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", cfg.DatabasePath, err)
 	}
@@ -129,7 +129,7 @@ func (a *App) assemble(ctx context.Context) error {
 		Clinicians: a.db, Audit: a.db, SignInFailures: a.db, Now: cfg.Now, BcryptCost: cfg.BcryptCost,
 		Logger: a.log.With("component", "accounts"),
 	})
-	a.sstore = store.NewSessionStoreWithCleanup(a.db, 10*time.Minute)
+	a.sstore = sqlite.NewSessionStoreWithCleanup(a.db, 10*time.Minute)
 	a.ready = &readiness{db: a.db, client: a.client, answered: m, probeEvery: 5 * time.Minute}
 	registerServiceMetrics(reg, a.runner, a.pacer, func() int { return hub.Subscribers() + feed.Subscribers() })
 	var faults bff.FaultArmer

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff/accounts"
-	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/engine"
@@ -108,7 +108,7 @@ func Start(t testing.TB, o Options) *Stack {
 func addClinicians(t testing.TB, dbPath string, accs map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, dbPath, nil)
+	db, err := sqlite.Open(ctx, dbPath, nil)
 	if err != nil {
 		t.Fatalf("open %s: %v", dbPath, err)
 	}

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/pacer/pacertest"
-	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 func TestPacerJournal(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	j := db.PacerJournal()
 	ctx := context.Background()
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
@@ -100,8 +100,8 @@ func TestPacerRestartsFromTheDatabase(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "intake.db")
 	clk := pacertest.NewClock(t0)
-	run := func() (*pacer.Pacer, *store.DB) {
-		db, err := store.Open(ctx, path, nil)
+	run := func() (*pacer.Pacer, *sqlite.DB) {
+		db, err := sqlite.Open(ctx, path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

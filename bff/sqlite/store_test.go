@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 3, 14, 9, 26, 53, 589793238, time.UTC)
@@ -38,7 +38,7 @@ func newIntake(id, owner string, created time.Time) *bff.Intake {
 	}
 }
 
-func mustCreateIntake(t testing.TB, db *store.DB, id string) *bff.Intake {
+func mustCreateIntake(t testing.TB, db *sqlite.DB, id string) *bff.Intake {
 	t.Helper()
 	in := newIntake(id, "owner-"+id, t0)
 	if err := db.CreateIntake(context.Background(), in); err != nil {
@@ -57,7 +57,7 @@ func wantCode(t *testing.T, err error, code string) {
 func ptr[T any](v T) *T { return &v }
 
 func TestOpenPragmas(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	if err := db.Ping(ctx); err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestOpenPragmas(t *testing.T) {
 
 func TestOpenMemory(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestOpenMemory(t *testing.T) {
 }
 
 func TestIntakes(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 
 	a := newIntake("enc_a", "alice", t0)
@@ -194,7 +194,7 @@ func TestIntakes(t *testing.T) {
 }
 
 func TestTurns(t *testing.T) {
-	db := storetest.MustOpenDB(t, store.WithClock(fixedClock()))
+	db := sqlitetest.MustOpenDB(t, sqlite.WithClock(fixedClock()))
 	ctx := context.Background()
 	mustCreateIntake(t, db, "enc_1")
 	mustCreateIntake(t, db, "enc_2")
@@ -210,14 +210,14 @@ func TestTurns(t *testing.T) {
 	t.Run("duplicate submission", func(t *testing.T) {
 		err := db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-1", Message: "again"})
 		wantCode(t, err, bff.ECONFLICT)
-		if bff.ErrorMessage(err) != store.MsgDuplicateSubmission {
+		if bff.ErrorMessage(err) != sqlite.MsgDuplicateSubmission {
 			t.Fatalf("message %q", bff.ErrorMessage(err))
 		}
 	})
 	t.Run("pending", func(t *testing.T) {
 		err := db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-2", Message: "hello?"})
 		wantCode(t, err, bff.ECONFLICT)
-		if bff.ErrorMessage(err) != store.MsgTurnPending {
+		if bff.ErrorMessage(err) != sqlite.MsgTurnPending {
 			t.Fatalf("message %q", bff.ErrorMessage(err))
 		}
 		// Another intake is not held up.
@@ -316,7 +316,7 @@ func TestTurns(t *testing.T) {
 
 // Nullable state fields and choices keep nil apart from "" and [].
 func TestTurnNullsRoundTrip(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	mustCreateIntake(t, db, "enc_n")
 	at := t0.Add(123456789 * time.Nanosecond)
@@ -364,7 +364,7 @@ func TestTurnNullsRoundTrip(t *testing.T) {
 }
 
 func TestHandoffs(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	mustCreateIntake(t, db, "enc_h")
 
@@ -403,7 +403,7 @@ func TestHandoffs(t *testing.T) {
 }
 
 func TestContextHonoured(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	mustCreateIntake(t, db, "enc_ctx")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -427,7 +427,7 @@ func TestContextHonoured(t *testing.T) {
 func TestReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "intake.db")
-	db, err := store.Open(ctx, path, nil)
+	db, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +456,7 @@ func TestReopen(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 
-	db, err = store.Open(ctx, path, nil)
+	db, err = sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,7 +543,7 @@ func dumpTurn(t *bff.Turn) string {
 }
 
 func TestBlockingModeRoundTrips(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	in := &bff.Intake{ID: "enc_blk_1", Owner: "o", Status: bff.StatusOpen, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour), UpdatedAt: time.Now()}
 	if err := db.CreateIntake(ctx, in); err != nil {
@@ -573,7 +573,7 @@ func TestBlockingModeRoundTrips(t *testing.T) {
 // A submission id is used once per intake, also after its turn settled
 // (no pending turn holds the next one back then): the store refuses it.
 func TestASettledTurnsSubmissionIsNotReused(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	mustCreateIntake(t, db, "enc_1")
 	first := &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-1", Message: "hello", Status: bff.TurnQueued}

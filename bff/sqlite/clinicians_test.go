@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"bytes"
@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 func TestClinicians(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 
 	if cs, err := db.Clinicians(ctx); err != nil || len(cs) != 0 {
@@ -114,7 +114,7 @@ func TestClinicians(t *testing.T) {
 }
 
 func TestClinicianContextHonoured(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	mustCreateIntake(t, db, "enc_ctx")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

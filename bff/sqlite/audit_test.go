@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 // addAudits appends n entries, a second apart, and returns them in order.
-func addAudits(t *testing.T, db *store.DB, n int) []*bff.AuditEntry {
+func addAudits(t *testing.T, db *sqlite.DB, n int) []*bff.AuditEntry {
 	t.Helper()
 	var es []*bff.AuditEntry
 	for i := range n {
@@ -34,7 +34,7 @@ func addAudits(t *testing.T, db *store.DB, n int) []*bff.AuditEntry {
 }
 
 func TestAudit(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 
 	if es, err := db.Audit(ctx, 10, 0); err != nil || len(es) != 0 {
@@ -123,7 +123,7 @@ func TestAudit(t *testing.T) {
 
 // The log is append-only in the database itself, whoever writes to it.
 func TestAuditAppendOnly(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	mustCreateIntake(t, db, "enc_1")
 	es := addAudits(t, db, 3)

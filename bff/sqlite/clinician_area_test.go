@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/store"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
 )
 
 // The clinician area's rows and rules are there after Close and Open, and
@@ -19,7 +19,7 @@ import (
 func TestClinicianAreaReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "intake.db")
-	db, err := store.Open(ctx, path, nil)
+	db, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestClinicianAreaReopen(t *testing.T) {
 	}
 
 	for range 2 {
-		db, err = store.Open(ctx, path, nil)
+		db, err = sqlite.Open(ctx, path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestClinicianSchema(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "intake.db")
 	for range 3 {
-		db, err := store.Open(ctx, path, nil)
+		db, err := sqlite.Open(ctx, path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestClinicianSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := store.Open(ctx, path, nil)
+	db, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestClinicianSchema(t *testing.T) {
 	}
 }
 
-func migrationVersions(t *testing.T, db *store.DB) []string {
+func migrationVersions(t *testing.T, db *sqlite.DB) []string {
 	t.Helper()
 	rows, err := db.SQL().QueryContext(context.Background(), `SELECT version || '_' || name FROM schema_migrations ORDER BY version`)
 	if err != nil {

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 func TestSignInFailures(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	failures := func(key string, since time.Time) []time.Time {
@@ -110,7 +110,7 @@ func TestSignInFailures(t *testing.T) {
 func TestSignInFailuresSurviveReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "intake.db")
-	db, err := store.Open(ctx, path, nil)
+	db, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestSignInFailuresSurviveReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = store.Open(ctx, path, nil)
+	db, err = sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -9,20 +9,20 @@ import (
 	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/alexedwards/scs/v2"
 
-	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 func TestSessionsThroughSCS(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "intake.db")
-	db, err := store.Open(ctx, path, nil)
+	db, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	sm := scs.New()
-	sm.Store = store.NewSessionStore(db)
+	sm.Store = sqlite.NewSessionStore(db)
 
 	sctx, err := sm.Load(ctx, "")
 	if err != nil {
@@ -50,12 +50,12 @@ func TestSessionsThroughSCS(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = store.Open(ctx, path, nil)
+	db, err = sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	sm.Store = store.NewSessionStore(db)
+	sm.Store = sqlite.NewSessionStore(db)
 	loaded, err = sm.Load(ctx, token)
 	if err != nil {
 		t.Fatal(err)
@@ -102,9 +102,9 @@ func TestSessionsThroughSCS(t *testing.T) {
 
 // The table is the one sqlite3store uses: each reads what the other wrote.
 func TestSessionStoreMatchesSQLite3Store(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
-	ours := store.NewSessionStoreWithCleanup(db, 0)
+	ours := sqlite.NewSessionStoreWithCleanup(db, 0)
 	theirs := sqlite3store.NewWithCleanupInterval(db.SQL(), 0)
 	exp := time.Now().Add(time.Hour)
 
@@ -139,9 +139,9 @@ func TestSessionStoreMatchesSQLite3Store(t *testing.T) {
 }
 
 func TestSessionExpiry(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
-	s := store.NewSessionStoreWithCleanup(db, 0)
+	s := sqlite.NewSessionStoreWithCleanup(db, 0)
 	if err := s.CommitCtx(ctx, "old", []byte("x"), time.Now().Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -169,18 +169,18 @@ func TestSessionExpiry(t *testing.T) {
 // any number of times.
 func TestSessionCleanupStops(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "s.db"), nil)
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := store.NewSessionStoreWithCleanup(db, time.Millisecond)
-	b := store.NewSessionStore(db)
+	a := sqlite.NewSessionStoreWithCleanup(db, time.Millisecond)
+	b := sqlite.NewSessionStore(db)
 	a.StopCleanup()
 	a.StopCleanup()
 	if err := db.Close(); err != nil { // stops b
 		t.Fatal(err)
 	}
 	b.StopCleanup()
-	c := store.NewSessionStore(db) // after Close: no goroutine to leak
+	c := sqlite.NewSessionStore(db) // after Close: no goroutine to leak
 	c.StopCleanup()
 }

@@ -1,16 +1,16 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 func TestOpeningMessagesAndActiveProtocol(t *testing.T) {
 	ctx := context.Background()
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	mustCreateIntake(t, db, "enc_a")
 	mustCreateIntake(t, db, "enc_b")
 	mustCreateIntake(t, db, "enc_c") // no turn

@@ -21,7 +21,7 @@
 //
 // An in-memory database (":memory:" or "") has one connection for both, as
 // separate connections would see separate databases.
-package store
+package sqlite
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/store"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 // 50 browsers send at once on one intake: exactly one turn becomes pending,
 // every other gets the pending conflict, and nothing fails inside SQLite.
 func TestConcurrentCreateTurnOnePendingWins(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	mustCreateIntake(t, db, "enc_race")
 
@@ -39,7 +39,7 @@ func TestConcurrentCreateTurnOnePendingWins(t *testing.T) {
 		switch {
 		case err == nil:
 			wins++
-		case bff.ErrorCode(err) == bff.ECONFLICT && bff.ErrorMessage(err) == store.MsgTurnPending:
+		case bff.ErrorCode(err) == bff.ECONFLICT && bff.ErrorMessage(err) == sqlite.MsgTurnPending:
 		default:
 			t.Errorf("goroutine %d: %v", i, err)
 		}
@@ -56,7 +56,7 @@ func TestConcurrentCreateTurnOnePendingWins(t *testing.T) {
 // 50 goroutines each get one turn onto one intake: whoever wins completes
 // its turn, the others retry. Indexes come out 1..50, each once.
 func TestConcurrentCreateTurnIndexesUnique(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	mustCreateIntake(t, db, "enc_seq")
 
@@ -70,7 +70,7 @@ func TestConcurrentCreateTurnIndexesUnique(t *testing.T) {
 			tr := &bff.Turn{IntakeID: "enc_seq", SubmissionID: fmt.Sprint("sub-", i), Message: fmt.Sprint("m", i)}
 			for {
 				err := db.CreateTurn(ctx, tr)
-				if bff.ErrorCode(err) == bff.ECONFLICT && bff.ErrorMessage(err) == store.MsgTurnPending {
+				if bff.ErrorCode(err) == bff.ECONFLICT && bff.ErrorMessage(err) == sqlite.MsgTurnPending {
 					runtime.Gosched()
 					continue
 				} else if err != nil {
@@ -115,7 +115,7 @@ func TestConcurrentCreateTurnIndexesUnique(t *testing.T) {
 // Many intakes written at once, with readers alongside: no error, nothing
 // lost.
 func TestConcurrentWritersOnDifferentIntakes(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	const intakes, turnsEach = 40, 15
 	for i := range intakes {
@@ -188,9 +188,9 @@ func TestConcurrentWritersOnDifferentIntakes(t *testing.T) {
 func TestTwoHandlesOneFile(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shared.db")
-	var dbs [2]*store.DB
+	var dbs [2]*sqlite.DB
 	for i := range dbs {
-		db, err := store.Open(ctx, path, nil)
+		db, err := sqlite.Open(ctx, path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/store/storetest"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
 
 func TestReviews(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	for _, id := range []string{"enc_a", "enc_b", "enc_c"} {
 		mustCreateIntake(t, db, id)
@@ -116,7 +116,7 @@ func TestReviews(t *testing.T) {
 
 // LatestReviews over many intakes and reviews agrees with Reviews.
 func TestLatestReviewsMany(t *testing.T) {
-	db := storetest.MustOpenDB(t)
+	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
 	want := map[string]string{}
 	for i := range 20 {
