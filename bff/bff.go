@@ -18,8 +18,13 @@ import "time"
 // what this app knows of it. State fields are as the service last reported
 // them, never computed here.
 type Intake struct {
-	ID    string // the service's encounter_id
+	ID    string // the app's own id (in URLs); for intakes from before 0008, the encounter_id
 	Owner string // the patient session that created it; only it may see it
+
+	// EncounterID is the service's id of the intake: "" until the intake is
+	// created upstream, which happens in the queue with its first turn, so
+	// starting an intake never waits for the service.
+	EncounterID string
 
 	CreatedAt time.Time
 	ExpiresAt time.Time // the service's two-hour session limit
@@ -102,6 +107,13 @@ type Turn struct {
 	// RequestID is the id of the browser request that sent it, carried into
 	// its upstream calls and log lines; not stored.
 	RequestID string
+
+	// Lease: the replica running a pending turn, and until when. A turn is
+	// a durable job; its runner renews the lease while it works, and when a
+	// lease runs out (its replica died) another replica takes the turn
+	// over. Zero on settled turns.
+	LeaseOwner string
+	LeaseUntil time.Time
 }
 
 // Codes of failed turns set by the app itself (others are the service's).
