@@ -57,6 +57,10 @@ func (in *Intake) Open(now time.Time) bool {
 	return !in.Terminal && in.Status == StatusOpen && now.Before(in.ExpiresAt)
 }
 
+// IntakeLifetime is the service's limit on an intake's life, counted from
+// its creation upstream.
+const IntakeLifetime = 2 * time.Hour
+
 // Intake statuses, as the service names them.
 const (
 	StatusOpen    = "open"
@@ -120,6 +124,7 @@ type Turn struct {
 const (
 	CodeNotLanded   = "not_landed"  // reconciliation proved it did not land
 	CodeUnconfirmed = "unconfirmed" // the handoff could not be read to tell
+	CodeNotStarted  = "not_started" // the intake could not be created upstream: nothing was sent
 )
 
 // Retryable reports whether a failed turn is known not to have landed, so
@@ -131,7 +136,7 @@ func (t *Turn) Retryable() bool {
 		return false
 	}
 	switch t.ErrorCode {
-	case CodeNotLanded, "rate_limited", "turn_in_progress":
+	case CodeNotLanded, CodeNotStarted, "rate_limited", "turn_in_progress":
 		return true
 	}
 	return false

@@ -120,6 +120,8 @@ func statusNote(in *bff.Intake, now time.Time) string {
 		return "This intake has ended, so no more messages can be sent: next, a clinician reads the summary of this conversation, and you do not need to do anything more here."
 	case in.Status == bff.StatusExpired || !now.Before(in.ExpiresAt):
 		return "This intake expired: it passed the service's two-hour session limit before it was complete. What was said stays readable; start a new intake to continue."
+	case in.EncounterID == "":
+		return "Your intake starts at the intake service with your first message. If the service is busy, you will see your place in the queue while it waits."
 	}
 	return ""
 }

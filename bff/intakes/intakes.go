@@ -29,12 +29,20 @@ type Deps struct {
 	Handoffs bff.HandoffStore
 	Hub      *relay.Hub    // the turns' event streams
 	Feed     bff.Announcer // the clinicians' live worklist; nil = none
-	Now      func() time.Time
-	Logger   *slog.Logger
-	// CreateWait bounds how long starting an intake waits for a request
-	// slot (0 = 45 s): patient turns go first, so at the key's limit a
-	// start could otherwise hold the browser for minutes with nothing shown.
-	CreateWait time.Duration
+	// Queue leases pending turns to the replica running them (bff.TurnQueue).
+	Queue  bff.TurnQueue
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Replica names this process among the app's replicas: the owner of
+	// the turns it runs. Empty: a random name.
+	Replica string
+	// Lease is how long a turn stays with this replica without a renewal
+	// (0 = 30 s): after a replica dies, its turns are taken over within
+	// about a lease and a sweep.
+	Lease time.Duration
+	// Shared says other replicas use the same database: a start then takes
+	// over only turns whose lease ran out, instead of all pending ones.
+	Shared bool
 }
 
 // New returns the patients' service and the runner that settles its turns.
@@ -48,17 +56,24 @@ func New(d Deps) (*Patients, *Runner) {
 	if d.Feed == nil {
 		d.Feed = discard{}
 	}
-	if d.CreateWait == 0 {
-		d.CreateWait = 45 * time.Second
+	if d.Queue == nil { // the stores implement it beside TurnStore
+		d.Queue, _ = d.Turns.(bff.TurnQueue)
+	}
+	if d.Lease == 0 {
+		d.Lease = 30 * time.Second
+	}
+	if d.Replica == "" {
+		d.Replica = "replica-" + randomID()
 	}
 	r := &Runner{
-		client: d.Client, intakes: d.Intakes, turns: d.Turns, hub: d.Hub, feed: d.Feed, now: d.Now, log: d.Logger,
+		client: d.Client, intakes: d.Intakes, turns: d.Turns, queue: d.Queue, hub: d.Hub, feed: d.Feed, now: d.Now, log: d.Logger,
+		replica: d.Replica, lease: d.Lease, shared: d.Shared,
 		handoffs: &upstream.Handoffs{Client: d.Client, Store: d.Handoffs, Now: d.Now, Log: d.Logger},
 	}
 	r.base, r.abandon = context.WithCancel(context.Background())
 	p := &Patients{
 		client: d.Client, intakes: d.Intakes, turns: d.Turns, hub: d.Hub, feed: d.Feed, runner: r,
-		now: d.Now, log: d.Logger, createWait: d.CreateWait, creating: map[string]*creation{},
+		now: d.Now, log: d.Logger,
 	}
 	return p, r
 }
@@ -71,18 +86,14 @@ var _ bff.PatientService = (*Patients)(nil)
 
 // Patients is bff.PatientService.
 type Patients struct {
-	client     *intakeapi.Client
-	intakes    bff.IntakeStore
-	turns      bff.TurnStore
-	hub        *relay.Hub
-	feed       bff.Announcer
-	runner     *Runner
-	now        func() time.Time
-	log        *slog.Logger
-	createWait time.Duration
-
-	mu       sync.Mutex
-	creating map[string]*creation // double-submit guard for new intakes
+	client  *intakeapi.Client
+	intakes bff.IntakeStore
+	turns   bff.TurnStore
+	hub     *relay.Hub
+	feed    bff.Announcer
+	runner  *Runner
+	now     func() time.Time
+	log     *slog.Logger
 }
 
 // Runner runs turns detached from the requests that sent them and settles
@@ -92,11 +103,15 @@ type Runner struct {
 	client   *intakeapi.Client
 	intakes  bff.IntakeStore
 	turns    bff.TurnStore
+	queue    bff.TurnQueue
 	handoffs *upstream.Handoffs
 	hub      *relay.Hub
 	feed     bff.Announcer
 	now      func() time.Time
 	log      *slog.Logger
+	replica  string        // the lease owner of the turns this replica runs
+	lease    time.Duration // how long a lease lasts without renewal
+	shared   bool          // other replicas share the database
 
 	// base is the context of detached turns: cancelled only when Shutdown's
 	// grace period runs out.
@@ -108,6 +123,7 @@ type Runner struct {
 
 	outcomes   sync.Map     // bff.TurnStatus -> *atomic.Int64, for metrics
 	reconciled atomic.Int64 // reconciliations from the handoff
+	taken      atomic.Int64 // turns taken over (Recover and the sweep)
 }
 
 // Shutdown waits for running turns to finish until ctx ends, then abandons

@@ -3,28 +3,20 @@ package intakes
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
-	"sync/atomic"
-	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/upstream"
 )
 
-// creation is one intake being created, shared by a double submission.
-type creation struct {
-	done chan struct{}
-	in   *bff.Intake
-	err  error
-	at   time.Time
-}
-
-// StartIntake validates the form, creates the intake upstream and records it
-// as owned by owner. Submitting the same form twice (same SubmissionID) gives
-// the same intake.
+// StartIntake validates the form and records a new intake owned by owner,
+// at once: nothing is sent upstream yet. The intake is created at the
+// service together with its first turn, in the queue for the key's budget,
+// so starting never waits for a request slot and is never refused for one
+// (only a spent quota refuses, when the first turn runs). Submitting the
+// same form twice (same SubmissionID) gives the same intake.
 func (p *Patients) StartIntake(ctx context.Context, owner string, f bff.StartForm) (*bff.Intake, error) {
 	if err := bff.CheckSubmissionID(f.SubmissionID); err != nil {
 		return nil, err
@@ -33,70 +25,44 @@ func (p *Patients) StartIntake(ctx context.Context, owner string, f bff.StartFor
 	if err != nil {
 		return nil, err
 	}
-	key := owner + "\x00" + f.SubmissionID
-	p.mu.Lock()
-	for k, c := range p.creating { // forget old submissions
-		if p.now().Sub(c.at) > 10*time.Minute {
-			delete(p.creating, k)
-		}
-	}
-	if c := p.creating[key]; c != nil && f.SubmissionID != "" {
-		p.mu.Unlock()
-		select {
-		case <-c.done:
-			return c.in, c.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	c := &creation{done: make(chan struct{}), at: p.now()}
-	p.creating[key] = c
-	p.mu.Unlock()
-
-	c.in, c.err = p.createIntake(ctx, owner, ni)
-	if c.err != nil {
-		p.mu.Lock()
-		delete(p.creating, key) // a failed attempt may be submitted again
-		p.mu.Unlock()
-	}
-	close(c.done)
-	return c.in, c.err
-}
-
-func (p *Patients) createIntake(ctx context.Context, owner string, ni bff.NewIntake) (*bff.Intake, error) {
-	var last atomic.Pointer[intakeapi.Progress]
-	wctx, cancel := context.WithTimeout(ctx, p.createWait)
-	defer cancel()
-	wctx = intakeapi.WithProgress(intakeapi.WithPriority(wctx, intakeapi.PriorityCreateIntake), func(p intakeapi.Progress) { last.Store(&p) })
-	up, meta, err := p.client.CreateIntake(wctx, intakeapi.NewIntake{AgeYears: ni.AgeYears, Sex: intakeapi.Sex(ni.Sex), PatientHistory: ni.History})
-	if err != nil {
-		p.log.Warn("create intake failed upstream", "err", err)
-		if p := last.Load(); p != nil && wctx.Err() != nil && ctx.Err() == nil {
-			// Still queued when the wait ran out: nothing was sent.
-			return nil, &bff.Error{Code: bff.ERATELIMIT, Message: fmt.Sprintf(
-				"The intake service is busy: the service key's requests for the next minute are taken (you were number %d in line, about %d s to go). Nothing was sent and your answers are kept: press Start intake again in a minute.",
-				p.Position, int(math.Ceil(p.Wait.Seconds())))}
-		}
-		return nil, upstream.Describe(err, p.now())
-	}
+	now := p.now()
 	in := &bff.Intake{
-		ID:        up.EncounterID,
+		ID:        newIntakeID(owner, f.SubmissionID),
 		Owner:     owner,
-		CreatedAt: up.CreatedAt,
-		ExpiresAt: up.ExpiresAt,
-		UpdatedAt: p.now(),
-		Status:    string(up.Status),
+		CreatedAt: now,
+		// Provisional: the service's two hours start when it creates the
+		// intake, and its own expiry replaces this one then.
+		ExpiresAt: now.Add(bff.IntakeLifetime),
+		UpdatedAt: now,
+		Status:    bff.StatusOpen,
 		AgeYears:  ni.AgeYears,
 		Sex:       ni.Sex,
 		History:   ni.History,
-		Release:   meta.Release,
 	}
 	if err := p.intakes.CreateIntake(ctx, in); err != nil {
+		if bff.ErrorCode(err) == bff.ECONFLICT && f.SubmissionID != "" {
+			// The same form again: its intake, if it is this browser's.
+			if prev, err2 := p.owned(ctx, owner, in.ID); err2 == nil {
+				return prev, nil
+			}
+		}
 		return nil, fmt.Errorf("store new intake: %w", err)
 	}
-	p.log.Info("intake created", "encounter_id", in.ID, "release", meta.Release)
+	p.log.Info("intake started", "intake_id", in.ID)
 	bff.AnnounceChange(p.feed, in)
 	return in, nil
+}
+
+// newIntakeID is the app's id of a new intake. With a submission id it is
+// derived from the owner and the submission, so a double submission of the
+// start form finds the intake the first one made (the store's uniqueness
+// decides, on any replica); without one it is random.
+func newIntakeID(owner, submissionID string) string {
+	if submissionID == "" {
+		return "iw_" + randomID() + randomID()[:8]
+	}
+	sum := sha256.Sum256([]byte("intake\x00" + owner + "\x00" + submissionID))
+	return "iw_" + hex.EncodeToString(sum[:12])
 }
 
 // bff.Intake returns owner's intake with its turns. Anyone else's intake, or
@@ -180,36 +146,56 @@ func (p *Patients) sendTurn(ctx context.Context, owner, intakeID, message, submi
 	if err != nil {
 		return nil, err
 	}
-	if submissionID != "" {
-		if t, err := p.turns.TurnBySubmission(ctx, intakeID, submissionID); err == nil {
-			return t, nil
-		} else if bff.ErrorCode(err) != bff.ENOTFOUND {
-			return nil, err
+	// A resubmission is found by CreateTurn's conflict, not by a read first:
+	// every statement of the hot path counts (docs/benchmarks.md).
+	if refusal := p.refusal(in); refusal != nil {
+		if t := p.submitted(ctx, intakeID, submissionID); t != nil {
+			return t, nil // the form of the turn that ended it, sent again
 		}
-	}
-	switch {
-	case in.Terminal || in.Status == bff.StatusClosed:
-		// The spec's rule 3: after terminal, nothing is sent upstream.
-		return nil, bff.Errorf(bff.ECONFLICT, "This intake has ended; no more messages can be sent.")
-	case in.Status == bff.StatusExpired:
-		return nil, bff.Errorf(bff.EGONE, "This intake passed its two-hour limit. Start a new intake; this one stays readable.")
+		return nil, refusal
 	}
 	if err := bff.CheckMessage(message); err != nil {
 		return nil, err
 	}
-	t := &bff.Turn{IntakeID: intakeID, SubmissionID: submissionID, Message: message, Status: bff.TurnQueued, Blocking: blocking}
+	now := p.now()
+	t := &bff.Turn{IntakeID: intakeID, SubmissionID: submissionID, Message: message, Status: bff.TurnQueued, Blocking: blocking,
+		LeaseOwner: p.runner.replica, LeaseUntil: now.Add(p.runner.lease)}
 	if err := p.turns.CreateTurn(ctx, t); err != nil {
 		if bff.ErrorCode(err) == bff.ECONFLICT && submissionID != "" {
-			if prev, err2 := p.turns.TurnBySubmission(ctx, intakeID, submissionID); err2 == nil {
-				return prev, nil // a concurrent double submit won the race
+			if prev := p.submitted(ctx, intakeID, submissionID); prev != nil {
+				return prev, nil // sent before, or a concurrent double submit won the race
 			}
 			return nil, bff.Errorf(bff.ECONFLICT, "Your previous message is still being answered; please wait for the reply.")
 		}
 		return nil, err
 	}
 	t.RequestID = intakeapi.RequestID(ctx) // the browser request's id follows the turn
-	p.runner.start(t)
+	p.runner.start(t, in)
 	return t, nil
+}
+
+// refusal is why in takes no more messages, nil when it does.
+func (p *Patients) refusal(in *bff.Intake) error {
+	switch {
+	case in.Terminal || in.Status == bff.StatusClosed:
+		// The spec's rule 3: after terminal, nothing is sent upstream.
+		return bff.Errorf(bff.ECONFLICT, "This intake has ended; no more messages can be sent.")
+	case in.Status == bff.StatusExpired:
+		return bff.Errorf(bff.EGONE, "This intake passed its two-hour limit. Start a new intake; this one stays readable.")
+	}
+	return nil
+}
+
+// submitted is the turn a submission id made, nil if none (or no id).
+func (p *Patients) submitted(ctx context.Context, intakeID, submissionID string) *bff.Turn {
+	if submissionID == "" {
+		return nil
+	}
+	t, err := p.turns.TurnBySubmission(ctx, intakeID, submissionID)
+	if err != nil {
+		return nil
+	}
+	return t
 }
 
 // bff.Turn returns a turn of owner's intake, with the intake.

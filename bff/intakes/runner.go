@@ -15,11 +15,17 @@ import (
 	"github.com/clinical-intake/intake-web/bff/upstream"
 )
 
-// start runs t detached from any request, on its own copy: the caller keeps
-// reading the one it has.
-func (r *Runner) start(queued *bff.Turn) {
-	t := new(bff.Turn)
-	*t = *queued
+// start runs t, just created and leased to this replica, detached from
+// any request, on its own copies: the caller keeps reading the ones it has.
+func (r *Runner) start(queued *bff.Turn, owner *bff.Intake) {
+	t, in := new(bff.Turn), new(bff.Intake)
+	*t, *in = *queued, *owner
+	r.launch(t, in)
+}
+
+// launch works t in its own goroutine, with its stream open until it ends.
+// in may be nil (read first).
+func (r *Runner) launch(t *bff.Turn, in *bff.Intake) {
 	key := bff.TurnKey(t.IntakeID, t.Index)
 	r.hub.Open(key)
 	r.track()
@@ -28,12 +34,87 @@ func (r *Runner) start(queued *bff.Turn) {
 		defer r.hub.Close(key)
 		defer func() {
 			if v := recover(); v != nil {
-				r.log.Error("turn runner panic", "encounter_id", t.IntakeID, "turn", t.Index, "panic", v)
+				r.log.Error("turn runner panic", "intake_id", t.IntakeID, "turn", t.Index, "panic", v)
 				r.fail(context.WithoutCancel(r.base), t, "internal", "Something went wrong on our side while sending your message.")
 			}
 		}()
-		r.run(r.base, t)
+		r.work(r.base, t, in)
 	}()
+}
+
+// work drives one of this replica's turns to its end. A queued turn is sent
+// (its intake created upstream first when it has not been yet: the two wait
+// in the queue together). A turn that was already streaming when it came to
+// this replica (its replica died, or the app restarted) may have reached the
+// service, so it is never sent blind: a blocking turn is sent again with its
+// key (a replay if it landed), a streaming one is reconciled from the
+// handoff.
+func (r *Runner) work(ctx context.Context, t *bff.Turn, in *bff.Intake) {
+	if in == nil {
+		var err error
+		if in, err = r.intakes.Intake(ctx, t.IntakeID); err != nil {
+			r.log.Error("read the intake of a turn taken over", "intake_id", t.IntakeID, "turn", t.Index, "err", err)
+			r.fail(ctx, t, "internal", "Something went wrong on our side while sending your message.")
+			return
+		}
+	}
+	switch {
+	case t.Status == bff.TurnQueued:
+		if in.EncounterID == "" && !r.create(ctx, t, in) {
+			return
+		}
+		r.run(ctx, t, in)
+	case t.Blocking:
+		r.runBlocking(ctx, t, in)
+	default:
+		r.reconcile(ctx, t, in, false)
+	}
+}
+
+// create creates t's intake upstream, in the queue with the patient's turn
+// and its position shown on the turn's stream. False when it failed: t is
+// failed, with why, and may be sent again (nothing of it reached the
+// service).
+func (r *Runner) create(ctx context.Context, t *bff.Turn, in *bff.Intake) bool {
+	up, meta, err := r.client.CreateIntake(r.callCtx(ctx, t), intakeapi.NewIntake{AgeYears: in.AgeYears, Sex: intakeapi.Sex(in.Sex), PatientHistory: in.History})
+	if err != nil {
+		if r.abandoned(ctx, t) {
+			return false
+		}
+		r.log.Warn("create intake upstream failed", "intake_id", in.ID, "turn", t.Index, "err", err)
+		r.fail(ctx, t, bff.CodeNotStarted, "Your intake could not be started: "+bff.ErrorMessage(upstream.Describe(err, r.now())))
+		return false
+	}
+	in.EncounterID, in.ExpiresAt, in.Status, in.Release, in.UpdatedAt = up.EncounterID, up.ExpiresAt, string(up.Status), meta.Release, r.now()
+	if err := r.intakes.UpdateIntake(ctx, in); err != nil {
+		// The intake exists upstream but not in the record: going on would
+		// orphan the encounter the turn is about to use.
+		r.log.Error("record the encounter of a new intake", "intake_id", in.ID, "encounter_id", up.EncounterID, "err", err)
+		r.fail(ctx, t, "internal", "Something went wrong on our side while starting your intake.")
+		return false
+	}
+	r.log.Info("intake created upstream", "intake_id", in.ID, "encounter_id", in.EncounterID, "release", meta.Release)
+	bff.AnnounceChange(r.feed, in)
+	return true
+}
+
+// markStreaming records that t is about to be sent (from here on it may
+// reach the service, so whoever settles it after a crash reconciles rather
+// than sends). False when this replica lost t's lease: another one has it.
+func (r *Runner) markStreaming(ctx context.Context, t *bff.Turn) bool {
+	t.Status = bff.TurnStreaming
+	err := r.queue.MarkTurnStreaming(ctx, t)
+	switch {
+	case err == nil:
+		return true
+	case bff.ErrorCode(err) == bff.ECONFLICT:
+		r.log.Warn("turn taken over by another replica; leaving it", "intake_id", t.IntakeID, "turn", t.Index)
+		return false
+	default:
+		// Going on is safer than stopping: the turn is still ours.
+		r.log.Error("record streaming turn", "intake_id", t.IntakeID, "turn", t.Index, "err", err)
+		return true
+	}
 }
 
 // callCtx is the context of a patient turn's upstream calls: its priority,
@@ -77,30 +158,29 @@ func IdempotencyKey(t *bff.Turn) string {
 }
 
 // run drives one turn upstream to its end and settles it.
-func (r *Runner) run(ctx context.Context, t *bff.Turn) {
+func (r *Runner) run(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 	if t.Blocking {
-		r.runBlocking(ctx, t)
+		r.runBlocking(ctx, t, in)
 		return
 	}
 	key := bff.TurnKey(t.IntakeID, t.Index)
-	log := r.log.With("encounter_id", t.IntakeID, "turn", t.Index)
+	log := r.log.With("intake_id", t.IntakeID, "turn", t.Index)
+	if !r.markStreaming(ctx, t) {
+		return
+	}
 	cctx := r.callCtx(ctx, t)
 	var st *intakeapi.TurnStream
 	err := r.whileInProgress(ctx, t, func() (err error) {
-		st, err = r.client.StreamTurn(cctx, t.IntakeID, t.Message)
+		st, err = r.client.StreamTurn(cctx, in.EncounterID, t.Message)
 		return err
 	})
 	if err != nil {
 		log.Warn("turn refused before its stream", "err", err)
-		r.settleRefused(ctx, t, err)
+		r.settleRefused(ctx, t, in, err)
 		return
 	}
 	defer st.Close()
-	t.Status = bff.TurnStreaming
 	t.Release = st.Meta().Release
-	if err := r.turns.UpdateTurn(ctx, t); err != nil {
-		log.Error("record streaming turn", "err", err)
-	}
 	r.hub.Publish(key, bff.EventStarted, struct{}{})
 	var reply strings.Builder
 	for st.Next() {
@@ -120,22 +200,21 @@ func (r *Runner) run(ctx context.Context, t *bff.Turn) {
 		log.Warn("turn stream failed; reconciling from the handoff", "err", err)
 		cutOff := reply.Len() > 0
 		r.hub.Publish(key, bff.EventInterrupted, bff.InterruptedData{CutOff: cutOff})
-		r.reconcile(ctx, t, cutOff)
+		r.reconcile(ctx, t, in, cutOff)
 		return
 	}
-	r.complete(ctx, t, st.Turn(), st.Meta().Release)
+	r.complete(ctx, t, in, st.Turn(), st.Meta().Release)
 }
 
 // runBlocking sends a blocking turn with its idempotency key. The client
 // already retries a 502 and a 500 once with the key, and 503s with backoff;
 // a turn that still got no answer is sent again with the same key (a replay
 // if it landed), and only then reconciled from the handoff.
-func (r *Runner) runBlocking(ctx context.Context, t *bff.Turn) {
+func (r *Runner) runBlocking(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 	key := bff.TurnKey(t.IntakeID, t.Index)
 	cctx := r.callCtx(ctx, t)
-	t.Status = bff.TurnStreaming
-	if err := r.turns.UpdateTurn(ctx, t); err != nil {
-		r.log.Error("record running turn", "encounter_id", t.IntakeID, "turn", t.Index, "err", err)
+	if !r.markStreaming(ctx, t) {
+		return
 	}
 	r.hub.Publish(key, bff.EventStarted, struct{}{})
 	var (
@@ -145,7 +224,7 @@ func (r *Runner) runBlocking(ctx context.Context, t *bff.Turn) {
 	)
 	for attempt := 1; attempt <= 3; attempt++ {
 		err = r.whileInProgress(ctx, t, func() (err error) {
-			up, meta, err = r.client.Turn(cctx, t.IntakeID, t.Message, IdempotencyKey(t))
+			up, meta, err = r.client.Turn(cctx, in.EncounterID, t.Message, IdempotencyKey(t))
 			return err
 		})
 		if !errors.Is(err, intakeapi.ErrTransport) || ctx.Err() != nil {
@@ -154,62 +233,30 @@ func (r *Runner) runBlocking(ctx context.Context, t *bff.Turn) {
 		r.log.Warn("blocking turn got no answer; sending it again with its key", "encounter_id", t.IntakeID, "turn", t.Index, "attempt", attempt)
 	}
 	if err != nil {
-		r.settleRefused(ctx, t, err)
+		r.settleRefused(ctx, t, in, err)
 		return
 	}
 	if meta.Replayed {
-		r.log.Info("blocking turn answered by an idempotent replay", "encounter_id", t.IntakeID, "turn", t.Index)
+		r.log.Info("blocking turn answered by an idempotent replay", "intake_id", t.IntakeID, "turn", t.Index)
 	}
-	r.complete(ctx, t, up, meta.Release)
-}
-
-// Recover settles the turns a previous run of the app left pending (it
-// stopped mid-turn): blocking turns are sent again with their key (a replay
-// if they landed), streaming turns are reconciled from the handoff. Browsers
-// following them get the outcome on their stream.
-func (r *Runner) Recover(ctx context.Context) (int, error) {
-	pending, err := r.turns.PendingTurns(ctx)
-	if err != nil {
-		return 0, err
-	}
-	for _, t := range pending {
-		r.log.Warn("settling a turn left pending by the last run", "encounter_id", t.IntakeID, "turn", t.Index, "blocking", t.Blocking, "status", t.Status)
-		key := bff.TurnKey(t.IntakeID, t.Index)
-		r.hub.Open(key)
-		r.track()
-		go func(t *bff.Turn) {
-			defer r.untrack()
-			defer r.hub.Close(key)
-			defer func() { // a panic here would kill the process
-				if v := recover(); v != nil {
-					r.log.Error("turn settlement panic", "encounter_id", t.IntakeID, "turn", t.Index, "panic", v)
-				}
-			}()
-			if t.Blocking {
-				r.runBlocking(r.base, t)
-			} else {
-				r.reconcile(r.base, t, false)
-			}
-		}(t)
-	}
-	return len(pending), nil
+	r.complete(ctx, t, in, up, meta.Release)
 }
 
 // settleRefused settles a turn whose upstream call failed before a stream
 // started. A 4xx means it was not applied; anything else (5xx, no answer)
 // is reconciled from the handoff, as docs/architecture.md explains (reconcile, never guess).
-func (r *Runner) settleRefused(ctx context.Context, t *bff.Turn, err error) {
+func (r *Runner) settleRefused(ctx context.Context, t *bff.Turn, in *bff.Intake, err error) {
 	if r.abandoned(ctx, t) {
 		return
 	}
 	ae, isAPI := intakeapi.AsError(err)
 	switch {
 	case isAPI && ae.Code == intakeapi.CodeIntakeClosed:
-		r.refreshClosed(ctx, t.IntakeID, bff.StatusClosed)
+		r.refreshClosed(ctx, in, bff.StatusClosed)
 	case isAPI && ae.Code == intakeapi.CodeIntakeExpired:
-		r.refreshClosed(ctx, t.IntakeID, bff.StatusExpired)
+		r.refreshClosed(ctx, in, bff.StatusExpired)
 	case isAPI && ae.Status >= 500, errors.Is(err, intakeapi.ErrTransport):
-		r.reconcile(ctx, t, false)
+		r.reconcile(ctx, t, in, false)
 		return
 	}
 	r.fail(ctx, t, codeOf(err), bff.ErrorMessage(upstream.Describe(err, r.now())))
@@ -222,23 +269,14 @@ func codeOf(err error) string {
 	return bff.ErrorCode(upstream.Describe(err, time.Time{}))
 }
 
-// complete records a turn the service answered in full.
-func (r *Runner) complete(ctx context.Context, t *bff.Turn, up *intakeapi.Turn, release string) {
+// complete records a turn the service answered in full, and its intake
+// after it, in one write.
+func (r *Runner) complete(ctx context.Context, t *bff.Turn, in *bff.Intake, up *intakeapi.Turn, release string) {
 	now := r.now()
 	t.Status, t.CompletedAt, t.Release = bff.TurnCompleted, &now, release
 	t.Reply, t.Choices = up.AssistantMessage, up.Choices
 	t.Terminal, t.Urgent = up.Terminal, up.Urgent
 	t.SafetyStatus, t.Disposition, t.DispositionLabel = str(up.SafetyStatus), str(up.Disposition), up.DispositionLabel
-	if err := r.turns.UpdateTurn(ctx, t); err != nil {
-		r.log.Error("record completed turn", "encounter_id", t.IntakeID, "turn", t.Index, "err", err)
-	}
-	r.count(bff.TurnCompleted)
-	in, err := r.intakes.Intake(ctx, t.IntakeID)
-	if err != nil {
-		r.log.Error("load intake to record a turn", "encounter_id", t.IntakeID, "err", err)
-		r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventFinal, bff.SettledData{Index: t.Index, Status: string(t.Status), Turn: t, Choices: t.Choices, Last: true})
-		return
-	}
 	in.TurnCount, in.Release, in.UpdatedAt = up.TurnIndex, release, now
 	in.Urgent = up.Urgent
 	if up.Terminal {
@@ -246,24 +284,44 @@ func (r *Runner) complete(ctx context.Context, t *bff.Turn, up *intakeapi.Turn, 
 	}
 	if up.NeedsReconcile() {
 		// The turn landed but its state read failed: the handoff has the state.
-		r.log.Warn("turn completed with null state; reading the handoff", "encounter_id", t.IntakeID, "turn", t.Index)
-		if h := r.readHandoff(ctx, t.IntakeID); h != nil {
+		r.log.Warn("turn completed with null state; reading the handoff", "intake_id", t.IntakeID, "turn", t.Index)
+		if h := r.readHandoff(ctx, in); h != nil {
 			applyHandoffState(in, h)
 		}
 	} else {
 		in.SafetyStatus, in.Disposition, in.DispositionLabel = deref(t.SafetyStatus), deref(t.Disposition), deref(t.DispositionLabel)
 	}
 	if up.Terminal && up.Handoff != nil {
-		r.handoffs.Put(ctx, up.Handoff, release)
+		r.handoffs.Put(ctx, in.ID, up.Handoff, release)
 		if up.Handoff.ActiveProtocol != nil { // the final word, over an earlier read
 			in.ActiveProtocol = *up.Handoff.ActiveProtocol
 		}
 	}
-	if err := r.intakes.UpdateIntake(ctx, in); err != nil {
-		r.log.Error("record intake after a turn", "encounter_id", t.IntakeID, "err", err)
+	if !r.settle(ctx, t, in) {
+		return
 	}
+	r.count(bff.TurnCompleted)
 	bff.AnnounceChange(r.feed, in)
 	r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventFinal, bff.SettledData{Index: t.Index, Status: string(t.Status), Turn: t, Intake: in, Choices: t.Choices, Last: true})
+}
+
+// settle writes settled t (and in, when not nil). False when another
+// replica took t over: it settles and announces t itself.
+func (r *Runner) settle(ctx context.Context, t *bff.Turn, in *bff.Intake) bool {
+	err := r.queue.SettleTurn(ctx, t, in)
+	switch {
+	case err == nil:
+		return true
+	case bff.ErrorCode(err) == bff.ECONFLICT:
+		r.log.Warn("turn taken over by another replica before it settled here; leaving it", "intake_id", t.IntakeID, "turn", t.Index)
+		return false
+	default:
+		// Announced anyway: the browser is told what happened, and the
+		// turn, still pending in the store, is settled again after its
+		// lease runs out (reconciled, never sent twice).
+		r.log.Error("record settled turn", "intake_id", t.IntakeID, "turn", t.Index, "err", err)
+		return true
+	}
 }
 
 // reconcile reads the handoff and settles t from it: if the conversation
@@ -271,11 +329,15 @@ func (r *Runner) complete(ctx context.Context, t *bff.Turn, up *intakeapi.Turn, 
 // there; otherwise t is failed and may be retried. cutOff says part of the
 // reply had streamed before the stream broke: the message did reach the
 // service, so a turn that did not land is not said to have "not reached" it.
-func (r *Runner) reconcile(ctx context.Context, t *bff.Turn, cutOff bool) {
+func (r *Runner) reconcile(ctx context.Context, t *bff.Turn, in *bff.Intake, cutOff bool) {
 	if r.abandoned(ctx, t) {
 		return
 	}
-	h := r.readHandoff(ctx, t.IntakeID)
+	if in.EncounterID == "" { // never created upstream: nothing of it landed
+		r.fail(ctx, t, bff.CodeNotLanded, "Your message did not reach the intake service. You can send it again.")
+		return
+	}
+	h := r.readHandoff(ctx, in)
 	if h == nil {
 		r.fail(ctx, t, bff.CodeUnconfirmed, "We could not confirm whether your message reached the intake service. Please reload in a moment.")
 		return
@@ -297,7 +359,7 @@ func (r *Runner) reconcile(ctx context.Context, t *bff.Turn, cutOff bool) {
 		return
 	}
 	up := &intakeapi.Turn{
-		EncounterID:      t.IntakeID,
+		EncounterID:      in.EncounterID,
 		TurnIndex:        prior + 1,
 		AssistantMessage: reply,
 		Choices:          []string{}, // the handoff does not carry quick replies
@@ -311,7 +373,7 @@ func (r *Runner) reconcile(ctx context.Context, t *bff.Turn, cutOff bool) {
 		up.Handoff = h
 	}
 	r.log.Info("turn reconciled: it landed", "encounter_id", t.IntakeID, "turn", t.Index)
-	r.complete(ctx, t, up, t.Release)
+	r.complete(ctx, t, in, up, t.Release)
 }
 
 // abandoned reports whether the app is stopping past its grace period: the
@@ -362,13 +424,13 @@ func (r *Runner) completedBefore(ctx context.Context, t *bff.Turn) (int, error) 
 
 // readHandoff reads the handoff at reconciliation priority, a few times if
 // the service is struggling; nil when it could not be read.
-func (r *Runner) readHandoff(ctx context.Context, id string) *intakeapi.Handoff {
+func (r *Runner) readHandoff(ctx context.Context, in *bff.Intake) *intakeapi.Handoff {
 	for attempt := 1; attempt <= 3; attempt++ {
-		h, _, err := r.handoffs.Read(ctx, id, intakeapi.PriorityReconciliation, false)
+		h, _, err := r.handoffs.Read(ctx, in, intakeapi.PriorityReconciliation, false)
 		if err == nil {
 			return h
 		}
-		r.log.Warn("reading the handoff failed", "encounter_id", id, "attempt", attempt, "err", err)
+		r.log.Warn("reading the handoff failed", "intake_id", in.ID, "attempt", attempt, "err", err)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -380,17 +442,13 @@ func (r *Runner) readHandoff(ctx context.Context, id string) *intakeapi.Handoff 
 
 // refreshClosed records that the service reported the intake closed or
 // expired, with the state from its handoff.
-func (r *Runner) refreshClosed(ctx context.Context, id, status string) {
-	in, err := r.intakes.Intake(ctx, id)
-	if err != nil {
-		return
-	}
+func (r *Runner) refreshClosed(ctx context.Context, in *bff.Intake, status string) {
 	in.Status, in.Terminal, in.UpdatedAt = status, status == bff.StatusClosed, r.now()
-	if h := r.readHandoff(ctx, id); h != nil {
+	if h := r.readHandoff(ctx, in); h != nil {
 		applyHandoffState(in, h)
 	}
 	if err := r.intakes.UpdateIntake(ctx, in); err != nil {
-		r.log.Error("record closed intake", "encounter_id", id, "err", err)
+		r.log.Error("record closed intake", "intake_id", in.ID, "err", err)
 	}
 }
 
@@ -417,8 +475,8 @@ func applyHandoffState(in *bff.Intake, h *intakeapi.Handoff) {
 func (r *Runner) fail(ctx context.Context, t *bff.Turn, code, message string) {
 	now := r.now()
 	t.Status, t.ErrorCode, t.ErrorMessage, t.CompletedAt = bff.TurnFailed, code, message, &now
-	if err := r.turns.UpdateTurn(ctx, t); err != nil {
-		r.log.Error("record failed turn", "encounter_id", t.IntakeID, "turn", t.Index, "err", err)
+	if !r.settle(ctx, t, nil) {
+		return
 	}
 	r.count(bff.TurnFailed)
 	// Read once per turn, so the streams following it render from the event.

@@ -132,7 +132,7 @@ func (s *Service) record(ctx context.Context, id string, refresh bool) (*bff.Han
 				}
 				return &fetched{h: h, raw: again.JSON, release: again.Release, at: again.FetchedAt}, nil
 			}
-			h, release, err := s.handoffs.Read(context.WithoutCancel(ctx), id, intakeapi.PriorityClinicianRead, true)
+			h, release, err := s.handoffs.Read(context.WithoutCancel(ctx), in, intakeapi.PriorityClinicianRead, true)
 			if err != nil {
 				return nil, err
 			}

@@ -108,22 +108,28 @@ type Handoffs struct {
 	Log    *slog.Logger
 }
 
-// Read reads an intake's handoff from the service at priority p. A
-// terminal one is stored (it never changes); so is any other when keep.
-func (hs *Handoffs) Read(ctx context.Context, id string, p intakeapi.Priority, keep bool) (*intakeapi.Handoff, string, error) {
-	h, meta, err := hs.Client.Handoff(intakeapi.WithPriority(ctx, p), id)
+// Read reads the handoff of the intake in (by its encounter id) from the
+// service at priority p. A terminal one is stored under in.ID (it never
+// changes); so is any other when keep. An intake not yet created upstream
+// has none: ECONFLICT, saying so.
+func (hs *Handoffs) Read(ctx context.Context, in *bff.Intake, p intakeapi.Priority, keep bool) (*intakeapi.Handoff, string, error) {
+	if in.EncounterID == "" {
+		return nil, "", bff.Errorf(bff.ECONFLICT, "This intake has not reached the intake service yet: it starts with the patient's first message.")
+	}
+	h, meta, err := hs.Client.Handoff(intakeapi.WithPriority(ctx, p), in.EncounterID)
 	if err != nil {
 		return nil, "", err
 	}
 	if keep || h.Terminal {
-		hs.Put(ctx, h, meta.Release)
+		hs.Put(ctx, in.ID, h, meta.Release)
 	}
 	return h, meta.Release, nil
 }
 
 // Put stores h as received (its raw bytes; a handoff the app assembled
-// itself is encoded). A failure is logged: the caller has the handoff.
-func (hs *Handoffs) Put(ctx context.Context, h *intakeapi.Handoff, release string) {
+// itself is encoded) under the app's intake id. A failure is logged: the
+// caller has the handoff.
+func (hs *Handoffs) Put(ctx context.Context, intakeID string, h *intakeapi.Handoff, release string) {
 	raw, err := []byte(h.Raw), error(nil)
 	if len(raw) == 0 {
 		raw, err = json.Marshal(h)
@@ -132,7 +138,7 @@ func (hs *Handoffs) Put(ctx context.Context, h *intakeapi.Handoff, release strin
 		hs.Log.Error("encode handoff", "encounter_id", h.EncounterID, "err", err)
 		return
 	}
-	sh := &bff.StoredHandoff{IntakeID: h.EncounterID, JSON: raw, Terminal: h.Terminal, FetchedAt: hs.Now(), Release: release}
+	sh := &bff.StoredHandoff{IntakeID: intakeID, JSON: raw, Terminal: h.Terminal, FetchedAt: hs.Now(), Release: release}
 	if err := hs.Store.PutHandoff(context.WithoutCancel(ctx), sh); err != nil {
 		hs.Log.Error("store handoff", "encounter_id", h.EncounterID, "err", err)
 	}

@@ -41,6 +41,9 @@ type App struct {
 	client   *intakeapi.Client
 	pacer    *pacer.Pacer
 	ready    *readiness
+	// stopServe ends the runner's lease renewal and takeover sweep.
+	stopServe context.CancelFunc
+	served    chan struct{}
 }
 
 // Open assembles the app from cfg and starts serving on cfg.ListenAddr.
@@ -73,6 +76,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	} else if n > 0 {
 		log.Warn("settling turns the last run left pending", "turns", n)
 	}
+	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopServe, a.served = stop, make(chan struct{})
+	go func() { defer close(a.served); a.runner.Serve(serveCtx) }()
 	if cfg.DemoClinician {
 		if err := a.demoClinician(ctx); err != nil {
 			a.closeStores()
@@ -160,6 +166,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if err := a.runner.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	a.stopServing()
 	a.closeStores()
 	a.log.Info("intake-web stopped")
 	return errors.Join(errs...)
@@ -172,7 +179,17 @@ func (a *App) Close() {
 	_ = a.Shutdown(ctx)
 }
 
+// stopServing stops the lease renewal and the sweep, and waits for them.
+func (a *App) stopServing() {
+	if a.stopServe != nil {
+		a.stopServe()
+		<-a.served
+		a.stopServe = nil
+	}
+}
+
 func (a *App) closeStores() {
+	a.stopServing()
 	if a.sstore != nil {
 		a.sstore.StopCleanup()
 	}
