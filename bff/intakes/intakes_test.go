@@ -111,9 +111,16 @@ func (f *fixture) sendMode(id, message string, blocking bool) (*bff.Turn, []rela
 	return got, replay
 }
 
+// arm arms a sandbox fault for the intake's next turn: on its encounter,
+// or before its first turn (no encounter yet) on the key, whose faults the
+// next turn of any intake takes.
 func (f *fixture) arm(id, kind string) {
 	f.t.Helper()
-	body, _ := json.Marshal(map[string]any{"encounter_id": id, "kind": kind})
+	fault := map[string]any{"kind": kind}
+	if enc := f.encounter(id); enc != "" {
+		fault["encounter_id"] = enc
+	}
+	body, _ := json.Marshal(fault)
 	req, _ := http.NewRequest("POST", f.sb.URL+"/v1/sandbox/faults", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	res, err := f.sb.Client.Do(req)
@@ -123,10 +130,20 @@ func (f *fixture) arm(id, kind string) {
 	res.Body.Close()
 }
 
+// encounter is the service's id of the intake, "" before its first turn.
+func (f *fixture) encounter(id string) string {
+	f.t.Helper()
+	in, err := f.db.Intake(context.Background(), id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return in.EncounterID
+}
+
 // upstream is the sandbox's own record of the intake.
 func (f *fixture) upstream(id string) (conv []intakeapi.Message, raw []byte) {
 	f.t.Helper()
-	req, _ := http.NewRequest("GET", f.sb.URL+"/v1/intakes/"+id+"/handoff", nil)
+	req, _ := http.NewRequest("GET", f.sb.URL+"/v1/intakes/"+f.encounter(id)+"/handoff", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	res, err := f.sb.Client.Do(req)
 	if err != nil {
@@ -332,35 +349,76 @@ func TestStartFormRules(t *testing.T) {
 		if n := f.sb.Service.Stats().Requests["create"]; n != 0 {
 			t.Fatalf("%d invalid forms reached the service", n)
 		}
-		// The same submission twice is one intake.
+		// The same submission twice is one intake; starting sends nothing
+		// upstream (the intake is created there with its first turn).
 		a, _ := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Synthetic: true, SubmissionID: "same"})
 		b, _ := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Synthetic: true, SubmissionID: "same"})
-		if a.ID != b.ID || f.sb.Service.Stats().Requests["create"] != 1 {
-			t.Fatalf("double submit made %s and %s", a.ID, b.ID)
+		if a.ID != b.ID || f.sb.Service.Stats().Requests["create"] != 0 {
+			t.Fatalf("double submit made %s and %s, %d creates upstream", a.ID, b.ID, f.sb.Service.Stats().Requests["create"])
+		}
+		// Another browser's submission with the same id is its own intake.
+		if c, err := f.svc.StartIntake(context.Background(), "other", bff.StartForm{Synthetic: true, SubmissionID: "same"}); err != nil || c.ID == a.ID {
+			t.Fatalf("another owner's start: %v, %v", c, err)
 		}
 	})
 }
 
-func TestStartingAnIntakeAtTheLimitSaysWhereItStands(t *testing.T) {
+// TestStartingAtTheLimitQueuesNeverRefuses: with the key's minute spent,
+// starting an intake still succeeds at once; its creation upstream and its
+// first turn wait in the queue together, the turn's stream saying where it
+// stands, and both go through when the window opens.
+func TestStartingAtTheLimitQueuesNeverRefuses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := sandbox.DefaultConfig()
-		cfg.Keys, cfg.Engine, cfg.RPM = []string{key}, enginetest.Scripted{}, 0
+		cfg.Keys, cfg.Engine, cfg.RPM, cfg.FragmentDelay = []string{key}, enginetest.Scripted{}, 0, time.Millisecond
 		sb := sandboxtest.Start(t, cfg)
-		gate := pacer.New(pacer.Config{PerMinute: 1})
+		gate := pacer.New(pacer.Config{PerMinute: 2})
 		client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, Gate: gate, HTTPClient: sb.Client})
 		db := sqlitetest.MustOpenDB(t)
-		svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)}) // CreateWait: the default 45 s, on the bubble's clock
+		hub := relay.NewHub(time.Minute, nil)
+		svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: hub})
+		defer func() { _ = svc.Shutdown(context.Background()) }()
 		ctx := context.Background()
-		if _, err := svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: "a"}); err != nil {
+		var ids []string
+		for _, sub := range []string{"a", "b"} {
+			in, err := svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: sub})
+			if err != nil {
+				t.Fatalf("start %s: %v", sub, err)
+			}
+			ids = append(ids, in.ID)
+		}
+		// The first intake's creation and turn spend the minute's two requests.
+		first, err := svc.SendTurn(ctx, "o", ids[0], "first", "s1")
+		if err != nil {
 			t.Fatal(err)
 		}
-		// The minute's one request is spent: the next start waits, then says so.
-		_, err := svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: "b"})
-		if bff.ErrorCode(err) != bff.ERATELIMIT || !strings.Contains(bff.ErrorMessage(err), "number 1 in line") {
-			t.Fatalf("start at the limit: %v", err)
+		svc.WaitSettled(ctx, ids[0], first.Index)
+		start := time.Now()
+		second, err := svc.SendTurn(ctx, "o", ids[1], "second", "s2")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if n := sb.Service.Stats().Requests["create"]; n != 1 {
-			t.Fatalf("%d creates reached the service", n)
+		svc.WaitSettled(ctx, ids[1], second.Index)
+		_, got, _ := svc.Turn(ctx, "o", ids[1], second.Index)
+		if got.Status != bff.TurnCompleted {
+			t.Fatalf("the queued first turn settled %s (%s)", got.Status, got.ErrorMessage)
+		}
+		if waited := time.Since(start); waited < 50*time.Second {
+			t.Fatalf("the second intake went through after %s: the minute's window was not honoured", waited)
+		}
+		replay, sub, _ := hub.Subscribe(bff.TurnKey(ids[1], second.Index), 0)
+		sub.Cancel()
+		queued := 0
+		for _, ev := range replay {
+			if ev.Name == bff.EventQueued {
+				queued++
+			}
+		}
+		if queued == 0 {
+			t.Fatalf("no queue position shown while waiting: %s", names(replay))
+		}
+		if n := sb.Service.Stats().Requests["create"]; n != 2 {
+			t.Fatalf("%d creates reached the service, want 2", n)
 		}
 	})
 }
@@ -404,7 +462,7 @@ func (f *fixture) direct(id, message string) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if _, _, err := client.Turn(context.Background(), id, message, "direct-"+strconv.Itoa(len(message))); err != nil {
+	if _, _, err := client.Turn(context.Background(), f.encounter(id), message, "direct-"+strconv.Itoa(len(message))); err != nil {
 		f.t.Fatalf("direct turn %q: %v", message, err)
 	}
 }
@@ -417,6 +475,9 @@ func (f *fixture) direct(id, message string) {
 func TestReconcileMatchesTheMessageNotOnlyItsPlace(t *testing.T) {
 	f := newFixture(t)
 	id := f.start()
+	if first, _ := f.send(id, "first words"); first.Status != bff.TurnCompleted { // the intake is created with it
+		t.Fatalf("first turn: %s", first.Status)
+	}
 	f.direct(id, "somebody else's words")
 	f.arm(id, "stream_error") // the app's turn does not land
 	turn, _ := f.send(id, "my message")
@@ -424,7 +485,7 @@ func TestReconcileMatchesTheMessageNotOnlyItsPlace(t *testing.T) {
 		t.Fatalf("turn settled %s/%q with reply %q; want failed/%q: its message is not in the service's record", turn.Status, turn.ErrorCode, turn.Reply, bff.CodeNotLanded)
 	}
 	conv, _ := f.upstream(id)
-	if len(conv) != 2 || conv[0].Text != "somebody else's words" {
+	if len(conv) != 4 || conv[2].Text != "somebody else's words" {
 		t.Fatalf("the service's record: %+v", conv)
 	}
 }

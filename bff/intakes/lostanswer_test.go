@@ -65,6 +65,7 @@ func (f *fixture) behind(proxy *losingProxy) core {
 		f.t.Fatal(err)
 	}
 	db := sqlitetest.MustOpenDB(f.t)
+	f.db = db // f.upstream finds the encounter here
 	svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: relay.NewHub(time.Minute, nil)})
 	f.t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
 	return svc

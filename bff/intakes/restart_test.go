@@ -53,7 +53,7 @@ func TestRestartMidTurnSettlesOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				f := &fixture{t: t, sb: sb}
+				f := &fixture{t: t, sb: sb, db: db1}
 				f.arm(in.ID, "slow_start")
 				send := first.SendTurn
 				if blocking {
@@ -77,6 +77,7 @@ func TestRestartMidTurnSettlesOnce(t *testing.T) {
 
 				second, db2 := appRun(t, path, sb)
 				defer db2.Close()
+				f.db = db2
 				defer func() { _ = second.Shutdown(ctx) }()
 				pending, _ := db2.PendingTurns(ctx)
 				if len(pending) != 1 {
@@ -177,7 +178,7 @@ func TestRestartSendsABlockingTurnThatNeverLeft(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := &fixture{t: t, sb: sb}
+		f := &fixture{t: t, sb: sb, db: db2}
 		conv, _ := f.upstream(in.ID)
 		if len(conv) != 2 || conv[0].Text != "a message never sent" {
 			t.Fatalf("the sandbox's record: %+v (want the message exactly once)", conv)
