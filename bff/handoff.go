@@ -6,7 +6,7 @@ import "time"
 // (the spec's Handoff object), decoded once where it is read. Nullable
 // fields are nil when the service sent null; nothing here is computed.
 type Handoff struct {
-	IntakeID           string
+	IntakeID           string // the service's encounter_id (bff.Intake.EncounterID)
 	CapturedAt         time.Time
 	Terminal           bool
 	Urgent             bool

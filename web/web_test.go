@@ -123,7 +123,7 @@ func (b *browser) start(fields ...string) string {
 		b.a.t.Fatalf("start intake: %d %s", p.status, p.body)
 	}
 	loc := p.header.Get("Location")
-	if !strings.HasPrefix(loc, "/intakes/enc_") {
+	if !strings.HasPrefix(loc, "/intakes/iw_") {
 		b.a.t.Fatalf("start intake redirected to %q", loc)
 	}
 	return loc

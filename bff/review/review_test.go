@@ -77,7 +77,7 @@ func TestConcurrentHandoffReadsShareOneCall(t *testing.T) {
 		for i := range 8 {
 			wg.Go(func() {
 				rec, err := s.reviews.Handoff(context.Background(), "dr."+string(rune('a'+i)), s.id, false)
-				if err != nil || rec.Handoff == nil || rec.Handoff.IntakeID != s.id {
+				if err != nil || rec.Handoff == nil || rec.Handoff.IntakeID != rec.Intake.EncounterID {
 					t.Errorf("handoff: %v", err)
 				}
 			})
@@ -98,7 +98,7 @@ func TestAHandoffReadIsShownWhenStoringItFails(t *testing.T) {
 		if err != nil {
 			t.Fatalf("handoff with a failing store: %v", err)
 		}
-		if rec.Handoff == nil || rec.Handoff.IntakeID != s.id || len(rec.Raw) == 0 || rec.Stale {
+		if rec.Handoff == nil || rec.Handoff.IntakeID != rec.Intake.EncounterID || len(rec.Raw) == 0 || rec.Stale {
 			t.Fatalf("record %+v", rec)
 		}
 		if n := rec.Handoff.PatientMessages(); n != 1 {

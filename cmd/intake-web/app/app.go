@@ -140,7 +140,7 @@ func (a *App) assemble(ctx context.Context) error {
 	registerServiceMetrics(reg, a.runner, a.pacer, func() int { return hub.Subscribers() + feed.Subscribers() })
 	var faults bff.FaultArmer
 	if cfg.SandboxFaults {
-		faults = &sandboxFaults{url: cfg.UpstreamURL, key: cfg.APIKey, http: &http.Client{}, audit: a.db,
+		faults = &sandboxFaults{url: cfg.UpstreamURL, key: cfg.APIKey, http: &http.Client{}, audit: a.db, intakes: a.db,
 			log: a.log.With("component", "faults"), now: now(cfg.Now)}
 	}
 	a.Server, err = web.New(cfg.Config, web.Deps{

@@ -23,11 +23,14 @@ type sandboxFaults struct {
 	url, key string
 	http     *http.Client
 	audit    bff.AuditStore
+	intakes  bff.IntakeStore // the app's intake id leads to the service's encounter id
 	log      *slog.Logger
 	now      func() time.Time
 }
 
-var intakeIDPattern = regexp.MustCompile(`^enc_[0-9a-f]{8}_[0-9a-f]{16}$`)
+// intakeIDPattern is the app's intake ids: its own (iw_), and the service's
+// encounter ids that intakes from before the app had its own ids carry.
+var intakeIDPattern = regexp.MustCompile(`^(iw_[0-9a-f]{24}|enc_[0-9a-f]{8}_[0-9a-f]{16})$`)
 
 // ArmFault implements bff.FaultArmer.
 func (f *sandboxFaults) ArmFault(ctx context.Context, clinician string, fault bff.Fault) error {
@@ -40,9 +43,18 @@ func (f *sandboxFaults) ArmFault(ctx context.Context, clinician string, fault bf
 	body := map[string]any{"kind": fault.Kind, "count": fault.Count}
 	if fault.IntakeID != "" {
 		if !intakeIDPattern.MatchString(fault.IntakeID) {
-			return bff.Invalid("intake", "An intake id looks like enc_0a1b2c3d_0123456789abcdef; leave it empty to arm every intake.")
+			return bff.Invalid("intake", "An intake id looks like iw_0123456789abcdef01234567 (it ends the intake's address); leave it empty to arm every intake.")
 		}
-		body["encounter_id"] = fault.IntakeID
+		in, err := f.intakes.Intake(ctx, fault.IntakeID)
+		switch {
+		case bff.ErrorCode(err) == bff.ENOTFOUND:
+			return &bff.Error{Code: bff.ENOTFOUND, Field: "intake", Message: "This app has no intake with this id."}
+		case err != nil:
+			return err
+		case in.EncounterID == "":
+			return &bff.Error{Code: bff.ECONFLICT, Field: "intake", Message: "This intake has not reached the sandbox yet (it starts with its first message): arm the fault for every intake, or after the first message."}
+		}
+		body["encounter_id"] = in.EncounterID
 	}
 	b, _ := json.Marshal(body)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
