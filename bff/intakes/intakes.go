@@ -27,7 +27,7 @@ type Deps struct {
 	Intakes  bff.IntakeStore
 	Turns    bff.TurnStore
 	Handoffs bff.HandoffStore
-	Hub      *relay.Hub    // the turns' event streams
+	Hub      Streams       // the turns' event streams (a *relay.Hub, or a *relay.Replicated)
 	Feed     bff.Announcer // the clinicians' live worklist; nil = none
 	// Queue leases pending turns to the replica running them (bff.TurnQueue).
 	Queue  bff.TurnQueue
@@ -43,6 +43,19 @@ type Deps struct {
 	// Shared says other replicas use the same database: a start then takes
 	// over only turns whose lease ran out, instead of all pending ones.
 	Shared bool
+}
+
+// Streams are the turns' event streams: a relay.Hub in one process, a
+// relay.Replicated across replicas. One goroutine publishes to a key.
+type Streams interface {
+	Open(key string)
+	// Resume opens key's stream to continue a turn taken over from another
+	// replica (or a previous run): its events continue after the last one
+	// the others saw.
+	Resume(ctx context.Context, key string) error
+	Publish(key, name string, data any)
+	Close(key string)
+	Follow(ctx context.Context, key string, after int64) (<-chan relay.Event, bool)
 }
 
 // New returns the patients' service and the runner that settles its turns.
@@ -89,7 +102,7 @@ type Patients struct {
 	client  *intakeapi.Client
 	intakes bff.IntakeStore
 	turns   bff.TurnStore
-	hub     *relay.Hub
+	hub     Streams
 	feed    bff.Announcer
 	runner  *Runner
 	now     func() time.Time
@@ -105,7 +118,7 @@ type Runner struct {
 	turns    bff.TurnStore
 	queue    bff.TurnQueue
 	handoffs *upstream.Handoffs
-	hub      *relay.Hub
+	hub      Streams
 	feed     bff.Announcer
 	now      func() time.Time
 	log      *slog.Logger

@@ -27,7 +27,13 @@ func (r *Runner) start(queued *bff.Turn, owner *bff.Intake) {
 // in may be nil (read first).
 func (r *Runner) launch(t *bff.Turn, in *bff.Intake) {
 	key := bff.TurnKey(t.IntakeID, t.Index)
-	r.hub.Open(key)
+	if in == nil { // taken over: continue the events the others saw
+		if err := r.hub.Resume(r.base, key); err != nil {
+			r.log.Error("read the events of a turn taken over", "intake_id", t.IntakeID, "turn", t.Index, "err", err)
+		}
+	} else {
+		r.hub.Open(key)
+	}
 	r.track()
 	go func() {
 		defer r.untrack()
