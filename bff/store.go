@@ -57,3 +57,10 @@ type HandoffStore interface {
 
 // Clock is the time source of the services, so tests can move time.
 type Clock func() time.Time
+
+// The messages of CreateTurn's conflicts, the same from every store;
+// callers may show them and tell the two apart by them.
+const (
+	MsgDuplicateSubmission = "This message was already sent."
+	MsgTurnPending         = "A reply is still on its way; please wait for it before sending another message."
+)

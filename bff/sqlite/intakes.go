@@ -11,15 +11,16 @@ import (
 
 const intakeColumns = `id, owner, created_at, expires_at, updated_at, status, turn_count,
 	terminal, urgent, safety_status, disposition, disposition_label, active_protocol,
-	age_years, sex, history, service_release`
+	age_years, sex, history, service_release, encounter_id`
 
 // CreateIntake inserts in; ECONFLICT if the id exists.
 func (db *DB) CreateIntake(ctx context.Context, in *bff.Intake) error {
 	_, err := db.w.ExecContext(ctx, `INSERT INTO intakes (`+intakeColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		in.ID, in.Owner, formatTime(in.CreatedAt), formatTime(in.ExpiresAt), formatTime(in.UpdatedAt),
 		in.Status, in.TurnCount, in.Terminal, in.Urgent, in.SafetyStatus, in.Disposition,
-		in.DispositionLabel, in.ActiveProtocol, intPtr(in.AgeYears), in.Sex, in.History, in.Release)
+		in.DispositionLabel, in.ActiveProtocol, intPtr(in.AgeYears), in.Sex, in.History, in.Release,
+		in.EncounterID)
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, "This intake already exists.")
 	} else if err != nil {
@@ -30,7 +31,7 @@ func (db *DB) CreateIntake(ctx context.Context, in *bff.Intake) error {
 
 // Intake returns the intake with id, whoever owns it.
 func (db *DB) Intake(ctx context.Context, id string) (*bff.Intake, error) {
-	in, err := scanIntake(db.r.QueryRowContext(ctx, `SELECT `+intakeColumns+` FROM intakes WHERE id = ?`, id))
+	in, err := scanIntake(db.st.intake.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, bff.Errorf(bff.ENOTFOUND, "Intake not found.")
 	} else if err != nil {
@@ -56,15 +57,25 @@ func (db *DB) Intakes(ctx context.Context, limit int) ([]*bff.Intake, error) {
 
 // UpdateIntake writes every field of in except ID, Owner and CreatedAt.
 func (db *DB) UpdateIntake(ctx context.Context, in *bff.Intake) error {
-	res, err := db.w.ExecContext(ctx, `UPDATE intakes SET expires_at = ?, updated_at = ?,
-		status = ?, turn_count = ?, terminal = ?, urgent = ?, safety_status = ?, disposition = ?,
-		disposition_label = ?, active_protocol = ?, age_years = ?, sex = ?, history = ?,
-		service_release = ?
-		WHERE id = ?`,
+	return updateIntake(ctx, db.st.updateIntake, in)
+}
+
+// updateIntakeSQL writes the mutable fields of an intake (the arguments of
+// intakeArgs).
+const updateIntakeSQL = `UPDATE intakes SET expires_at = ?, updated_at = ?,
+	status = ?, turn_count = ?, terminal = ?, urgent = ?, safety_status = ?, disposition = ?,
+	disposition_label = ?, active_protocol = ?, age_years = ?, sex = ?, history = ?,
+	service_release = ?, encounter_id = ?
+	WHERE id = ?`
+
+func updateIntake(ctx context.Context, st *sql.Stmt, in *bff.Intake) error {
+	res, err := st.ExecContext(ctx,
 		formatTime(in.ExpiresAt), formatTime(in.UpdatedAt), in.Status, in.TurnCount, in.Terminal,
 		in.Urgent, in.SafetyStatus, in.Disposition, in.DispositionLabel, in.ActiveProtocol,
-		intPtr(in.AgeYears), in.Sex, in.History, in.Release, in.ID)
-	if err != nil {
+		intPtr(in.AgeYears), in.Sex, in.History, in.Release, in.EncounterID, in.ID)
+	if isUnique(err) {
+		return bff.Errorf(bff.ECONFLICT, "Another intake has this encounter.")
+	} else if err != nil {
 		return fmt.Errorf("store: update intake: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
@@ -105,7 +116,7 @@ func scanIntake(s scanner) (*bff.Intake, error) {
 	)
 	if err := s.Scan(&in.ID, &in.Owner, &created, &expires, &updated, &in.Status, &in.TurnCount,
 		&in.Terminal, &in.Urgent, &in.SafetyStatus, &in.Disposition, &in.DispositionLabel,
-		&in.ActiveProtocol, &age, &in.Sex, &in.History, &in.Release); err != nil {
+		&in.ActiveProtocol, &age, &in.Sex, &in.History, &in.Release, &in.EncounterID); err != nil {
 		return nil, err
 	}
 	var err error

@@ -1,6 +1,7 @@
 // Package store is the SQLite adapter of the bff store interfaces
 // (bff.IntakeStore, bff.TurnStore, bff.HandoffStore, bff.ClinicianStore,
-// bff.ReviewStore, bff.AuditStore, bff.SignInFailureStore), the pacer's
+// bff.ReviewStore, bff.AuditStore, bff.SignInFailureStore, bff.WorklistStore,
+// bff.TurnQueue; not bff.TurnEventLog, which one process does not need), the pacer's
 // journal (DB.PacerJournal, a pacer.Journal) and the home of the scs
 // session table. It uses the pure-Go driver modernc.org/sqlite, so the binary
 // needs no cgo and no database server.
@@ -18,6 +19,10 @@
 // The writer's transactions begin IMMEDIATE. A caller holding a transaction
 // on SQL() must not call the store's methods until it ends: the single writer
 // connection is busy.
+//
+// The hot path's statements (creating, starting and settling a turn, reading
+// an intake and its turns) are prepared once at Open; database/sql re-prepares
+// them on a reader connection that has not seen them yet.
 //
 // An in-memory database (":memory:" or "") has one connection for both, as
 // separate connections would see separate databases.
@@ -57,6 +62,7 @@ type DB struct {
 	logger *slog.Logger
 	now    bff.Clock
 	path   string
+	st     stmts
 
 	mu       sync.Mutex
 	sessions []*SessionStore // cleanup goroutines stopped on Close
@@ -128,6 +134,10 @@ func Open(ctx context.Context, path string, logger *slog.Logger, opts ...Option)
 		db.closePools()
 		return nil, fmt.Errorf("store: open %q: %w", path, err)
 	}
+	if err := db.prepare(ctx); err != nil {
+		db.closePools()
+		return nil, fmt.Errorf("store: open %q: %w", path, err)
+	}
 	logger.LogAttrs(ctx, slog.LevelInfo, "store opened", slog.String("path", path))
 	return db, nil
 }
@@ -187,6 +197,7 @@ func (db *DB) Close() error {
 	for _, s := range sessions {
 		s.StopCleanup()
 	}
+	db.closeStmts()
 	err := db.closePools()
 	db.logger.Info("store closed", slog.String("path", db.path))
 	return err

@@ -6,19 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
 )
 
-// The messages of CreateTurn's conflicts; callers may show them.
+// The messages of CreateTurn's conflicts; callers may show them (the same
+// as bff's, which every store uses).
 const (
-	MsgDuplicateSubmission = "This message was already sent."
-	MsgTurnPending         = "A reply is still on its way; please wait for it before sending another message."
+	MsgDuplicateSubmission = bff.MsgDuplicateSubmission
+	MsgTurnPending         = bff.MsgTurnPending
 )
 
 const turnColumns = `intake_id, idx, submission_id, message, status, reply, choices,
 	terminal, urgent, safety_status, disposition, disposition_label, error_code,
-	error_message, service_release, created_at, completed_at, blocking`
+	error_message, service_release, created_at, completed_at, blocking, lease_owner, lease_until`
 
 // CreateTurn inserts t, assigning t.Index (the next index of its intake)
 // and t.CreatedAt; an empty t.Status is stored (and set) as queued.
@@ -40,14 +42,12 @@ func (db *DB) CreateTurn(ctx context.Context, t *bff.Turn) error {
 	}
 	created := db.now().UTC()
 	var idx int
-	err = db.w.QueryRowContext(ctx, `INSERT INTO turns (`+turnColumns+`)
-		SELECT ?, COALESCE(MAX(idx), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-		FROM turns WHERE intake_id = ?
-		RETURNING idx`,
+	err = db.st.createTurn.QueryRowContext(ctx,
 		t.IntakeID, t.SubmissionID, t.Message, string(status), t.Reply, string(choices),
 		t.Terminal, t.Urgent, stringPtr(t.SafetyStatus), stringPtr(t.Disposition),
 		stringPtr(t.DispositionLabel), t.ErrorCode, t.ErrorMessage, t.Release,
-		formatTime(created), formatTimePtr(t.CompletedAt), t.Blocking, t.IntakeID).Scan(&idx)
+		formatTime(created), formatTimePtr(t.CompletedAt), t.Blocking, t.LeaseOwner,
+		leaseTime(t.LeaseUntil), t.IntakeID).Scan(&idx)
 	switch {
 	case isForeignKey(err):
 		return bff.Errorf(bff.ENOTFOUND, "Intake not found.")
@@ -81,7 +81,7 @@ func (db *DB) TurnBySubmission(ctx context.Context, intakeID, submissionID strin
 
 // Turns returns an intake's turns in order.
 func (db *DB) Turns(ctx context.Context, intakeID string) ([]*bff.Turn, error) {
-	return db.queryTurns(ctx, `SELECT `+turnColumns+` FROM turns WHERE intake_id = ? ORDER BY idx`, intakeID)
+	return collectTurns(db.st.turns.QueryContext(ctx, intakeID))
 }
 
 // OpeningMessages returns each intake's first message (its turn 1), by
@@ -127,7 +127,7 @@ func (db *DB) PendingTurns(ctx context.Context) ([]*bff.Turn, error) {
 }
 
 // UpdateTurn writes the mutable fields of t (status, reply, choices,
-// terminal, urgent, state, error, release, completion time), found by
+// terminal, urgent, state, error, release, completion time, lease), found by
 // t.IntakeID and t.Index. ENOTFOUND if there is no such turn; ECONFLICT
 // (MsgTurnPending) if it would make a second pending turn of the intake.
 func (db *DB) UpdateTurn(ctx context.Context, t *bff.Turn) error {
@@ -137,12 +137,13 @@ func (db *DB) UpdateTurn(ctx context.Context, t *bff.Turn) error {
 	}
 	res, err := db.w.ExecContext(ctx, `UPDATE turns SET status = ?, reply = ?, choices = ?,
 		terminal = ?, urgent = ?, safety_status = ?, disposition = ?, disposition_label = ?,
-		error_code = ?, error_message = ?, service_release = ?, completed_at = ?
+		error_code = ?, error_message = ?, service_release = ?, completed_at = ?,
+		lease_owner = ?, lease_until = ?
 		WHERE intake_id = ? AND idx = ?`,
 		string(t.Status), t.Reply, string(choices), t.Terminal, t.Urgent,
 		stringPtr(t.SafetyStatus), stringPtr(t.Disposition), stringPtr(t.DispositionLabel),
 		t.ErrorCode, t.ErrorMessage, t.Release, formatTimePtr(t.CompletedAt),
-		t.IntakeID, t.Index)
+		t.LeaseOwner, leaseTime(t.LeaseUntil), t.IntakeID, t.Index)
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, MsgTurnPending)
 	} else if err != nil {
@@ -167,7 +168,10 @@ func (db *DB) oneTurn(ctx context.Context, query string, args ...any) (*bff.Turn
 }
 
 func (db *DB) queryTurns(ctx context.Context, query string, args ...any) ([]*bff.Turn, error) {
-	rows, err := db.r.QueryContext(ctx, query, args...)
+	return collectTurns(db.r.QueryContext(ctx, query, args...))
+}
+
+func collectTurns(rows *sql.Rows, err error) ([]*bff.Turn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: turns: %w", err)
 	}
@@ -191,11 +195,11 @@ func scanTurn(s scanner) (*bff.Turn, error) {
 		t                        bff.Turn
 		status, choices, created string
 		safety, disp, label      sql.NullString
-		completed                sql.NullString
+		completed, leaseUntil    sql.NullString
 	)
 	if err := s.Scan(&t.IntakeID, &t.Index, &t.SubmissionID, &t.Message, &status, &t.Reply,
 		&choices, &t.Terminal, &t.Urgent, &safety, &disp, &label, &t.ErrorCode,
-		&t.ErrorMessage, &t.Release, &created, &completed, &t.Blocking); err != nil {
+		&t.ErrorMessage, &t.Release, &created, &completed, &t.Blocking, &t.LeaseOwner, &leaseUntil); err != nil {
 		return nil, err
 	}
 	t.Status = bff.TurnStatus(status)
@@ -214,5 +218,18 @@ func scanTurn(s scanner) (*bff.Turn, error) {
 		}
 		t.CompletedAt = &c
 	}
+	if leaseUntil.Valid {
+		if t.LeaseUntil, err = parseTime(leaseUntil.String); err != nil {
+			return nil, err
+		}
+	}
 	return &t, nil
+}
+
+// leaseTime stores a zero lease time as NULL: no lease.
+func leaseTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return formatTime(t)
 }
