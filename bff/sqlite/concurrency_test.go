@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"sync"
 	"testing"
 
@@ -13,104 +11,6 @@ import (
 	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 )
-
-// 50 browsers send at once on one intake: exactly one turn becomes pending,
-// every other gets the pending conflict, and nothing fails inside SQLite.
-func TestConcurrentCreateTurnOnePendingWins(t *testing.T) {
-	db := sqlitetest.MustOpenDB(t)
-	ctx := context.Background()
-	mustCreateIntake(t, db, "enc_race")
-
-	const n = 50
-	errs := make([]error, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			errs[i] = db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_race", SubmissionID: fmt.Sprint("sub-", i), Message: "hi"})
-		})
-	}
-	close(start)
-	wg.Wait()
-
-	wins := 0
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			wins++
-		case bff.ErrorCode(err) == bff.ECONFLICT && bff.ErrorMessage(err) == sqlite.MsgTurnPending:
-		default:
-			t.Errorf("goroutine %d: %v", i, err)
-		}
-	}
-	if wins != 1 {
-		t.Fatalf("%d turns created, want exactly 1", wins)
-	}
-	turns, err := db.Turns(ctx, "enc_race")
-	if err != nil || len(turns) != 1 || turns[0].Index != 1 {
-		t.Fatalf("turns %v, %v", turnKeys(turns), err)
-	}
-}
-
-// 50 goroutines each get one turn onto one intake: whoever wins completes
-// its turn, the others retry. Indexes come out 1..50, each once.
-func TestConcurrentCreateTurnIndexesUnique(t *testing.T) {
-	db := sqlitetest.MustOpenDB(t)
-	ctx := context.Background()
-	mustCreateIntake(t, db, "enc_seq")
-
-	const n = 50
-	errs := make([]error, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			tr := &bff.Turn{IntakeID: "enc_seq", SubmissionID: fmt.Sprint("sub-", i), Message: fmt.Sprint("m", i)}
-			for {
-				err := db.CreateTurn(ctx, tr)
-				if bff.ErrorCode(err) == bff.ECONFLICT && bff.ErrorMessage(err) == sqlite.MsgTurnPending {
-					runtime.Gosched()
-					continue
-				} else if err != nil {
-					errs[i] = err
-					return
-				}
-				tr.Status = bff.TurnCompleted
-				errs[i] = db.UpdateTurn(ctx, tr)
-				return
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("goroutine %d: %v", i, err)
-		}
-	}
-	turns, err := db.Turns(ctx, "enc_seq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var idx []int
-	subs := map[string]bool{}
-	for _, tr := range turns {
-		idx = append(idx, tr.Index)
-		subs[tr.SubmissionID] = true
-		if tr.Status != bff.TurnCompleted {
-			t.Errorf("turn %d is %s", tr.Index, tr.Status)
-		}
-	}
-	want := make([]int, n)
-	for i := range want {
-		want[i] = i + 1
-	}
-	if !slices.Equal(idx, want) || len(subs) != n {
-		t.Fatalf("indexes %v, %d distinct submissions", idx, len(subs))
-	}
-}
 
 // Many intakes written at once, with readers alongside: no error, nothing
 // lost.

@@ -1,0 +1,18 @@
+package sqlite_test
+
+import (
+	"testing"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
+	"github.com/clinical-intake/intake-web/bff/storetest"
+)
+
+var _ storetest.Stores = (*sqlite.DB)(nil)
+
+func TestStoreSuite(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, now bff.Clock) storetest.Stores {
+		return sqlitetest.MustOpenDB(t, sqlite.WithClock(now))
+	})
+}
