@@ -87,5 +87,8 @@ type Announcer interface {
 
 // AnnounceChange tells open worklists that an intake changed.
 func AnnounceChange(a Announcer, in *Intake) {
+	if a == nil {
+		return
+	}
 	a.Publish(EventIntakeChanged, IntakeChanged{IntakeID: in.ID, Status: in.Status, Urgent: in.Urgent})
 }

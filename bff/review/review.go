@@ -38,6 +38,9 @@ type Deps struct {
 	Audit    bff.AuditStore
 	Worklist bff.WorklistStore // opening messages, active protocols
 	Feed     *relay.Feed       // the worklist's live feed, shared with the turn runner
+	// Announce tells every replica's worklist of a change (nil: Feed, one
+	// replica).
+	Announce bff.Announcer
 	Now      func() time.Time
 	Logger   *slog.Logger
 }
@@ -52,6 +55,7 @@ type Service struct {
 	audit    bff.AuditStore
 	worklist bff.WorklistStore
 	feed     *relay.Feed
+	announce bff.Announcer
 	now      func() time.Time
 	log      *slog.Logger
 	// reads shares one upstream read among clinicians opening the same
@@ -67,8 +71,11 @@ func New(d Deps) *Service {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if d.Announce == nil && d.Feed != nil {
+		d.Announce = d.Feed
+	}
 	return &Service{
-		intakes: d.Intakes, reviews: d.Reviews, audit: d.Audit, worklist: d.Worklist, feed: d.Feed, now: d.Now, log: d.Logger,
+		intakes: d.Intakes, reviews: d.Reviews, audit: d.Audit, worklist: d.Worklist, feed: d.Feed, announce: d.Announce, now: d.Now, log: d.Logger,
 		handoffs: &upstream.Handoffs{Client: d.Client, Store: d.Handoffs, Now: d.Now, Log: d.Logger},
 	}
 }
@@ -195,7 +202,7 @@ func (s *Service) recordProtocol(ctx context.Context, in *bff.Intake, h *bff.Han
 		s.log.Error("record the active protocol", "encounter_id", in.ID, "err", err)
 		return
 	}
-	bff.AnnounceChange(s.feed, in)
+	bff.AnnounceChange(s.announce, in)
 }
 
 // RawHandoff returns the stored handoff bytes for download, audited. It
@@ -236,7 +243,7 @@ func (s *Service) MarkReviewed(ctx context.Context, clinician, id, note string) 
 		detail = "with a note"
 	}
 	bff.Record(ctx, s.audit, s.log, s.now(), clinician, bff.AuditReview, id, detail)
-	bff.AnnounceChange(s.feed, in)
+	bff.AnnounceChange(s.announce, in)
 	return r, nil
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/accounts"
-	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
 
@@ -62,9 +61,9 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		return errors.New(clinicianUsage)
 	}
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, cfg.DatabasePath, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	db, err := app.OpenDatabase(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
-		return fmt.Errorf("open %s: %w", cfg.DatabasePath, err)
+		return err
 	}
 	defer db.Close()
 	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db})

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/intakes"
 	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/postgres"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/review"
 	"github.com/clinical-intake/intake-web/bff/sqlite"
@@ -34,16 +36,42 @@ type App struct {
 
 	cfg      Config
 	log      *slog.Logger
-	db       *sqlite.DB
-	sstore   *sqlite.SessionStore
+	db       database
+	sstore   sessionStore
 	runner   *intakes.Runner
 	accounts *accounts.Service
 	client   *intakeapi.Client
 	pacer    *pacer.Pacer
 	ready    *readiness
-	// stopServe ends the runner's lease renewal and takeover sweep.
+	// With PostgreSQL: the hub and the worklist feed shared by replicas.
+	replicated *relay.Replicated
+	sharedFeed *relay.SharedFeed
+	// stopServe ends the background work: lease renewal and the takeover
+	// sweep, and with PostgreSQL the event log's flusher and the listener.
 	stopServe context.CancelFunc
 	served    chan struct{}
+}
+
+// serve starts the background work; stopServing ends it.
+func (a *App) serve(ctx context.Context) {
+	ctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopServe, a.served = stop, make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { a.runner.Serve(ctx) })
+	if pg, ok := a.db.(*postgres.DB); ok {
+		wg.Go(func() { a.replicated.Run(ctx) })
+		wg.Go(func() {
+			_ = pg.Listen(ctx, postgres.Notifications{
+				TurnEvents:    a.replicated.Wake,
+				IntakeChanged: a.sharedFeed.Receive,
+				Reconnected: func() {
+					a.replicated.CatchUp(ctx)
+					a.sharedFeed.Missed()
+				},
+			})
+		})
+	}
+	go func() { wg.Wait(); close(a.served) }()
 }
 
 // Open assembles the app from cfg and starts serving on cfg.ListenAddr.
@@ -57,9 +85,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 		cfg.Logger = log
 	}
-	db, err := sqlite.Open(ctx, cfg.DatabasePath, log)
+	db, err := openDatabase(ctx, cfg, log)
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", cfg.DatabasePath, err)
+		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, db: db}
 	if err := a.assemble(ctx); err != nil {
@@ -76,9 +104,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	} else if n > 0 {
 		log.Warn("settling turns the last run left pending", "turns", n)
 	}
-	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	a.stopServe, a.served = stop, make(chan struct{})
-	go func() { defer close(a.served); a.runner.Serve(serveCtx) }()
+	a.serve(ctx)
 	if cfg.DemoClinician {
 		if err := a.demoClinician(ctx); err != nil {
 			a.closeStores()
@@ -110,9 +136,13 @@ func (a *App) assemble(ctx context.Context) error {
 	}
 	reg := prometheus.NewRegistry()
 	m := newUpstreamMetrics(reg)
+	var journal pacer.Journal
+	if db, ok := a.db.(*sqlite.DB); ok {
+		journal = db.PacerJournal()
+	}
 	a.pacer = pacer.New(pacer.Config{
 		PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay,
-		Logger: a.log.With("component", "pacer"), Journal: a.db.PacerJournal(),
+		Logger: a.log.With("component", "pacer"), Journal: journal,
 	})
 	a.client, err = intakeapi.New(intakeapi.Config{
 		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: timedGate{Gate: a.pacer, wait: m.gateWait},
@@ -122,20 +152,28 @@ func (a *App) assemble(ctx context.Context) error {
 		return fmt.Errorf("intake service client: %w", err)
 	}
 	hub, feed := relay.NewHub(10*time.Minute, nil), relay.NewFeed(200)
+	var streams intakes.Streams = hub
+	var announce bff.Announcer = feed
+	pg, shared := a.db.(*postgres.DB)
+	if shared {
+		a.replicated = relay.NewReplicated(hub, pg, a.log.With("component", "relay"), 100*time.Millisecond)
+		a.sharedFeed = relay.NewSharedFeed(feed, replicaName(cfg), pg.NotifyIntakeChanged, a.log.With("component", "relay"))
+		streams, announce = a.replicated, a.sharedFeed
+	}
 	var patients *intakes.Patients
 	patients, a.runner = intakes.New(intakes.Deps{
-		Client: a.client, Intakes: a.db, Turns: a.db, Handoffs: a.db, Hub: hub, Feed: feed,
-		Now: cfg.Now, Logger: a.log.With("component", "turns"),
+		Client: a.client, Intakes: a.db, Turns: a.db, Handoffs: a.db, Hub: streams, Feed: announce,
+		Now: cfg.Now, Logger: a.log.With("component", "turns"), Replica: replicaName(cfg), Shared: shared,
 	})
 	reviews := review.New(review.Deps{
-		Client: a.client, Intakes: a.db, Handoffs: a.db, Reviews: a.db, Audit: a.db, Worklist: a.db, Feed: feed,
+		Client: a.client, Intakes: a.db, Handoffs: a.db, Reviews: a.db, Audit: a.db, Worklist: a.db, Feed: feed, Announce: announce,
 		Now: cfg.Now, Logger: a.log.With("component", "review"),
 	})
 	a.accounts = accounts.New(accounts.Deps{
 		Clinicians: a.db, Audit: a.db, SignInFailures: a.db, Now: cfg.Now, BcryptCost: cfg.BcryptCost,
 		Logger: a.log.With("component", "accounts"),
 	})
-	a.sstore = sqlite.NewSessionStoreWithCleanup(a.db, 10*time.Minute)
+	a.sstore = newSessionStore(a.db)
 	a.ready = &readiness{db: a.db, client: a.client, answered: m, probeEvery: 5 * time.Minute}
 	registerServiceMetrics(reg, a.runner, a.pacer, func() int { return hub.Subscribers() + feed.Subscribers() })
 	var faults bff.FaultArmer

@@ -18,9 +18,14 @@ import (
 type Config struct {
 	web.Config
 
-	DatabasePath string // SQLite file
-	UpstreamURL  string // the Clinical Intake Service
-	APIKey       string // never logged, never sent to a browser
+	DatabasePath string // SQLite file, when DatabaseURL is empty
+	// DatabaseURL is a PostgreSQL database (postgres://...): several
+	// replicas share it, their turns, their events and the key's budget.
+	DatabaseURL string
+	// ReplicaName names this process among replicas (default host-pid).
+	ReplicaName string
+	UpstreamURL string // the Clinical Intake Service
+	APIKey      string // never logged, never sent to a browser
 	// DemoClinician creates a "demo" clinician with a random password on a
 	// database without clinicians, and logs it once. Embedded sandbox only.
 	DemoClinician bool
@@ -107,6 +112,8 @@ func (c *Config) options() []option {
 	return []option{
 		stringOpt("LISTEN_ADDR", &c.ListenAddr),
 		stringOpt("DATABASE_PATH", &c.DatabasePath),
+		stringOpt("DATABASE_URL", &c.DatabaseURL),
+		stringOpt("REPLICA_NAME", &c.ReplicaName),
 		stringOpt("PUBLIC_URL", &c.PublicURL),
 		boolPtrOpt("COOKIE_SECURE", &c.CookieSecure),
 		stringOpt("INTAKE_BASE_URL", &c.UpstreamURL),
@@ -173,6 +180,10 @@ func (c *Config) check() error {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("PUBLIC_URL must be an http(s) URL, got %q", c.PublicURL))
 		}
+	}
+	if c.DatabaseURL != "" && !postgresURL(c.DatabaseURL) {
+		// Not quoted: a URL may hold a password.
+		errs = append(errs, errors.New("DATABASE_URL must be a PostgreSQL URL (postgres://user@host:port/database); leave it unset for the SQLite file at DATABASE_PATH"))
 	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = 30 * time.Second

@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/sqlite"
 )
 
 // readiness checks the database and the upstream for /readyz. The upstream
 // is probed at most once per probeEvery, and only when no real call was
 // answered since: every probe spends one of the key's six requests a minute.
 type readiness struct {
-	db         *sqlite.DB
+	db         interface{ Ping(context.Context) error }
 	client     *intakeapi.Client
 	answered   *upstreamMetrics
 	probeEvery time.Duration
