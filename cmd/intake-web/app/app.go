@@ -163,7 +163,7 @@ func (a *App) assemble(ctx context.Context) error {
 	var patients *intakes.Patients
 	patients, a.runner = intakes.New(intakes.Deps{
 		Client: a.client, Intakes: a.db, Turns: a.db, Handoffs: a.db, Hub: streams, Feed: announce,
-		Now: cfg.Now, Logger: a.log.With("component", "turns"), Replica: replicaName(cfg), Shared: shared,
+		Now: cfg.Now, Logger: a.log.With("component", "turns"), Replica: replicaName(cfg), Shared: shared, Lease: cfg.TurnLease,
 	})
 	reviews := review.New(review.Deps{
 		Client: a.client, Intakes: a.db, Handoffs: a.db, Reviews: a.db, Audit: a.db, Worklist: a.db, Feed: feed, Announce: announce,

@@ -24,6 +24,10 @@ type Config struct {
 	DatabaseURL string
 	// ReplicaName names this process among replicas (default host-pid).
 	ReplicaName string
+	// TurnLease is how long a turn stays with its replica without renewal
+	// (default 30 s): a dead replica's turns are taken over after about
+	// this long.
+	TurnLease   time.Duration
 	UpstreamURL string // the Clinical Intake Service
 	APIKey      string // never logged, never sent to a browser
 	// DemoClinician creates a "demo" clinician with a random password on a
@@ -114,6 +118,7 @@ func (c *Config) options() []option {
 		stringOpt("DATABASE_PATH", &c.DatabasePath),
 		stringOpt("DATABASE_URL", &c.DatabaseURL),
 		stringOpt("REPLICA_NAME", &c.ReplicaName),
+		durationOpt("TURN_LEASE", &c.TurnLease),
 		stringOpt("PUBLIC_URL", &c.PublicURL),
 		boolPtrOpt("COOKIE_SECURE", &c.CookieSecure),
 		stringOpt("INTAKE_BASE_URL", &c.UpstreamURL),
