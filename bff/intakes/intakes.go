@@ -40,6 +40,10 @@ type Deps struct {
 	// (0 = 30 s): after a replica dies, its turns are taken over within
 	// about a lease and a sweep.
 	Lease time.Duration
+	// IntakeQuota, when set, refuses a start when today's quota of new
+	// intakes is already spent (its error says when it resets), spending
+	// nothing: starting is refused only by a real quota, and at once.
+	IntakeQuota func(ctx context.Context) error
 	// Shared says other replicas use the same database: a start then takes
 	// over only turns whose lease ran out, instead of all pending ones.
 	Shared bool
@@ -86,7 +90,7 @@ func New(d Deps) (*Patients, *Runner) {
 	r.base, r.abandon = context.WithCancel(context.Background())
 	p := &Patients{
 		client: d.Client, intakes: d.Intakes, turns: d.Turns, hub: d.Hub, feed: d.Feed, runner: r,
-		now: d.Now, log: d.Logger,
+		now: d.Now, log: d.Logger, intakeQuota: d.IntakeQuota,
 	}
 	return p, r
 }
@@ -107,6 +111,8 @@ type Patients struct {
 	runner  *Runner
 	now     func() time.Time
 	log     *slog.Logger
+	// intakeQuota refuses a start when today's intakes are spent; nil: never.
+	intakeQuota func(ctx context.Context) error
 }
 
 // Runner runs turns detached from the requests that sent them and settles

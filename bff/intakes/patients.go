@@ -9,6 +9,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/upstream"
 )
 
 // StartIntake validates the form and records a new intake owned by owner,
@@ -24,6 +25,11 @@ func (p *Patients) StartIntake(ctx context.Context, owner string, f bff.StartFor
 	ni, err := f.Validate()
 	if err != nil {
 		return nil, err
+	}
+	if p.intakeQuota != nil {
+		if err := p.intakeQuota(ctx); err != nil {
+			return nil, upstream.Describe(err, p.now())
+		}
 	}
 	now := p.now()
 	in := &bff.Intake{
