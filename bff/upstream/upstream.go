@@ -24,6 +24,9 @@ func Describe(err error, now time.Time) error {
 	if err == nil {
 		return nil
 	}
+	if be := (*bff.Error)(nil); errors.As(err, &be) {
+		return be // already in words (an intake not created upstream yet, say)
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return bff.Errorf(bff.EUNAVAILABLE, "The intake service did not answer in time. Please try again.")
 	}
