@@ -3,6 +3,7 @@ package review_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -103,6 +104,27 @@ func TestAHandoffReadIsShownWhenStoringItFails(t *testing.T) {
 		}
 		if n := rec.Handoff.PatientMessages(); n != 1 {
 			t.Fatalf("conversation has %d patient messages, want 1", n)
+		}
+	})
+}
+
+// An intake whose patient has not sent a first message has no encounter
+// upstream: its handoff page says so, and nothing is read from the service.
+func TestAHandoffBeforeTheFirstMessageSaysItHasNotStarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newStack(t, false)
+		patients, _ := intakes.New(intakes.Deps{Intakes: s.db, Turns: s.db, Handoffs: s.db, Hub: relay.NewHub(time.Minute, nil)})
+		in, err := patients.StartIntake(context.Background(), "owner", bff.StartForm{Synthetic: true, SubmissionID: "not-started"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := s.sb.Service.Stats().Requests["handoff"]
+		_, err = s.reviews.Handoff(context.Background(), "dr.ada", in.ID, false)
+		if bff.ErrorCode(err) != bff.ECONFLICT || !strings.Contains(bff.ErrorMessage(err), "has not reached the intake service") {
+			t.Fatalf("handoff of an intake not started: %v", err)
+		}
+		if n := s.sb.Service.Stats().Requests["handoff"] - before; n != 0 {
+			t.Fatalf("%d handoff reads reached the service for an intake it does not know", n)
 		}
 	})
 }
