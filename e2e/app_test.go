@@ -20,6 +20,7 @@ type app struct {
 	Key     string // the upstream API key: must never reach a browser
 	Sandbox *sandbox.Server
 	logs    *apptest.Logs
+	stack   *apptest.Stack
 }
 
 type appOptions struct {
@@ -51,7 +52,7 @@ func startApp(t *testing.T, opts ...appOptions) *app {
 		ao.App = func(c *appconfig.Config) { c.PacerPerMinute = o.PacerPerMinute }
 	}
 	st := apptest.Start(t, ao)
-	return &app{URL: st.URL, Key: st.Key, Sandbox: st.Sandbox, logs: st.Logs}
+	return &app{URL: st.URL, Key: st.Key, Sandbox: st.Sandbox, logs: st.Logs, stack: st}
 }
 
 // The sore-throat conversation of the rules engine for a 30-year-old woman

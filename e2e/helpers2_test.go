@@ -99,17 +99,52 @@ func sandboxCall(t *testing.T, a *app, method, path string, body any) []byte {
 	return b
 }
 
-// armFault arms the next turn of the intake with a sandbox fault.
-func armFault(t *testing.T, a *app, intakeID, kind string) {
-	t.Helper()
-	sandboxCall(t, a, http.MethodPost, "/v1/sandbox/faults", map[string]any{"encounter_id": intakeID, "kind": kind})
+// upstreamRequests is every request the sandbox has seen, of any kind.
+func upstreamRequests(a *app) int {
+	n := 0
+	for _, c := range a.Sandbox.Service.Stats().Requests {
+		n += c
+	}
+	return n
 }
 
-// serviceHandoff is the sandbox's handoff of the intake, decoded, and its
-// raw JSON.
+// encounterOf is the sandbox's id of the app's intake (its encounter), as
+// the app's store holds it: "" before the intake's first turn created it
+// upstream. Pages never show it.
+func encounterOf(t *testing.T, a *app, intakeID string) string {
+	t.Helper()
+	return a.stack.Intake(t, intakeID).EncounterID
+}
+
+// armFault arms the next turn of the app's intake with a sandbox fault.
+// Before its first turn the intake has no encounter at the sandbox, so the
+// fault is armed for the key: the next turn of any intake takes it (each
+// test has its own sandbox and key).
+func armFault(t *testing.T, a *app, intakeID, kind string) {
+	t.Helper()
+	fault := map[string]any{"kind": kind}
+	if enc := encounterOf(t, a, intakeID); enc != "" {
+		fault["encounter_id"] = enc
+	}
+	sandboxCall(t, a, http.MethodPost, "/v1/sandbox/faults", fault)
+}
+
+// serviceEncounter is the encounter of the app's intake; the test fails if
+// the intake has not reached the sandbox.
+func serviceEncounter(t *testing.T, a *app, intakeID string) string {
+	t.Helper()
+	enc := encounterOf(t, a, intakeID)
+	if enc == "" {
+		t.Fatalf("the intake %s has not reached the sandbox (no encounter id)", intakeID)
+	}
+	return enc
+}
+
+// serviceHandoff is the sandbox's handoff of the app's intake (of its
+// encounter), decoded, and its raw JSON.
 func serviceHandoff(t *testing.T, a *app, intakeID string) (*intakeapi.Handoff, []byte) {
 	t.Helper()
-	raw := sandboxCall(t, a, http.MethodGet, "/v1/intakes/"+url.PathEscape(intakeID)+"/handoff", nil)
+	raw := sandboxCall(t, a, http.MethodGet, "/v1/intakes/"+url.PathEscape(serviceEncounter(t, a, intakeID))+"/handoff", nil)
 	var h intakeapi.Handoff
 	must(t, json.Unmarshal(raw, &h), "decode the sandbox's handoff")
 	return &h, raw
@@ -121,7 +156,7 @@ func serviceTurnCount(t *testing.T, a *app, intakeID string) int {
 	var s struct {
 		TurnCount *int `json:"turn_count"`
 	}
-	raw := sandboxCall(t, a, http.MethodGet, "/v1/intakes/"+url.PathEscape(intakeID), nil)
+	raw := sandboxCall(t, a, http.MethodGet, "/v1/intakes/"+url.PathEscape(serviceEncounter(t, a, intakeID)), nil)
 	must(t, json.Unmarshal(raw, &s), "decode the sandbox's summary")
 	if s.TurnCount == nil {
 		t.Fatalf("the sandbox's summary has no turn_count: %s", raw)

@@ -149,7 +149,10 @@ func TestPlainWordsBesideTheCodes(t *testing.T) {
 }
 
 // TestQueuedWaitIsExplainedAndMoves: with the app's pacer at one request a
-// minute, a message waits in line. The page says why (a few requests a
+// minute, a message waits in line: starting the intake sent nothing (the
+// page says it starts with the first message), the first message's
+// creation of the intake upstream takes the minute's one request, and its
+// turn waits. The page says why (a few requests a
 // minute, shared by everyone), the place, and a countdown that ticks each
 // second in an aria-hidden part (not re-announced), while the server's
 // fresh queued events keep the estimate right.
@@ -164,10 +167,17 @@ func TestQueuedWaitIsExplainedAndMoves(t *testing.T) {
 			a := startApp(t, appOptions{PacerPerMinute: 1})
 			page := newPage(t, playwright.BrowserNewContextOptions{Viewport: vp.size})
 			must(t, page.AddInitScript(playwright.Script{Content: playwright.String(statusLog)}), "add the status log")
-			startIntake(t, page, a) // spends the minute's one request
+			startIntake(t, page, a)
+			if n := upstreamRequests(a); n != 0 {
+				t.Fatalf("starting the intake sent %d requests upstream, want none", n)
+			}
+			must(t, expect.Locator(page.GetByText("Your intake starts at the intake service with your first message.")).ToBeVisible(), "the new intake says it starts with the first message")
 			send(t, page, soreThroatOpening)
 			status := statusRegion(page)
 			must(t, expect.Locator(status).ToContainText("next in line"), "the place in line")
+			if st := a.Sandbox.Service.Stats(); st.Requests["create"] != 1 || st.Requests["turn"] != 0 {
+				t.Errorf("while the first message waits: %d creations, %d turns upstream, want 1 and 0", st.Requests["create"], st.Requests["turn"])
+			}
 			must(t, expect.Locator(status).ToContainText("a few requests a minute, shared by everyone using this app"), "why there is a wait")
 			must(t, expect.Locator(status).ToContainText("Your turn in about"), "a countdown")
 

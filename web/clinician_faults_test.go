@@ -26,9 +26,10 @@ func TestFaultPanelOnlyWithSandboxFaults(t *testing.T) {
 	}
 }
 
-// A clinician arms a fault through the panel; the sandbox's key never
-// reaches the browser (startApp checks every response); the next turn of
-// the intake meets the fault; the arming is audited; a bad form comes back
+// A clinician arms a fault through the panel with the app's intake id; the
+// sandbox's key never reaches the browser (startApp checks every response);
+// before the intake's first message (no encounter at the sandbox yet) it is
+// refused; after it, the next turn of the intake meets the fault; the arming is audited; a bad form comes back
 // with an error summary linking each field.
 func TestFaultPanelArmsAFault(t *testing.T) {
 	a := startApp(t, withClinician(t, "dr.ada"), withSandboxFaults)
@@ -60,9 +61,22 @@ func TestFaultPanelArmsAFault(t *testing.T) {
 			t.Errorf("the refused form lacks %q", want)
 		}
 	}
-	unknown := b.post("/clinician/faults", url.Values{"_csrf": {token}, "kind": {"upstream_error"}, "intake": {"enc_00000000_0000000000000000"}})
-	if unknown.status != http.StatusUnprocessableEntity || !strings.Contains(unknown.body, `href="#intake"`) {
-		t.Errorf("an unknown intake: %d", unknown.status)
+	for _, nobody := range []string{"iw_000000000000000000000000", "enc_00000000_0000000000000000"} {
+		unknown := b.post("/clinician/faults", url.Values{"_csrf": {token}, "kind": {"upstream_error"}, "intake": {nobody}})
+		if unknown.status != http.StatusUnprocessableEntity || !strings.Contains(unknown.body, `href="#intake"`) || !strings.Contains(unknown.body, "no intake with this id") {
+			t.Errorf("an unknown intake %s: %d", nobody, unknown.status)
+		}
+	}
+	// Before its first message the intake has no encounter at the sandbox:
+	// refused with the way out, and nothing armed.
+	early := b.post("/clinician/faults", url.Values{"_csrf": {token}, "kind": {"upstream_error"}, "intake": {id}, "count": {"1"}})
+	if early.status != http.StatusUnprocessableEntity || !strings.Contains(early.body, "it starts with its first message") {
+		t.Errorf("arming an intake before its first message: %d", early.status)
+	}
+	before := a.upstreamTurns()
+	patient.say(intake, "hello")
+	if n := a.upstreamTurns() - before; n != 1 || a.encounter(t, id) == "" {
+		t.Fatalf("the first message: %d turn calls, encounter %q", n, a.encounter(t, id))
 	}
 	// Without the CSRF token: refused.
 	if p := b.post("/clinician/faults", url.Values{"kind": {"upstream_error"}}); p.status != http.StatusForbidden {
@@ -76,7 +90,7 @@ func TestFaultPanelArmsAFault(t *testing.T) {
 	if p := b.get(ok.header.Get("Location")); !strings.Contains(p.body, "Fault armed: upstream_error for the next turn of "+id) {
 		t.Error("the panel does not say the fault was armed")
 	}
-	before := a.upstreamTurns()
+	before = a.upstreamTurns()
 	patient.say(intake, "I have a sore throat")
 	// The blocking turn met the 502 and was retried with its Idempotency-Key:
 	// two calls for one turn show the fault happened.

@@ -57,7 +57,8 @@ func TestHandoffAsFHIRDocument(t *testing.T) {
 		t.Fatalf("a closed intake's composition is %v", c["status"])
 	}
 	enc := b.Resources("Encounter")[0]
-	if ids := enc["identifier"].([]any); ids[0].(map[string]any)["value"] != id(calm) || enc["status"] != "finished" {
+	// FHIR's encounter identifier is the service's encounter id, not the app's.
+	if ids := enc["identifier"].([]any); ids[0].(map[string]any)["value"] != a.encounter(t, calm) || a.encounter(t, calm) == "" || enc["status"] != "finished" {
 		t.Fatalf("encounter %v", enc)
 	}
 	upstream := a.upstreamHandoff(t, id(calm))

@@ -331,9 +331,15 @@ func TestWorklistFeedAnnouncesChanges(t *testing.T) {
 	}
 }
 
+// upstreamHandoff is the service's handoff of the app's intake id: the
+// handoff of its encounter, read with the key.
 func (a *app) upstreamHandoff(t *testing.T, id string) string {
 	t.Helper()
-	req, _ := http.NewRequest("GET", a.sb.URL+"/v1/intakes/"+id+"/handoff", nil)
+	enc := a.encounter(t, id)
+	if enc == "" {
+		t.Fatalf("intake %s has no encounter at the service", id)
+	}
+	req, _ := http.NewRequest("GET", a.sb.URL+"/v1/intakes/"+enc+"/handoff", nil)
 	req.Header.Set("Authorization", "Bearer "+a.stack.Key)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

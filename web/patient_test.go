@@ -69,12 +69,23 @@ func TestEveryPostNeedsTheSessionsCSRFToken(t *testing.T) {
 			t.Fatalf("a post to %s from a session without a token: %d", path, p.status)
 		}
 	}
-	if a.upstreamTurns() != 0 || a.upstreamCreate() != 1 {
+	// Starting sends nothing upstream (the intake is created there with its
+	// first turn): the refused starts left no intake in the app, and the
+	// refused turns reached nothing.
+	if n := len(a.stack.Intakes(t)); n != 1 {
+		t.Fatalf("refused starts made intakes: %d in the app, want 1", n)
+	}
+	if a.upstreamTurns() != 0 || a.upstreamCreate() != 0 {
 		t.Fatalf("refused posts reached the service: %d turns, %d creates", a.upstreamTurns(), a.upstreamCreate())
 	}
 	// The header works too (the page script sends it).
-	if p := b.post(intake+"/turns", url.Values{"message": {"hi"}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json"); p.status != http.StatusAccepted {
+	p := b.post(intake+"/turns", url.Values{"message": {"hi"}}, "X-CSRF-Token", b.csrf(), "Accept", "application/json")
+	if p.status != http.StatusAccepted {
 		t.Fatalf("turn with the header token: %d %s", p.status, p.body)
+	}
+	b.events(jsonOf(t, p.body)["events_url"].(string), "")
+	if a.upstreamTurns() != 1 || a.upstreamCreate() != 1 {
+		t.Fatalf("the accepted turn (the intake's first): %d turns, %d creates upstream, want 1 and 1", a.upstreamTurns(), a.upstreamCreate())
 	}
 }
 
@@ -112,8 +123,8 @@ func TestStartFormErrorsShowNextToTheFieldAndKeepValues(t *testing.T) {
 			t.Errorf("age %q not kept", age)
 		}
 	}
-	if n := a.upstreamCreate(); n != 0 {
-		t.Fatalf("%d invalid forms reached the service", n)
+	if n := len(a.stack.Intakes(t)); n != 0 {
+		t.Fatalf("%d invalid forms were recorded as intakes", n)
 	}
 }
 
@@ -463,9 +474,16 @@ func TestResubmittingTheLastFormReplays(t *testing.T) {
 	}
 }
 
+// armFault arms a sandbox fault for the next turn of the app's intake id.
+// Before its first turn the intake has no encounter at the service yet, so
+// the fault is armed key-wide: the next turn of any intake takes it.
 func (a *app) armFault(t *testing.T, id, kind string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", a.sb.URL+"/v1/sandbox/faults", strings.NewReader(`{"encounter_id":"`+id+`","kind":"`+kind+`"}`))
+	body := `{"kind":"` + kind + `"}`
+	if enc := a.encounter(t, id); enc != "" {
+		body = `{"encounter_id":"` + enc + `","kind":"` + kind + `"}`
+	}
+	req, _ := http.NewRequest("POST", a.sb.URL+"/v1/sandbox/faults", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+a.stack.Key)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil || res.StatusCode != 200 {

@@ -139,6 +139,13 @@ func (b *browser) say(intake, message string) page {
 	return b.get(strings.SplitN(p.header.Get("Location"), "#", 2)[0])
 }
 
+// encounter is the service's id of the app's intake id (or its path), as
+// the app's store holds it: "" before the intake's first turn created it.
+func (a *app) encounter(t *testing.T, id string) string {
+	t.Helper()
+	return a.stack.Intake(t, strings.TrimPrefix(id, "/intakes/")).EncounterID
+}
+
 func (a *app) upstreamTurns() int  { return a.sb.Service.Stats().Requests["turn"] }
 func (a *app) upstreamCreate() int { return a.sb.Service.Stats().Requests["create"] }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/accounts"
 	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
@@ -44,6 +45,11 @@ type Stack struct {
 	Key     string // the upstream API key: it must never reach a browser
 	DBPath  string
 	Logs    *Logs
+
+	t      testing.TB
+	dbOnce sync.Once
+	db     *sqlite.DB // a second handle on DBPath, for Intake and Intakes
+	dbErr  error
 }
 
 // Start serves a fresh stack for t; everything stops at the test's end.
@@ -74,7 +80,7 @@ func Start(t testing.TB, o Options) *Stack {
 	}
 	t.Cleanup(sb.Close)
 
-	s := &Stack{Sandbox: sb, Key: key, DBPath: filepath.Join(t.TempDir(), "app.db"), Logs: &Logs{}}
+	s := &Stack{Sandbox: sb, Key: key, DBPath: filepath.Join(t.TempDir(), "app.db"), Logs: &Logs{}, t: t}
 	if len(o.Clinicians) > 0 {
 		addClinicians(t, s.DBPath, o.Clinicians)
 	}
@@ -103,6 +109,45 @@ func Start(t testing.TB, o Options) *Stack {
 		}
 	})
 	return s
+}
+
+// Intake reads the app's intake with the app's id (the last part of its
+// address) from the app's database, as the app last wrote it; the test
+// fails if there is none. Tests take the service's encounter id from it
+// (EncounterID, "" before the intake's first turn): pages never show it.
+func (s *Stack) Intake(t testing.TB, id string) *bff.Intake {
+	t.Helper()
+	in, err := s.store(t).Intake(context.Background(), id)
+	if err != nil {
+		t.Fatalf("the app's intake %s: %v", id, err)
+	}
+	return in
+}
+
+// Intakes reads every intake in the app's database, newest first.
+func (s *Stack) Intakes(t testing.TB) []*bff.Intake {
+	t.Helper()
+	ins, err := s.store(t).Intakes(context.Background(), 0)
+	if err != nil {
+		t.Fatalf("the app's intakes: %v", err)
+	}
+	return ins
+}
+
+func (s *Stack) store(t testing.TB) *sqlite.DB {
+	t.Helper()
+	s.dbOnce.Do(func() {
+		// Opened once, beside the app's own handle (WAL lets both read),
+		// and closed at the test's end.
+		s.db, s.dbErr = sqlite.Open(context.Background(), s.DBPath, nil)
+		if s.dbErr == nil {
+			s.t.Cleanup(func() { _ = s.db.Close() })
+		}
+	})
+	if s.dbErr != nil {
+		t.Fatalf("open the app's database: %v", s.dbErr)
+	}
+	return s.db
 }
 
 func addClinicians(t testing.TB, dbPath string, accs map[string]string) {
