@@ -43,3 +43,13 @@ func TestEventLogSuite(t *testing.T) {
 		return db
 	})
 }
+
+// go test -run XXX -bench HotPath ./bff/postgres/
+func BenchmarkHotPath(b *testing.B) {
+	db, err := postgres.Open(context.Background(), pgtest.URL(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	storetest.BenchHotPath(b, db)
+}

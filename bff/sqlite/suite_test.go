@@ -16,3 +16,9 @@ func TestStoreSuite(t *testing.T) {
 		return sqlitetest.MustOpenDB(t, sqlite.WithClock(now))
 	})
 }
+
+// go test -run XXX -bench HotPath ./bff/sqlite/
+func BenchmarkHotPath(b *testing.B) {
+	db := sqlitetest.MustOpenDB(b)
+	storetest.BenchHotPath(b, db)
+}

@@ -52,6 +52,10 @@ func testEncounterID(t *testing.T, open Opener) {
 	if err := db.UpdateIntake(ctx, b); err != nil {
 		t.Fatal(err)
 	}
+	a.EncounterID = "enc_9" // replaced, not kept
+	if err := db.UpdateIntake(ctx, a); err != nil {
+		t.Fatal(err)
+	}
 	ins, err := db.IntakesByOwner(ctx, "alice")
 	if err != nil {
 		t.Fatal(err)
@@ -61,11 +65,11 @@ func testEncounterID(t *testing.T, open Opener) {
 		encs = append(encs, in.EncounterID)
 	}
 	slices.Sort(encs)
-	if !slices.Equal(encs, []string{"", "enc_1", "enc_2"}) {
+	if !slices.Equal(encs, []string{"", "enc_2", "enc_9"}) {
 		t.Fatalf("encounters %q", encs)
 	}
 	// An encounter belongs to one intake.
-	c.EncounterID = "enc_1"
+	c.EncounterID = "enc_9"
 	wantCode(t, db.UpdateIntake(ctx, c), bff.ECONFLICT)
 	d := newIntake("in_d", "bob", t0)
 	d.EncounterID = "enc_2"
@@ -201,6 +205,13 @@ func testRenewLeases(t *testing.T, open Opener) {
 	done := pendingTurn(t, db, "in_4", "a", until)
 	done.Status = bff.TurnFailed
 	if err := db.SettleTurn(ctx, done, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A settled turn whose lease was left in place (UpdateTurn writes it as
+	// given) is not renewed: only pending turns are.
+	kept := pendingTurn(t, db, "in_5", "a", until)
+	kept.Status = bff.TurnCompleted
+	if err := db.UpdateTurn(ctx, kept); err != nil {
 		t.Fatal(err)
 	}
 	later := until.Add(time.Minute)
