@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +131,111 @@ func (db *DB) explainWorklist(t *testing.T, f bff.WorklistFilter, from bff.Workl
 		plans = append(plans, b.String())
 	}
 	return plans
+}
+
+// BenchmarkWorklist reads worklist pages of 50 from 100,000 intakes: the
+// first page, filtered pages, a deep page (after row 90,000) and a
+// Previous page there. BenchmarkWorklistBefore is the whole list as it was
+// read before keyset pages (every intake, every latest review, every
+// opening message, grouped and sorted in Go).
+//
+//	go test -run '^$' -bench 'Worklist$' -benchtime 200x -v ./bff/sqlite/
+func BenchmarkWorklist(b *testing.B) {
+	const n = 100_000
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(b.TempDir(), "worklist.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	began := time.Now()
+	seedWorklist(b, db, n, time.Now())
+	b.Logf("seeded %d intakes in %v", n, time.Since(began).Round(time.Millisecond))
+
+	deep := deepCursor(b, db, 90_000)
+	back := deep
+	back.Backward = true
+	page := func(f bff.WorklistFilter, from bff.WorklistCursor, want int) func(b *testing.B) {
+		return func(b *testing.B) {
+			for b.Loop() {
+				items, _, err := db.WorklistPage(ctx, f, from, 50)
+				if err != nil || len(items) != want {
+					b.Fatalf("%d items, %v", len(items), err)
+				}
+			}
+		}
+	}
+	b.Run("first", page(bff.WorklistFilter{}, bff.WorklistCursor{}, 50))
+	b.Run("filter=closed,unreviewed", page(bff.WorklistFilter{Status: bff.StatusClosed, Unreviewed: true}, bff.WorklistCursor{}, 50))
+	b.Run("filter=urgent", page(bff.WorklistFilter{UrgentOnly: true}, bff.WorklistCursor{}, 50))
+	b.Run("deep=90000", page(bff.WorklistFilter{}, deep, 50))
+	b.Run("deep=90000/previous", page(bff.WorklistFilter{}, back, 50))
+}
+
+// BenchmarkWorklistBefore reads the whole worklist of 100,000 intakes as it
+// was read before keyset pages, for the "before" figure (seconds an op: run
+// it with few iterations).
+//
+//	go test -run '^$' -bench WorklistBefore -benchtime 3x ./bff/sqlite/
+func BenchmarkWorklistBefore(b *testing.B) {
+	const n = 100_000
+	db, err := Open(context.Background(), filepath.Join(b.TempDir(), "worklist.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	seedWorklist(b, db, n, time.Now())
+	for b.Loop() {
+		if got := oldWorklist(b, db); got != n {
+			b.Fatalf("%d items", got)
+		}
+	}
+}
+
+// deepCursor is the key of the row at offset in worklist order.
+func deepCursor(b *testing.B, db *DB, offset int) bff.WorklistCursor {
+	var (
+		c       bff.WorklistCursor
+		updated string
+	)
+	if err := db.r.QueryRow(`SELECT wl_group, updated_at, id FROM intakes
+		ORDER BY wl_group, updated_at DESC, id DESC LIMIT 1 OFFSET ?`, offset).Scan(&c.Group, &updated, &c.ID); err != nil {
+		b.Fatal(err)
+	}
+	var err error
+	if c.UpdatedAt, err = parseTime(updated); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// oldWorklist is the worklist as it was read before keyset pages (the
+// service's former Worklist, without the expiry writes).
+func oldWorklist(b *testing.B, db *DB) int {
+	ctx := context.Background()
+	ins, err := db.Intakes(ctx, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	latest, err := db.LatestReviews(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	openings, err := db.OpeningMessages(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	items := make([]bff.WorkItem, 0, len(ins))
+	for _, in := range ins {
+		it := bff.WorkItem{Intake: in, Review: latest[in.ID], Opening: openings[in.ID]}
+		it.Group = bff.WorkGroup(in, it.Review != nil)
+		items = append(items, it)
+	}
+	slices.SortStableFunc(items, func(x, y bff.WorkItem) int {
+		if bff.KeyOf(&x).Before(bff.KeyOf(&y)) {
+			return -1
+		}
+		return 1
+	})
+	return len(items)
 }
