@@ -221,7 +221,7 @@ func SignInPageView(p SignInPage) templ.Component {
 // clinician.js follows the live feed (data-events-url): for each changed
 // intake it fetches that row alone (data-row-url + id + data-row-query) and
 // puts it in place when it belongs on this page; a change that belongs on
-// another page is counted in #worklist-changes, a link to reload this page.
+// another page is counted in #worklist-changes, a link to the first page.
 // Both are announced in #worklist-status (aria-live polite).
 func WorklistPageView(p WorklistPage) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
@@ -339,7 +339,7 @@ func WorklistPageView(p WorklistPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "\"><span data-changes-count>0</span> changes elsewhere in the list: show</a></p><div class=\"table-wrap\" role=\"region\" aria-labelledby=\"worklist-caption\" tabindex=\"0\"><table class=\"table worklist-table\"><caption id=\"worklist-caption\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "\"><span data-changes-count>0</span> changes elsewhere in the list: show the latest</a></p><div class=\"table-wrap\" role=\"region\" aria-labelledby=\"worklist-caption\" tabindex=\"0\"><table class=\"table worklist-table\"><caption id=\"worklist-caption\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

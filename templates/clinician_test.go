@@ -256,7 +256,7 @@ func TestWorklistPage(t *testing.T) {
 		RowQuery:  "?status=closed&unreviewed=1",
 		EventsURL: "/clinician/events",
 		AuditURL:  "/clinician/audit",
-		PageURL:   "/clinician?cursor=abc&status=closed&unreviewed=1",
+		PageURL:   "/clinician?status=closed&unreviewed=1",
 		FirstURL:  "/clinician?status=closed&unreviewed=1",
 		PrevURL:   "/clinician?cursor=prev&status=closed&unreviewed=1",
 		NextURL:   "/clinician?cursor=next&status=closed&unreviewed=1",

@@ -27,7 +27,9 @@ type WorklistPage struct {
 	RowQuery  string
 	EventsURL string // the live feed (EventSource)
 	AuditURL  string
-	PageURL   string // this page again (the "changes: show" link)
+	// PageURL is the "changes elsewhere: show the latest" link: the first
+	// page of this filter, where new and escalated intakes land.
+	PageURL string
 	// FirstURL, PrevURL and NextURL are the page links; "" for none.
 	FirstURL, PrevURL, NextURL string
 	FirstPage, LastPage        bool // nothing before / after this page

@@ -79,7 +79,7 @@ func (s *Server) showWorklist(c *fiber.Ctx) error {
 		RowQuery:  worklistQuery(fv, bff.WorklistCursor{}),
 		EventsURL: "/clinician/events",
 		AuditURL:  "/clinician/audit",
-		PageURL:   base + worklistQuery(fv, from),
+		PageURL:   base + worklistQuery(fv, bff.WorklistCursor{}),
 		FirstPage: p.First,
 		LastPage:  p.Next.IsZero(),
 	}

@@ -75,8 +75,8 @@ doc.addEventListener('click', (ev) => {
 // Worklist live updates: one EventSource per page. Each change fetches that
 // intake's row alone; the row is put in its place when it belongs on this
 // page (between this page's first and last rows in the list's order), and
-// otherwise counted behind the "N changes elsewhere in the list: show"
-// link, which reloads this page. Nothing refetches the whole page.
+// otherwise counted behind the "N changes elsewhere in the list: show the
+// latest" link (the first page of this filter). Nothing refetches the whole page.
 
 /** A row's place in the order: group rank, then newest updated, then id descending. */
 function rowKey(tr) {
