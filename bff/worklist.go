@@ -13,7 +13,7 @@ import (
 type WorkItem struct {
 	Intake *Intake
 	Review *Review // the latest review, nil if none
-	Group  int     // the worklist's order: see Worklist
+	Group  int     // the worklist's order: the Group constants, see WorkGroup
 	// Opening is the patient's first message, "" before any: what tells
 	// intakes apart at a glance.
 	Opening string
