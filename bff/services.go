@@ -49,8 +49,16 @@ type PatientService interface {
 // ReviewService is what a signed-in clinician may do with intakes. Every
 // read and every review is audited under the clinician's name.
 type ReviewService interface {
-	// Worklist returns the intakes in review order (see WorkItem.Group).
-	Worklist(ctx context.Context, f WorklistFilter) ([]WorkItem, error)
+	// WorklistPage returns at most limit intakes matching f in review order
+	// (see WorkItem.Group) after the cursor from (zero: the first page;
+	// Backward: the page before it), with the cursors of the pages around
+	// it. limit <= 0 means 50, at most 200. Open intakes past their expiry
+	// are marked expired first. Internal errors only: a cursor is checked
+	// when parsed (ParseWorklistCursor).
+	WorklistPage(ctx context.Context, f WorklistFilter, from WorklistCursor, limit int) (*WorklistPage, error)
+	// WorkItem returns one intake's worklist row; ENOTFOUND for no such
+	// intake.
+	WorkItem(ctx context.Context, id string) (*WorkItem, error)
 	// Handoff returns an intake's handoff: a closed or expired intake's from
 	// the store with no upstream call, an open one's re-read when older than
 	// 30 s or, with refresh, 10 s. ENOTFOUND for no such intake; when a

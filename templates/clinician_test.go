@@ -252,9 +252,14 @@ func TestWorklistPage(t *testing.T) {
 		Layout:    clinLayout("Worklist"),
 		Filter:    WorklistFilter{Status: "closed", Unreviewed: true},
 		Rows:      sampleRows(),
-		RowsURL:   "/clinician/worklist/rows?status=closed&unreviewed=1",
+		RowURL:    "/clinician/worklist/row/",
+		RowQuery:  "?status=closed&unreviewed=1",
 		EventsURL: "/clinician/events",
 		AuditURL:  "/clinician/audit",
+		PageURL:   "/clinician?status=closed&unreviewed=1",
+		FirstURL:  "/clinician?status=closed&unreviewed=1",
+		PrevURL:   "/clinician?cursor=prev&status=closed&unreviewed=1",
+		NextURL:   "/clinician?cursor=next&status=closed&unreviewed=1",
 	}
 	d := render(t, WorklistPageView(p))
 	checkClinicianPage(t, d)
@@ -314,8 +319,24 @@ func TestWorklistPage(t *testing.T) {
 		t.Errorf("columns %q, want %q", cols, want)
 	}
 	tbody := d.mustID("worklist-rows")
-	if tbody.Data != "tbody" || attrOr(tbody, "data-rows-url") != p.RowsURL || attrOr(tbody, "data-events-url") != p.EventsURL {
+	if tbody.Data != "tbody" || attrOr(tbody, "data-row-url") != p.RowURL || attrOr(tbody, "data-row-query") != p.RowQuery || attrOr(tbody, "data-events-url") != p.EventsURL {
 		t.Errorf("tbody data attributes: %v", tbody.Attr)
+	}
+	// Page links: plain links in a labelled nav, in First, Previous, Next order.
+	navs := d.all(and(tag("nav"), withAttr("aria-label", "Worklist pages")))
+	if len(navs) != 1 {
+		t.Fatalf("%d worklist page navs", len(navs))
+	}
+	var links []string
+	for _, a := range all(navs[0], tag("a")) {
+		links = append(links, norm(text(a))+" "+attrOr(a, "href"))
+	}
+	if want := []string{"First page " + p.FirstURL, "Previous page " + p.PrevURL, "Next page " + p.NextURL}; !slices.Equal(links, want) {
+		t.Errorf("page links %q, want %q", links, want)
+	}
+	changes := d.mustID("worklist-changes")
+	if a := all(changes, tag("a")); len(a) != 1 || attrOr(a[0], "href") != p.PageURL {
+		t.Errorf("the changes link does not reload this page")
 	}
 	if n := len(all(tbody, tag("tr"))); n != 3 {
 		t.Errorf("%d rows in the tbody", n)

@@ -16,14 +16,23 @@ type SignInPage struct {
 	ErrorField string
 }
 
-// WorklistPage lists every intake for review.
+// WorklistPage is one page of the intakes for review.
 type WorklistPage struct {
 	Layout
-	Filter    WorklistFilter
-	Rows      []WorklistRow
-	RowsURL   string // GET: the rows fragment for the current filter (JS refresh)
+	Filter WorklistFilter
+	Rows   []WorklistRow
+	// RowURL + intake id + RowQuery is one row's fragment (GET; 204 when
+	// it no longer matches the filter), for the live feed.
+	RowURL    string
+	RowQuery  string
 	EventsURL string // the live feed (EventSource)
 	AuditURL  string
+	// PageURL is the "changes elsewhere: show the latest" link: the first
+	// page of this filter, where new and escalated intakes land.
+	PageURL string
+	// FirstURL, PrevURL and NextURL are the page links; "" for none.
+	FirstURL, PrevURL, NextURL string
+	FirstPage, LastPage        bool // nothing before / after this page
 }
 
 // WorklistFilter is the filter form's state (GET form, no JS needed).
@@ -40,6 +49,8 @@ type WorklistRow struct {
 	Opening          string // the patient's first message, shortened for the row ("" = none yet)
 	OpeningFull      string // the whole first message, for screen readers when Opening is shortened
 	Group            string // "Urgent", "Awaiting review", "Open", "Expired", "Reviewed"
+	Rank             int    // the group's place in the order (0 first)
+	SortTime         string // updated time, fixed width: orders rows within a group (newest first)
 	Created          string
 	Updated          string
 	Status           string // open, closed, expired as received

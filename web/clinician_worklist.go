@@ -25,7 +25,9 @@ func worklistFilter(c *fiber.Ctx) (bff.WorklistFilter, templates.WorklistFilter)
 	return f, templates.WorklistFilter{Status: f.Status, UrgentOnly: f.UrgentOnly, Unreviewed: f.Unreviewed}
 }
 
-func filterQuery(f templates.WorklistFilter) string {
+// worklistQuery is the page's query string: the filter and, when not the
+// first page, the cursor ("" for neither).
+func worklistQuery(f templates.WorklistFilter, cursor bff.WorklistCursor) string {
 	q := url.Values{}
 	if f.Status != "" {
 		q.Set("status", f.Status)
@@ -36,38 +38,75 @@ func filterQuery(f templates.WorklistFilter) string {
 	if f.Unreviewed {
 		q.Set("unreviewed", "1")
 	}
+	if !cursor.IsZero() {
+		q.Set("cursor", cursor.String())
+	}
 	if len(q) == 0 {
 		return ""
 	}
 	return "?" + q.Encode()
 }
 
-// showWorklist lists every intake for review; it updates itself live.
+// worklistCursor reads the page's cursor: a bad one is a 400 that names the
+// parameter (it came from a link this app made, so it was tampered with or
+// cut short).
+func worklistCursor(c *fiber.Ctx) (bff.WorklistCursor, error) {
+	cur, err := bff.ParseWorklistCursor("cursor", c.Query("cursor"))
+	if err != nil {
+		return cur, &webError{status: http.StatusBadRequest, msg: bff.ErrorMessage(err)}
+	}
+	return cur, nil
+}
+
+// showWorklist shows one page of the intakes for review (keyset pages:
+// First, Previous and Next are plain links); it updates its rows live.
 func (s *Server) showWorklist(c *fiber.Ctx) error {
 	f, fv := worklistFilter(c)
-	items, err := s.reviews.Worklist(c.UserContext(), f)
+	from, err := worklistCursor(c)
 	if err != nil {
 		return err
 	}
+	p, err := s.reviews.WorklistPage(c.UserContext(), f, from, 0)
+	if err != nil {
+		return err
+	}
+	const base = "/clinician"
 	page := templates.WorklistPage{
 		Layout:    s.clinicianLayout(c, "Worklist"),
 		Filter:    fv,
-		Rows:      worklistRows(items),
-		RowsURL:   "/clinician/worklist/rows" + filterQuery(fv),
+		Rows:      worklistRows(p.Items),
+		RowURL:    "/clinician/worklist/row/",
+		RowQuery:  worklistQuery(fv, bff.WorklistCursor{}),
 		EventsURL: "/clinician/events",
 		AuditURL:  "/clinician/audit",
+		PageURL:   base + worklistQuery(fv, bff.WorklistCursor{}),
+		FirstPage: p.First,
+		LastPage:  p.Next.IsZero(),
+	}
+	if !p.First {
+		page.FirstURL = base + worklistQuery(fv, bff.WorklistCursor{})
+	}
+	if !p.Prev.IsZero() {
+		page.PrevURL = base + worklistQuery(fv, p.Prev)
+	}
+	if !p.Next.IsZero() {
+		page.NextURL = base + worklistQuery(fv, p.Next)
 	}
 	return render(c, http.StatusOK, templates.WorklistPageView(page))
 }
 
-// showWorklistRows is the rows fragment the page's script swaps in.
-func (s *Server) showWorklistRows(c *fiber.Ctx) error {
+// showWorklistRow is one intake's row, for the live feed to put in place:
+// the <tr> when it matches the filter, else 204 (the page drops the row).
+func (s *Server) showWorklistRow(c *fiber.Ctx) error {
 	f, _ := worklistFilter(c)
-	items, err := s.reviews.Worklist(c.UserContext(), f)
+	it, err := s.reviews.WorkItem(c.UserContext(), c.Params("id"))
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, templates.WorklistRows(worklistRows(items)))
+	if !f.Matches(it) {
+		return c.SendStatus(http.StatusNoContent)
+	}
+	return render(c, http.StatusOK, templates.WorklistRows(worklistRows([]*bff.WorkItem{it})))
 }
 
 var groupNames = map[int]string{
@@ -75,7 +114,7 @@ var groupNames = map[int]string{
 	bff.GroupExpired: "Expired", bff.GroupReviewed: "Reviewed",
 }
 
-func worklistRows(items []bff.WorkItem) []templates.WorklistRow {
+func worklistRows(items []*bff.WorkItem) []templates.WorklistRow {
 	rows := make([]templates.WorklistRow, 0, len(items))
 	for _, it := range items {
 		in := it.Intake
@@ -83,9 +122,9 @@ func worklistRows(items []bff.WorkItem) []templates.WorklistRow {
 			ID: in.ID, URL: "/clinician/intakes/" + in.ID, Group: groupNames[it.Group],
 			Created: compact(in.CreatedAt), Updated: compact(in.UpdatedAt), Status: in.Status, Turns: in.TurnCount,
 			SafetyStatus: in.SafetyStatus, DispositionLabel: in.DispositionLabel, Urgent: in.Urgent,
-			ActiveProtocol: in.ActiveProtocol,
-			DownloadURL:    "/clinician/intakes/" + in.ID + "/handoff.json",
-			FHIRURL:        "/clinician/intakes/" + in.ID + "/handoff.fhir.json",
+			ActiveProtocol: in.ActiveProtocol, Rank: it.Group, SortTime: in.UpdatedAt.UTC().Format(sortTimeLayout),
+			DownloadURL: "/clinician/intakes/" + in.ID + "/handoff.json",
+			FHIRURL:     "/clinician/intakes/" + in.ID + "/handoff.fhir.json",
 		}
 		r.Opening, r.OpeningFull = shorten(it.Opening, openingChars)
 		if it.Review != nil {
@@ -95,6 +134,10 @@ func worklistRows(items []bff.WorkItem) []templates.WorklistRow {
 	}
 	return rows
 }
+
+// sortTimeLayout is fixed-width, so the page's script orders rows by
+// comparing the text.
+const sortTimeLayout = "2006-01-02T15:04:05.000000000Z"
 
 // openingChars is how much of an opening message a worklist row shows.
 const openingChars = 80

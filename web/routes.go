@@ -53,7 +53,7 @@ func (s *Server) routes() *fiber.App {
 	clin := app.Group("/clinician", s.requireClinician)
 	clin.Post("/signout", s.signOut)
 	clin.Get("/", s.showWorklist)
-	clin.Get("/worklist/rows", s.showWorklistRows)
+	clin.Get("/worklist/row/:id", s.showWorklistRow)
 	clin.Get("/events", s.worklistEvents)
 	clin.Get("/audit", s.showAudit)
 	clin.Get("/intakes/:id", s.showHandoff)

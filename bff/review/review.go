@@ -7,7 +7,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -245,52 +244,6 @@ func (s *Service) MarkReviewed(ctx context.Context, clinician, id, note string) 
 	bff.Record(ctx, s.audit, s.log, s.now(), clinician, bff.AuditReview, id, detail)
 	bff.AnnounceChange(s.announce, in)
 	return r, nil
-}
-
-// Worklist returns every intake created through this app: urgent first,
-// then closed ones awaiting review, then open, then expired, then reviewed;
-// the most recently updated first within each group.
-func (s *Service) Worklist(ctx context.Context, f bff.WorklistFilter) ([]bff.WorkItem, error) {
-	ins, err := s.intakes.Intakes(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
-	latest, err := s.reviews.LatestReviews(ctx)
-	if err != nil {
-		return nil, err
-	}
-	openings, err := s.worklist.OpeningMessages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	items := make([]bff.WorkItem, 0, len(ins))
-	for _, in := range ins {
-		bff.MarkExpired(ctx, s.intakes, s.log, in, s.now())
-		it := bff.WorkItem{Intake: in, Review: latest[in.ID], Opening: openings[in.ID]}
-		switch {
-		case it.Review != nil:
-			it.Group = bff.GroupReviewed
-		case in.Urgent:
-			it.Group = bff.GroupUrgent
-		case in.Status == bff.StatusClosed || in.Terminal:
-			it.Group = bff.GroupToReview
-		case in.Status == bff.StatusOpen:
-			it.Group = bff.GroupOpen
-		default:
-			it.Group = bff.GroupExpired
-		}
-		if (f.Status != "" && in.Status != f.Status) || (f.UrgentOnly && !in.Urgent) || (f.Unreviewed && it.Review != nil) {
-			continue
-		}
-		items = append(items, it)
-	}
-	sort.SliceStable(items, func(i, j int) bool {
-		if items[i].Group != items[j].Group {
-			return items[i].Group < items[j].Group
-		}
-		return items[i].Intake.UpdatedAt.After(items[j].Intake.UpdatedAt)
-	})
-	return items, nil
 }
 
 // AuditLog returns audit entries newest first, 100 a page, before an id.

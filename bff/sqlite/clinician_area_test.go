@@ -126,6 +126,7 @@ func TestClinicianSchema(t *testing.T) {
 		"index audit_intake", "index reviews_intake_reviewed",
 		"table audit", "table clinicians", "table reviews",
 		"trigger audit_no_delete", "trigger audit_no_replace", "trigger audit_no_update",
+		"trigger reviews_latest", // 0009: keeps intakes.reviewed_at for the worklist
 	}
 	if !slices.Equal(objects, want) {
 		t.Fatalf("schema objects %v, want %v", objects, want)

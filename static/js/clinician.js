@@ -2,9 +2,10 @@
 // page works without this module. With it:
 //  - "Copy" buttons copy a value (the audit reference) to the clipboard;
 //  - the "Print" button prints the handoff;
-//  - the worklist follows the live feed: on a change it fetches the rows
-//    fragment for the current filter and swaps it in, announcing the update
-//    in #worklist-status.
+//  - the worklist follows the live feed: on a change it fetches that one
+//    row and puts it in place when it belongs on this page, else counts it
+//    behind a "changes elsewhere: show" link; both announced in
+//    #worklist-status.
 // Fragments are our own server-rendered templ output, parsed with
 // <template>; values are only ever inserted as text.
 
@@ -71,21 +72,49 @@ doc.addEventListener('click', (ev) => {
 });
 
 // ---------------------------------------------------------------------------
-// Worklist live updates: one EventSource per page.
+// Worklist live updates: one EventSource per page. Each change fetches that
+// intake's row alone; the row is put in its place when it belongs on this
+// page (between this page's first and last rows in the list's order), and
+// otherwise counted behind the "N changes elsewhere in the list: show the
+// latest" link (the first page of this filter). Nothing refetches the whole page.
+
+/** A row's place in the order: group rank, then newest updated, then id descending. */
+function rowKey(tr) {
+  return { rank: Number(tr.dataset.rank), sort: tr.dataset.sort ?? '', id: tr.dataset.intakeId ?? '' };
+}
+
+/** Whether key a comes before key b in the worklist's order. */
+function comesBefore(a, b) {
+  if (a.rank !== b.rank) return a.rank < b.rank;
+  if (a.sort !== b.sort) return a.sort > b.sort; // fixed-width times: text order is time order
+  return a.id > b.id;
+}
 
 function initWorklist(resumed = false) {
   const tbody = doc.getElementById('worklist-rows');
   if (!tbody || !('EventSource' in window)) return;
-  const rowsUrl = tbody.dataset.rowsUrl;
+  const rowUrl = tbody.dataset.rowUrl;
+  const rowQuery = tbody.dataset.rowQuery ?? '';
   const eventsUrl = tbody.dataset.eventsUrl;
-  if (!rowsUrl || !eventsUrl) return;
+  if (!rowUrl || !eventsUrl) return;
   const region = doc.getElementById('worklist-status');
+  const changesBox = doc.getElementById('worklist-changes');
+  const countEl = changesBox?.querySelector('[data-changes-count]');
+
+  const rows = () => [...tbody.querySelectorAll('tr[data-intake-id]')];
+  // The page's span of the order, fixed at load: the first page has no
+  // lower bound, the last page no upper one.
+  const loaded = rows();
+  const lo = loaded.length && !tbody.hasAttribute('data-first-page') ? rowKey(loaded[0]) : null;
+  const hi = loaded.length && !tbody.hasAttribute('data-last-page') ? rowKey(loaded[loaded.length - 1]) : null;
+  const onThisPage = (k) => !(lo && comesBefore(k, lo)) && !(hi && comesBefore(hi, k));
 
   let timer = 0;
-  let inflight = null; // AbortController of the running fetch
-  let again = false; // another change arrived while fetching
+  let inflight = null; // AbortController of the running fetches
   let closed = false;
-  const urgent = new Set(); // intake ids escalated since the last refresh
+  const pending = new Map(); // intake id -> urgent, changed since the last fetch
+  const elsewhere = new Set(); // changed intakes that belong on other pages
+  let missed = false; // the feed lost events (or the page came back from the cache)
 
   const es = new EventSource(eventsUrl);
 
@@ -100,63 +129,89 @@ function initWorklist(resumed = false) {
   function schedule() {
     if (closed) return;
     window.clearTimeout(timer);
-    timer = window.setTimeout(refresh, DEBOUNCE_MS);
+    timer = window.setTimeout(flush, DEBOUNCE_MS);
   }
 
-  /** Where keyboard focus is inside the rows, to put it back after a swap. */
-  function focusedRow() {
-    const a = doc.activeElement;
-    if (!a || !tbody.contains(a)) return null;
-    return a.closest('tr')?.dataset.intakeId ?? null;
+  function showElsewhere() {
+    if (!changesBox) return;
+    if (countEl) countEl.textContent = missed ? 'Some' : String(elsewhere.size);
+    changesBox.hidden = false;
   }
 
-  async function refresh() {
+  /** Puts a fetched row in its place (or counts it elsewhere); returns what to announce. */
+  function place(id, tr, urgent) {
+    const old = rows().find((r) => r.dataset.intakeId === id);
+    const hadFocus = old?.contains(doc.activeElement) ?? false;
+    if (!tr) {
+      if (!old) return '';
+      old.remove();
+      if (!rows().length) {
+        elsewhere.add(id);
+        showElsewhere();
+      }
+      return `Intake ${id} no longer matches this list`;
+    }
+    const k = rowKey(tr);
+    if (!onThisPage(k)) {
+      old?.remove();
+      elsewhere.add(id);
+      showElsewhere();
+      return urgent ? `Urgent: intake ${id} escalated, on another page` : `${elsewhere.size} changes elsewhere in the list`;
+    }
+    old?.remove();
+    doc.getElementById('worklist-empty')?.remove();
+    const next = rows().find((r) => comesBefore(k, rowKey(r)));
+    tbody.insertBefore(tr, next ?? null);
+    if (hadFocus) tr.querySelector('a')?.focus();
+    if (urgent) return `Urgent: intake ${id} escalated`;
+    return old ? `Intake ${id} updated` : `Intake ${id} added`;
+  }
+
+  async function flush() {
     if (closed) return;
     if (inflight) {
-      again = true;
+      schedule(); // after the running fetches
       return;
     }
-    const escalated = [...urgent];
-    urgent.clear();
+    const batch = [...pending];
+    pending.clear();
+    if (!batch.length) return;
     const ctrl = new AbortController();
     inflight = ctrl;
     tbody.setAttribute('aria-busy', 'true');
+    const said = [];
     try {
-      const res = await fetch(rowsUrl, {
-        headers: { Accept: 'text/html' },
-        credentials: 'same-origin',
-        cache: 'no-store',
-        signal: ctrl.signal,
-      });
-      // The rows URL never redirects unless the session has gone (sign-in page).
-      if (res.status === 401 || res.status === 403 || res.redirected) {
-        stop('Your session has ended. Reload the page to sign in again.');
-        return;
+      for (const [id, urgent] of batch) {
+        const res = await fetch(rowUrl + encodeURIComponent(id) + rowQuery, {
+          headers: { Accept: 'text/html' },
+          credentials: 'same-origin',
+          cache: 'no-store',
+          signal: ctrl.signal,
+        });
+        // The row URL never redirects unless the session has gone (sign-in page).
+        if (res.status === 401 || res.status === 403 || res.redirected) {
+          stop('Your session has ended. Reload the page to sign in again.');
+          return;
+        }
+        let tr = null;
+        if (res.status === 200) {
+          const tpl = doc.createElement('template');
+          tpl.innerHTML = await res.text();
+          tr = tpl.content.querySelector('tr[data-intake-id]');
+        } else if (res.status !== 204 && res.status !== 404) {
+          throw new Error(`HTTP ${res.status}`);
+        }
+        const msg = place(id, tr, urgent);
+        if (msg) said.push(msg);
       }
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const html = await res.text();
-      const tpl = doc.createElement('template');
-      tpl.innerHTML = html;
-      const keep = focusedRow();
-      tbody.replaceChildren(tpl.content);
-      if (keep) {
-        const row = [...tbody.querySelectorAll('tr[data-intake-id]')].find((r) => r.dataset.intakeId === keep);
-        (row?.querySelector('a') ?? tbody.closest('.table-wrap'))?.focus();
-      }
-      say(region, escalated.length
-        ? `Urgent: intake ${escalated.join(', ')} escalated`
-        : 'Worklist updated');
-    } catch (err) {
+      if (said.length) say(region, said.join('. '));
+    } catch {
       if (ctrl.signal.aborted) return;
-      for (const id of escalated) urgent.add(id);
+      for (const [id, urgent] of batch) if (!pending.has(id)) pending.set(id, urgent);
       say(region, 'The worklist could not be updated. Reload the page to see the latest.');
     } finally {
       if (inflight === ctrl) inflight = null;
       tbody.removeAttribute('aria-busy');
-      if (again && !closed) {
-        again = false;
-        schedule();
-      }
     }
   }
 
@@ -167,10 +222,17 @@ function initWorklist(resumed = false) {
     } catch {
       data = null;
     }
-    if (data && data.urgent === true && data.intake_id) urgent.add(String(data.intake_id));
+    if (!data || !data.intake_id) return;
+    const id = String(data.intake_id);
+    pending.set(id, (pending.get(id) ?? false) || data.urgent === true);
     schedule();
   });
-  es.addEventListener('reload', () => schedule());
+  es.addEventListener('reload', () => {
+    // Events were missed: which rows changed is unknown.
+    missed = true;
+    showElsewhere();
+    say(region, 'Some changes were missed. Use the show link to see the latest.');
+  });
   // The server ends the feed when the sign-in no longer holds (signed out in
   // another tab, account disabled, idle or expired).
   es.addEventListener('signedout', () => stop('Your session has ended. Reload the page to sign in again.'));
@@ -186,7 +248,10 @@ function initWorklist(resumed = false) {
   // browser allows only six connections per origin).
   window.addEventListener('pagehide', () => stop(''), { once: true });
   // Back from the back/forward cache: changes may have been missed.
-  if (resumed) schedule();
+  if (resumed) {
+    missed = true;
+    showElsewhere();
+  }
 }
 
 window.addEventListener('pageshow', (ev) => {
