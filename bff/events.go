@@ -71,7 +71,12 @@ type (
 )
 
 // Events of the clinicians' worklist feed.
-const EventIntakeChanged = "intake"
+const (
+	EventIntakeChanged = "intake"
+	// EventWorklistMissed: changes may have been missed (the replica's
+	// database listener reconnected); the page offers to show the latest.
+	EventWorklistMissed = "reload"
+)
 
 // IntakeChanged is the data of a worklist feed event.
 type IntakeChanged struct {

@@ -49,10 +49,15 @@ func (f *Feed) Publish(name string, data any) {
 
 // Subscribe returns the kept events after after, a channel of live events,
 // a cancel function, and gap: true when events after after were already
-// dropped, so the subscriber must reload its whole view.
+// dropped, or after is an id this feed never gave (the browser comes from
+// another replica, whose feed counts on its own), so the subscriber must
+// reload its whole view.
 func (f *Feed) Subscribe(after int64) (replay []Event, live <-chan Event, cancel func(), gap bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if after > f.next-1 {
+		gap = true
+	}
 	if after > 0 && after < f.next-1 {
 		oldest := f.next // no kept events: anything missed is lost
 		if len(f.recent) > 0 {

@@ -65,7 +65,7 @@ func (f *SharedFeed) Receive(payload []byte) {
 }
 
 // Missed says notifications may have been lost (the database connection
-// came back): open worklists are told something changed, and refetch.
+// came back): open worklists are told they may have missed changes.
 func (f *SharedFeed) Missed() {
-	f.feed.Publish(bff.EventIntakeChanged, bff.IntakeChanged{})
+	f.feed.Publish(bff.EventWorklistMissed, struct{}{})
 }

@@ -62,7 +62,24 @@ func TestMissedNotificationsMakeWorklistsRefetch(t *testing.T) {
 	a.Missed()
 	replay, _, cancel, _ := feedA.Subscribe(0)
 	cancel()
-	if len(replay) != 1 || replay[0].Name != bff.EventIntakeChanged {
+	if len(replay) != 1 || replay[0].Name != bff.EventWorklistMissed {
 		t.Fatalf("after a reconnection the feed has %+v", replay)
+	}
+}
+
+// A browser coming from another replica, with an id this replica's feed
+// never gave, is told to reload rather than silently missing changes.
+func TestAnIDFromAnotherReplicaIsAGap(t *testing.T) {
+	feed := relay.NewFeed(10)
+	feed.Publish(bff.EventIntakeChanged, bff.IntakeChanged{IntakeID: "iw_1"})
+	if _, _, cancel, gap := feed.Subscribe(1); gap {
+		t.Fatal("the feed's own last id is a gap")
+	} else {
+		cancel()
+	}
+	_, _, cancel, gap := feed.Subscribe(7)
+	cancel()
+	if !gap {
+		t.Fatal("an id past this feed's last is not a gap")
 	}
 }
