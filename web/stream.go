@@ -84,7 +84,7 @@ func (s *Server) stream(c *fiber.Ctx, what string, release func(), run func(es *
 		if !es.send(fc.Response.Header.Header()) {
 			return
 		}
+		defer es.send([]byte("0\r\n\r\n")) // the last chunk, after a panic too
 		run(es)
-		es.send([]byte("0\r\n\r\n"))
 	})
 }
