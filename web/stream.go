@@ -55,13 +55,19 @@ func (e *eventStream) send(b []byte) bool {
 // connection, after the handler and the middleware have returned: the
 // response headers (with any cookie the middleware set on the way out) are
 // written first, then the chunks run writes, then the last chunk. The
-// goroutine fasthttp starts for the hijacked connection is the stream's one
-// goroutine; its worker goes back to the pool. Everything run needs must be
-// captured before: it must not touch c (Fiber reuses it). A panic in run
-// would kill the process (it runs outside Fiber's handlers), so it is
-// recovered here; release (the session's stream slot) is given back however
-// run ends. The connection closes after the stream (Connection: close):
-// fasthttp closes hijacked connections when their handler returns.
+// connection closes after the stream (Connection: close). Everything run
+// needs must be captured before: it must not touch c (Fiber reuses it). A
+// panic in run would kill the process (it runs outside Fiber's handlers),
+// so it is recovered here; release (the session's stream slot) is given
+// back however run ends.
+//
+// One goroutine per stream: fasthttp's worker goes back to its pool at the
+// hijack. By default fasthttp runs the hijack handler on a goroutine of its
+// own and holds the connection's read buffer (ReadBufferSize, 16 KiB) and
+// request context until it returns; when the server keeps hijacked
+// connections (fasthttp's KeepHijackedConns), the handler hands the
+// connection to the stream's own goroutine and returns at once, so both go
+// back to their pools and the stream holds only the connection.
 func (s *Server) stream(c *fiber.Ctx, what string, release func(), run func(es *eventStream)) {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
@@ -71,20 +77,38 @@ func (s *Server) stream(c *fiber.Ctx, what string, release func(), run func(es *
 	fc.Response.Header.SetConnectionClose()
 	fc.HijackSetNoResponse(true)
 	timeout := s.cfg.Limits.WriteTimeout
+	kept := c.App().Server().KeepHijackedConns // set before serving, never after
 	fc.Hijack(func(conn net.Conn) {
-		defer release()
-		defer func() {
-			if v := recover(); v != nil {
-				s.log.Error("event stream panic", "stream", what, "panic", v, "stack", string(debug.Stack()))
-			}
-		}()
-		es := &eventStream{conn: conn, timeout: timeout}
 		// fasthttp keeps fc (and its response headers, with what the
 		// middleware added on the way out) until this handler returns.
-		if !es.send(fc.Response.Header.Header()) {
+		head := fc.Response.Header.Header()
+		if !kept {
+			s.runStream(conn, head, timeout, what, release, run)
 			return
 		}
-		defer es.send([]byte("0\r\n\r\n")) // the last chunk, after a panic too
-		run(es)
+		if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
+			conn = u.UnsafeConn() // the wrapper reads from the buffer fasthttp takes back
+		}
+		head = append([]byte(nil), head...)
+		go func() {
+			defer conn.Close()
+			s.runStream(conn, head, timeout, what, release, run)
+		}()
 	})
+}
+
+// runStream writes head, what run writes, and the last chunk to conn.
+func (s *Server) runStream(conn net.Conn, head []byte, timeout time.Duration, what string, release func(), run func(es *eventStream)) {
+	defer release()
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("event stream panic", "stream", what, "panic", v, "stack", string(debug.Stack()))
+		}
+	}()
+	es := &eventStream{conn: conn, timeout: timeout}
+	if !es.send(head) {
+		return
+	}
+	defer es.send([]byte("0\r\n\r\n")) // the last chunk, after a panic too
+	run(es)
 }

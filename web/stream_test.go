@@ -17,11 +17,12 @@ import (
 // streamApp serves s.stream at /s on a real listener (app.Test cannot
 // follow a hijacked connection), behind a middleware that sets a cookie
 // after the handler returned, as the session middleware does.
-func streamApp(t *testing.T, run func(es *eventStream)) (addr string, released <-chan struct{}) {
+func streamApp(t *testing.T, keep bool, run func(es *eventStream)) (addr string, released <-chan struct{}) {
 	t.Helper()
 	s := &Server{cfg: Config{Limits: Limits{WriteTimeout: 5 * time.Second}}, log: slog.New(slog.DiscardHandler)}
 	rel := make(chan struct{})
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Server().KeepHijackedConns = keep
 	app.Use(func(c *fiber.Ctx) error {
 		err := c.Next()
 		c.Cookie(&fiber.Cookie{Name: "after", Value: "next"})
@@ -54,13 +55,17 @@ func getStream(t *testing.T, addr string) (*http.Response, string) {
 	if _, err := io.WriteString(conn, "GET /s HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, err := io.ReadAll(res.Body) // fails on a chunked body without its last chunk
 	if err != nil {
 		t.Fatalf("body: %v", err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("after the stream: %v, want the connection closed (EOF)", err)
 	}
 	return res, string(body)
 }
@@ -69,8 +74,16 @@ func getStream(t *testing.T, addr string) (*http.Response, string) {
 // what the middleware set after the handler, each write arriving whole,
 // ended properly, the session's slot given back.
 func TestEventStreamIsAChunkedResponseOnTheHijackedConnection(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fasthttp closes", true: "kept hijacked connection"}[keep], func(t *testing.T) {
+			testChunkedStream(t, keep)
+		})
+	}
+}
+
+func testChunkedStream(t *testing.T, keep bool) {
 	long := strings.Repeat("x", 3*keepBuf) // larger than the kept buffer
-	addr, released := streamApp(t, func(es *eventStream) {
+	addr, released := streamApp(t, keep, func(es *eventStream) {
 		for _, s := range []string{"retry: 2000\n: ok\n\n", "", "data: " + long + "\n\n", ": heartbeat\n\n"} {
 			if !es.write(s) {
 				t.Error("write failed")
@@ -103,7 +116,7 @@ func TestEventStreamIsAChunkedResponseOnTheHijackedConnection(t *testing.T) {
 // A panic while streaming is recovered (it would kill the process) and the
 // slot is still given back.
 func TestEventStreamPanicIsRecovered(t *testing.T) {
-	addr, released := streamApp(t, func(es *eventStream) {
+	addr, released := streamApp(t, true, func(es *eventStream) {
 		es.write(": ok\n\n")
 		panic("boom")
 	})
