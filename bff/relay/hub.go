@@ -35,6 +35,7 @@ type Hub struct {
 
 	mu      sync.Mutex
 	streams map[string]*stream
+	swept   time.Time // last sweep: at most one a second (it walks every stream under mu)
 }
 
 type stream struct {
@@ -220,9 +221,16 @@ func (h *Hub) drop(s *stream, sub *Subscription) {
 	}
 }
 
-// sweep forgets ended streams older than retain. Caller holds h.mu.
+// sweep forgets ended streams older than retain, at most once a second:
+// it walks every stream (thousands under load) while Publish waits for the
+// lock. Caller holds h.mu.
 func (h *Hub) sweep() {
-	cut := h.now().Add(-h.retain)
+	now := h.now()
+	if now.Sub(h.swept) < time.Second {
+		return
+	}
+	h.swept = now
+	cut := now.Add(-h.retain)
 	for k, s := range h.streams {
 		if s.closed && s.closedAt.Before(cut) {
 			delete(h.streams, k)

@@ -285,3 +285,25 @@ func TestFollowEndsWithItsContextDirectOrBehind(t *testing.T) {
 		}
 	})
 }
+
+// Opening a stream walks the others at most once a second, so thousands of
+// Opens under load do not each walk thousands of streams under the lock;
+// ended streams are still forgotten after the retention.
+func TestSweepRunsAtMostOnceASecond(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	h := NewHub(time.Minute, func() time.Time { return now })
+	h.Open("b")
+	h.Close("b") // ended at 10:00:00
+	now = now.Add(time.Minute - 300*time.Millisecond)
+	h.Open("y") // sweeps; "b" is within its retention
+	now = now.Add(500 * time.Millisecond)
+	h.Open("z") // "b" is past its retention, but the last sweep was 0.5 s ago
+	if _, _, found := h.Subscribe("b", 0); !found {
+		t.Fatal("swept twice within a second")
+	}
+	now = now.Add(600 * time.Millisecond)
+	h.Open("w") // 1.1 s after the last sweep: sweeps
+	if _, _, found := h.Subscribe("b", 0); found {
+		t.Fatal("an ended stream outlived its retention")
+	}
+}

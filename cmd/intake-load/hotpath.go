@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/exec"
 	"runtime"
@@ -90,6 +91,8 @@ func runServe(ctx context.Context, args []string, out io.Writer, verbose bool) e
 		warn, errs, sample := st.logSummary()
 		_ = json.NewEncoder(w).Encode(map[string]any{"turn_requests": st.sb.Stats().Requests["turn"], "warn": warn, "errors": errs, "sample": sample})
 	})
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index) // goroutine, heap, ...
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -179,6 +182,33 @@ func (s *server) get(ctx context.Context, path string, v any) error {
 	return json.NewDecoder(res.Body).Decode(v)
 }
 
+// profile writes the serving process's CPU profile over the next d to file.
+func (s *server) profile(ctx context.Context, file string, d time.Duration) error {
+	return s.save(ctx, fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(d.Seconds()+0.5)), file)
+}
+
+// save writes what the debug listener answers at path to file.
+func (s *server) save(ctx context.Context, path, file string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.Debug+path, nil)
+	if err != nil {
+		return err
+	}
+	res, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, res.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func (s *server) deltas(ctx context.Context, id string) ([][]write, error) {
 	var all [][]stampJSON
 	if err := s.get(ctx, "/deltas?id="+id, &all); err != nil {
@@ -216,6 +246,7 @@ func runHotpath(ctx context.Context, args []string, out io.Writer, verbose bool)
 	hold := fs.Duration("hold", 90*time.Second, "memory phase: first-token delay that keeps the streams open and idle")
 	settle := fs.Duration("settle", 25*time.Second, "memory phase: wait before each reading (fasthttp retires idle workers 10-20 s after their connection ends)")
 	workers := fs.Int("setup-workers", 32, "concurrent sessions and intakes created during setup")
+	cpuprofile := fs.String("cpuprofile", "", "latency and send phases: write the serving process's CPU profile of the round to this file (suffixed with the phase)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -230,9 +261,9 @@ func runHotpath(ctx context.Context, args []string, out io.Writer, verbose bool)
 		case "memory":
 			err = hotMemory(ctx, out, &c, *n, *workers, *fragment, *hold, *settle, verbose)
 		case "latency":
-			err = hotRound(ctx, out, &c, "latency", *n, *workers, *fragment, *first, 0, verbose)
+			err = hotRound(ctx, out, &c, "latency", *n, *workers, *fragment, *first, 0, *cpuprofile, verbose)
 		case "send":
-			err = hotRound(ctx, out, &c, "send", *sendN, *workers, *fragment, *first, *spread, verbose)
+			err = hotRound(ctx, out, &c, "send", *sendN, *workers, *fragment, *first, *spread, *cpuprofile, verbose)
 		default:
 			err = fmt.Errorf("unknown phase %q", p)
 		}
@@ -377,7 +408,7 @@ func hotMemory(ctx context.Context, out io.Writer, c *checks, n, workers int, fr
 // Sends at the same instant, the n instants spread over spread, and
 // reports, per patient, (relayed first fragment - its Send) - (direct
 // first fragment - its Send).
-func hotRound(ctx context.Context, out io.Writer, c *checks, mode string, n, workers int, fragment, first, spread time.Duration, verbose bool) error {
+func hotRound(ctx context.Context, out io.Writer, c *checks, mode string, n, workers int, fragment, first, spread time.Duration, cpuprofile string, verbose bool) error {
 	srv, err := startServer(ctx, verbose, "-first-token", first.String(), "-fragment-delay", fragment.String())
 	if err != nil {
 		return err
@@ -428,9 +459,22 @@ func hotRound(ctx context.Context, out io.Writer, c *checks, mode string, n, wor
 			})
 		})
 	}
+	profiled := make(chan error, 1)
+	if cpuprofile != "" {
+		// The round lasts about the first-token delay and a few seconds more.
+		go func() { profiled <- srv.profile(ctx, cpuprofile+"."+mode, first+4*time.Second) }()
+		// Where the serving process's goroutines wait when the first
+		// fragments are due.
+		time.AfterFunc(first+500*time.Millisecond, func() { _ = srv.save(ctx, "/debug/pprof/goroutine?debug=1", cpuprofile+"."+mode+".goroutines.txt") })
+	} else {
+		profiled <- nil
+	}
 	began = time.Now()
 	close(go0)
 	wg.Wait()
+	if err := <-profiled; err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
 
 	var added, firstAdded, relFirst, dirFirst, relLat, dirLat []time.Duration
 	for i := range n {
