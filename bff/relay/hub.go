@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
@@ -23,10 +24,18 @@ type Event = bff.Event
 type Hub struct {
 	retain time.Duration
 	now    func() time.Time
-	buffer int
+	buffer int // a Subscription's channel
+	// followBuffer is a follower's channel (Follow): small, since a browser
+	// stream holds one for as long as it is open; a follower that falls
+	// behind is fed by a catch-up goroutine from the stream's events.
+	followBuffer int
+
+	catchingUp atomic.Int64 // catch-up goroutines running, for tests
+	catchUps   atomic.Int64 // catch-up goroutines started, for tests
 
 	mu      sync.Mutex
 	streams map[string]*stream
+	swept   time.Time // last sweep: at most one a second (it walks every stream under mu)
 }
 
 type stream struct {
@@ -47,6 +56,18 @@ type Subscription struct {
 	key    string
 	after  int64 // resume point: live events up to it were seen already
 	closed bool
+
+	// A follower (Follow) is fed by Publish straight into c while it keeps
+	// up; when c is full a catch-up goroutine (behind) owns c and feeds it
+	// from the stream's events until it has caught up. So an open browser
+	// stream costs a small channel, not a goroutine.
+	follow    bool
+	s         *stream
+	last      int64 // id of the last event put into c
+	behind    bool
+	cancelled bool
+	ctx       context.Context
+	stop      func() bool // releases the context.AfterFunc
 }
 
 // NewHub returns a hub that keeps ended streams for retain so late
@@ -55,7 +76,7 @@ func NewHub(retain time.Duration, now func() time.Time) *Hub {
 	if now == nil {
 		now = time.Now
 	}
-	return &Hub{retain: retain, now: now, buffer: 256, streams: map[string]*stream{}}
+	return &Hub{retain: retain, now: now, buffer: 256, followBuffer: 8, streams: map[string]*stream{}}
 }
 
 // Open creates the stream of key if it does not exist. Publishing to a key
@@ -90,6 +111,18 @@ func (h *Hub) Publish(key, name string, data any) {
 	ev := Event{ID: int64(len(s.events)) + 1, Name: name, Data: b}
 	s.events = append(s.events, ev)
 	for sub := range s.subs {
+		if sub.follow {
+			if sub.behind || ev.ID <= sub.last {
+				continue
+			}
+			select {
+			case sub.c <- ev:
+				sub.last = ev.ID
+			default:
+				h.startCatchUp(sub)
+			}
+			continue
+		}
 		if ev.ID <= sub.after {
 			continue
 		}
@@ -150,6 +183,11 @@ func (sub *Subscription) Cancel() {
 	h := sub.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	sub.cancelled = true
+	if sub.follow {
+		h.drop(sub.s, sub)
+		return
+	}
 	if s := h.streams[sub.key]; s != nil {
 		h.drop(s, sub)
 	} else if !sub.closed {
@@ -169,18 +207,30 @@ func (h *Hub) Subscribers() int {
 	return n
 }
 
-// drop removes sub and closes its channel. Caller holds h.mu.
+// drop removes sub and closes its channel, unless a catch-up goroutine
+// owns it (that one closes it). Caller holds h.mu.
 func (h *Hub) drop(s *stream, sub *Subscription) {
 	delete(s.subs, sub)
-	if !sub.closed {
-		sub.closed = true
-		close(sub.c)
+	if sub.closed || sub.behind {
+		return
+	}
+	sub.closed = true
+	close(sub.c)
+	if sub.stop != nil {
+		sub.stop()
 	}
 }
 
-// sweep forgets ended streams older than retain. Caller holds h.mu.
+// sweep forgets ended streams older than retain, at most once a second:
+// it walks every stream (thousands under load) while Publish waits for the
+// lock. Caller holds h.mu.
 func (h *Hub) sweep() {
-	cut := h.now().Add(-h.retain)
+	now := h.now()
+	if now.Sub(h.swept) < time.Second {
+		return
+	}
+	h.swept = now
+	cut := now.Add(-h.retain)
 	for k, s := range h.streams {
 		if s.closed && s.closedAt.Before(cut) {
 			delete(h.streams, k)
@@ -190,57 +240,81 @@ func (h *Hub) sweep() {
 
 // Follow delivers every event of key's stream after after, in order and
 // once each, then closes the channel: when the stream ends, or when ctx
-// ends. It resubscribes by itself when it falls behind, so the caller never
-// handles resumption. found is false when the hub has no stream for key.
+// ends. It catches up by itself when the reader falls behind, so the caller
+// never handles resumption. found is false when the hub has no stream for
+// key. A follower that keeps up costs no goroutine: Publish delivers into
+// its channel, and ctx is watched with context.AfterFunc.
 func (h *Hub) Follow(ctx context.Context, key string, after int64) (events <-chan Event, found bool) {
-	replay, sub, found := h.Subscribe(key, after)
-	if !found {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.streams[key]
+	if s == nil {
 		return nil, false
 	}
-	out := make(chan Event)
-	go func() {
-		defer close(out)
-		last := after
-		// send hands ev over, or reports that the follower went away.
-		send := func(ev Event) bool {
-			select {
-			case out <- ev:
-				last = ev.ID
-				return true
-			case <-ctx.Done():
-				sub.Cancel()
-				return false
-			}
+	after = max(after, 0)
+	c := make(chan Event, h.followBuffer)
+	f := &Subscription{C: c, c: c, hub: h, key: key, after: after, follow: true, s: s, last: after, ctx: ctx}
+	for f.last < int64(len(s.events)) {
+		select {
+		case c <- s.events[f.last]:
+			f.last++
+			continue
+		default:
 		}
-		for {
-			for _, ev := range replay {
-				if !send(ev) {
-					return
-				}
-			}
-			if sub == nil {
-				return // the stream ended: everything was in the replay
-			}
-			for open := true; open; {
-				select {
-				case ev, ok := <-sub.C:
-					if !ok {
-						open = false
-						break
-					}
-					if !send(ev) {
-						return
-					}
-				case <-ctx.Done():
-					sub.Cancel()
-					return
-				}
-			}
-			// Ended, or cut loose for falling behind: resume from last.
-			if replay, sub, found = h.Subscribe(key, last); !found {
-				return
-			}
+		h.startCatchUp(f)
+		break
+	}
+	if s.closed && !f.behind {
+		f.closed = true
+		close(c)
+		return c, true
+	}
+	if !s.closed {
+		s.subs[f] = struct{}{}
+	}
+	f.stop = context.AfterFunc(ctx, f.Cancel)
+	return c, true
+}
+
+// startCatchUp hands f's channel to a goroutine that feeds it from the
+// stream's events. Caller holds h.mu.
+func (h *Hub) startCatchUp(f *Subscription) {
+	f.behind = true
+	h.catchingUp.Add(1)
+	h.catchUps.Add(1)
+	go h.catchUp(f)
+}
+
+// catchUp feeds f from its stream's events until it has caught up (then
+// Publish delivers again), the stream has ended (then it closes the
+// channel), or f is cancelled.
+func (h *Hub) catchUp(f *Subscription) {
+	defer h.catchingUp.Add(-1)
+	for {
+		h.mu.Lock()
+		n := int64(len(f.s.events))
+		if f.cancelled || (f.last >= n && f.s.closed) {
+			f.behind = false
+			h.drop(f.s, f)
+			h.mu.Unlock()
+			return
 		}
-	}()
-	return out, true
+		if f.last >= n {
+			f.behind = false // caught up: Publish delivers the next one
+			h.mu.Unlock()
+			return
+		}
+		ev := f.s.events[f.last]
+		h.mu.Unlock()
+		select {
+		case f.c <- ev:
+			h.mu.Lock()
+			f.last = ev.ID
+			h.mu.Unlock()
+		case <-f.ctx.Done():
+			h.mu.Lock()
+			f.cancelled = true
+			h.mu.Unlock()
+		}
+	}
 }

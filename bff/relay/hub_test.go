@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -140,7 +141,7 @@ func TestCancelIsIdempotent(t *testing.T) {
 
 func TestFollowDeliversEverythingOnceAndResumesBySelf(t *testing.T) {
 	h := NewHub(time.Minute, nil)
-	h.buffer = 4 // a follower that falls behind is cut loose often
+	h.followBuffer = 4 // a follower that falls behind catches up often
 	h.Open("t")
 	events, found := h.Follow(context.Background(), "t", 2)
 	if !found {
@@ -171,5 +172,138 @@ func TestFollowDeliversEverythingOnceAndResumesBySelf(t *testing.T) {
 	}
 	if _, found := h.Follow(context.Background(), "nope", 0); found {
 		t.Fatal("found a stream that never existed")
+	}
+}
+
+// A browser stream that keeps up with its turn costs a small channel and no
+// goroutine: Publish delivers into it directly.
+func TestFollowerThatKeepsUpCostsNoGoroutine(t *testing.T) {
+	h := NewHub(time.Minute, nil)
+	h.Publish("t", "started", struct{}{})
+	events, _ := h.Follow(context.Background(), "t", 0)
+	for i := int64(1); i <= 100; i++ {
+		if i > 1 {
+			h.Publish("t", "delta", i)
+		}
+		if ev := <-events; ev.ID != i {
+			t.Fatalf("got id %d, want %d", ev.ID, i)
+		}
+		if n := h.catchUps.Load(); n != 0 {
+			t.Fatalf("event %d: %d catch-up goroutines for a follower that keeps up", i, n)
+		}
+	}
+	if h.Subscribers() != 1 {
+		t.Fatalf("%d subscribers", h.Subscribers())
+	}
+	h.Close("t")
+	if _, ok := <-events; ok {
+		t.Fatal("channel still open after the stream ended")
+	}
+	if h.Subscribers() != 0 {
+		t.Fatalf("%d subscribers after the end", h.Subscribers())
+	}
+}
+
+// A follower that falls behind (a long replay, or a slow browser) is fed by
+// a goroutine until it has caught up, then directly again; nothing is lost.
+func TestFollowerBehindCatchesUpThenFollowsDirectly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := NewHub(time.Minute, nil)
+		h.followBuffer = 2
+		for i := 1; i <= 5; i++ {
+			h.Publish("t", "delta", i) // a replay longer than the channel
+		}
+		events, _ := h.Follow(context.Background(), "t", 1)
+		for i := 6; i <= 10; i++ {
+			h.Publish("t", "delta", i)
+		}
+		synctest.Wait()
+		if n := h.catchingUp.Load(); n != 1 {
+			t.Fatalf("%d catch-up goroutines while behind, want 1", n)
+		}
+		for want := int64(2); want <= 10; want++ {
+			if ev := <-events; ev.ID != want {
+				t.Fatalf("got id %d, want %d", ev.ID, want)
+			}
+		}
+		synctest.Wait()
+		if n := h.catchingUp.Load(); n != 0 {
+			t.Fatalf("%d catch-up goroutines after catching up", n)
+		}
+		h.Publish("t", "delta", 11)
+		if ev := <-events; ev.ID != 11 {
+			t.Fatalf("live event after catching up: id %d", ev.ID)
+		}
+		if n := h.catchUps.Load(); n != 1 {
+			t.Fatalf("%d catch-up goroutines for a live event read at once", n)
+		}
+		// Behind again when the stream ends: the catch-up delivers the
+		// rest, then closes the channel.
+		for i := 12; i <= 15; i++ {
+			h.Publish("t", "delta", i)
+		}
+		h.Close("t")
+		var got []int64
+		for ev := range events {
+			got = append(got, ev.ID)
+		}
+		if len(got) != 4 || got[0] != 12 || got[3] != 15 {
+			t.Fatalf("after the end got %v", got)
+		}
+	})
+}
+
+// The follower's context ends it, whether it is fed directly or caught up
+// by a goroutine, and nothing is left behind (synctest fails on a
+// goroutine that never ends).
+func TestFollowEndsWithItsContextDirectOrBehind(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := NewHub(time.Minute, nil)
+		h.followBuffer = 1
+		h.Open("t")
+		ctx1, cancel1 := context.WithCancel(context.Background())
+		direct, _ := h.Follow(ctx1, "t", 0)
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		behind, _ := h.Follow(ctx2, "t", 0)
+		for i := 1; i <= 3; i++ { // behind's channel holds 1 and it reads none
+			h.Publish("t", "delta", i)
+			<-direct
+		}
+		synctest.Wait()
+		if n := h.catchingUp.Load(); n != 1 {
+			t.Fatalf("%d catch-up goroutines", n)
+		}
+		cancel2() // and nobody reads behind any more (the browser is gone)
+		cancel1()
+		synctest.Wait()
+		if h.Subscribers() != 0 || h.catchingUp.Load() != 0 {
+			t.Fatalf("%d subscribers, %d catch-up goroutines left", h.Subscribers(), h.catchingUp.Load())
+		}
+		for range direct {
+		}
+		for range behind {
+		}
+	})
+}
+
+// Opening a stream walks the others at most once a second, so thousands of
+// Opens under load do not each walk thousands of streams under the lock;
+// ended streams are still forgotten after the retention.
+func TestSweepRunsAtMostOnceASecond(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	h := NewHub(time.Minute, func() time.Time { return now })
+	h.Open("b")
+	h.Close("b") // ended at 10:00:00
+	now = now.Add(time.Minute - 300*time.Millisecond)
+	h.Open("y") // sweeps; "b" is within its retention
+	now = now.Add(500 * time.Millisecond)
+	h.Open("z") // "b" is past its retention, but the last sweep was 0.5 s ago
+	if _, _, found := h.Subscribe("b", 0); !found {
+		t.Fatal("swept twice within a second")
+	}
+	now = now.Add(600 * time.Millisecond)
+	h.Open("w") // 1.1 s after the last sweep: sweeps
+	if _, _, found := h.Subscribe("b", 0); found {
+		t.Fatal("an ended stream outlived its retention")
 	}
 }

@@ -4,6 +4,8 @@
 //	go run ./cmd/intake-load relay  [-n 1000] [-fragment-delay 20ms] [-first-token 1s] [-hold 90s] [-settle 25s]
 //	go run ./cmd/intake-load render [-c 32] [-d 10s] [-turns 40]
 //	go run ./cmd/intake-load pacing [-patients 20] [-turns 2] [-rpm 6]
+//	go run ./cmd/intake-load hotpath [-phases memory,latency,send] [-n 1000] [-send-n 100]
+//	intake-load serve [-first-token 1s] [-fragment-delay 20ms]   (hotpath's child process)
 //
 // relay compares per-fragment latency of browser streams relayed by the app
 // with direct streaming turns to the sandbox, side by side, and measures the
@@ -54,8 +56,12 @@ func run(ctx context.Context, args []string, out, stderr io.Writer) error {
 		err = runRender(ctx, args, out, verbose)
 	case "pacing":
 		err = runPacing(ctx, args, out, verbose)
+	case "hotpath":
+		err = runHotpath(ctx, args, out, verbose)
+	case "serve":
+		err = runServe(ctx, args, out, verbose)
 	default:
-		err = fmt.Errorf("unknown scenario %q: use relay, render or pacing (add -v for the app's warnings)", scenario)
+		err = fmt.Errorf("unknown scenario %q: use relay, render, pacing or hotpath (add -v for the app's warnings)", scenario)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

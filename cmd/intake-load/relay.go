@@ -24,6 +24,7 @@ const relayMessage = "I have had a sore throat and a fever since Tuesday"
 type streamResult struct {
 	id     string // encounter id
 	opened time.Time
+	sent   time.Time     // when the turn was sent (POST started)
 	posted time.Duration // relayed: POST /turns until its 202
 	deltas []sseEvent    // Data holds the decoded text
 	end    string        // the last event's name (and status, relayed)
@@ -250,7 +251,7 @@ func countEnd(rs []streamResult, end string) int {
 // followRelayed sends the browser's turn and follows the app's stream to
 // its settling event; accepted is called when the POST is answered.
 func followRelayed(ctx context.Context, b *browser, intake string, began time.Time, accepted func()) streamResult {
-	r := streamResult{id: strings.TrimPrefix(intake, "/intakes/")}
+	r := streamResult{id: strings.TrimPrefix(intake, "/intakes/"), sent: time.Now()}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	ev, err := b.sendTurn(ctx, intake, relayMessage)
@@ -293,7 +294,7 @@ func followRelayed(ctx context.Context, b *browser, intake string, began time.Ti
 
 // followDirect streams one turn straight from the sandbox.
 func followDirect(ctx context.Context, host, id string, began time.Time) streamResult {
-	r := streamResult{id: id}
+	r := streamResult{id: id, sent: time.Now()}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	body, _ := json.Marshal(map[string]any{"message": relayMessage, "stream": true})
