@@ -15,24 +15,40 @@ import (
 // the process stays up. Like net/http's Server.Serve, it backs off from 5 ms
 // to 1 s on such errors and tries again; it also remembers when accepting
 // last failed, for /readyz.
+//
+// It also counts open connections and refuses those beyond max with a 503:
+// fasthttp's own cap (Concurrency) stops counting a connection once an event
+// stream hijacks it, and streams are most of what stays open.
 type retryListener struct {
 	net.Listener
+	max        int64        // open connections allowed
+	open       atomic.Int64 // open connections, streams included
 	log        *slog.Logger
 	lastFailed atomic.Int64 // unix nanoseconds of the last resource error
 	failures   atomic.Int64
 	sleep      func(time.Duration) // time.Sleep; tests count the backoff
 }
 
-func newRetryListener(ln net.Listener, log *slog.Logger) *retryListener {
-	return &retryListener{Listener: ln, log: log, sleep: time.Sleep}
+func newRetryListener(ln net.Listener, max int, log *slog.Logger) *retryListener {
+	return &retryListener{Listener: ln, max: int64(max), log: log, sleep: time.Sleep}
 }
+
+// busy is the whole answer to a connection beyond the cap.
+const busy = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 41\r\n\r\nThe service is busy. Try again shortly.\r\n"
 
 func (l *retryListener) Accept() (net.Conn, error) {
 	var delay time.Duration
 	for {
 		c, err := l.Listener.Accept()
 		if err == nil {
-			return c, nil
+			if l.open.Add(1) > l.max {
+				l.open.Add(-1)
+				_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+				_, _ = c.Write([]byte(busy))
+				_ = c.Close()
+				continue
+			}
+			return &countedConn{Conn: c, l: l}, nil
 		}
 		if !retryable(err) {
 			return nil, err
@@ -69,3 +85,20 @@ func (l *retryListener) failedWithin(d time.Duration) bool {
 	last := l.lastFailed.Load()
 	return last != 0 && time.Since(time.Unix(0, last)) < d
 }
+
+// countedConn gives its place back when closed (once).
+type countedConn struct {
+	net.Conn
+	l      *retryListener
+	closed atomic.Bool
+}
+
+func (c *countedConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.l.open.Add(-1)
+	}
+	return c.Conn.Close()
+}
+
+// Open counts the open connections.
+func (l *retryListener) Open() int64 { return l.open.Load() }

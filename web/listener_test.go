@@ -1,15 +1,20 @@
 package web
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gofiber/fiber/v2"
 )
 
 // fakeListener answers Accept from a script of errors, then a connection.
@@ -35,7 +40,7 @@ func TestAcceptRetriesResourceErrorsWithBackoff(t *testing.T) {
 		errs = append(errs, emfile)
 	}
 	errs = append(errs, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.ECONNABORTED)})
-	l := newRetryListener(&fakeListener{errs: errs}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	l := newRetryListener(&fakeListener{errs: errs}, 1<<20, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	var slept []time.Duration
 	l.sleep = func(d time.Duration) { slept = append(slept, d) }
 	c, err := l.Accept()
@@ -56,9 +61,74 @@ func TestAcceptRetriesResourceErrorsWithBackoff(t *testing.T) {
 }
 
 func TestAcceptReturnsOtherErrors(t *testing.T) {
-	l := newRetryListener(&fakeListener{errs: []error{net.ErrClosed}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	l := newRetryListener(&fakeListener{errs: []error{net.ErrClosed}}, 1<<20, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	l.sleep = func(time.Duration) { t.Fatal("slept on a closed listener") }
 	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Accept: %v", err)
+	}
+}
+
+// An event stream hands its connection over (hijacked: fasthttp no longer
+// counts it), yet it still holds its place under the connection cap: one
+// more connection is answered 503, and a place frees when the stream ends.
+func TestHijackedStreamsCountAgainstTheConnectionCap(t *testing.T) {
+	s := &Server{cfg: Config{Limits: Limits{WriteTimeout: 5 * time.Second}}, log: slog.New(slog.DiscardHandler)}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Server().KeepHijackedConns = true
+	hold := make(chan struct{})
+	app.Get("/s", func(c *fiber.Ctx) error {
+		s.stream(c, "test", func() {}, func(es *eventStream) {
+			es.write("data: hello\n\n")
+			<-hold
+		})
+		return nil
+	})
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := newRetryListener(raw, 1, slog.New(slog.DiscardHandler))
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+	addr := raw.Addr().String()
+
+	streamConn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer streamConn.Close()
+	_ = streamConn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(streamConn, "GET /s HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(streamConn)
+	if res, err := http.ReadResponse(br, nil); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the stream: %v %v", res, err)
+	}
+	statusOf := func() int {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		_, _ = io.WriteString(c, "GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("a second connection: %v", err)
+		}
+		return res.StatusCode
+	}
+	if got := statusOf(); got != http.StatusServiceUnavailable {
+		t.Fatalf("a connection beyond the cap while a stream is open: %d, want 503", got)
+	}
+	close(hold) // the stream ends and closes its connection
+	deadline := time.Now().Add(10 * time.Second)
+	for ln.Open() != 0 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	if got := statusOf(); got != http.StatusNotFound {
+		t.Fatalf("a connection after the stream ended: %d, want 404", got)
 	}
 }

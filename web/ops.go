@@ -15,7 +15,12 @@ import (
 func (s *Server) registerMetrics(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_http_connections_open", Help: "Open HTTP connections."},
-			func() float64 { return float64(s.app.Server().GetOpenConnectionsCount()) }),
+			func() float64 {
+				if s.ln == nil {
+					return 0
+				}
+				return float64(s.ln.Open())
+			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_http_connections_max", Help: "The connection cap: beyond it connections get 503."},
 			func() float64 { return float64(s.maxConns) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "intake_web_accept_failures_total", Help: "Accepting a connection failed (out of file descriptors and the like) and was retried."},
@@ -49,7 +54,7 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	}
 	// Saturated: near the connection cap (beyond it the server answers 503
 	// before any handler), or out of file descriptors moments ago.
-	open := s.app.Server().GetOpenConnectionsCount()
+	open := s.ln.Open()
 	switch {
 	case s.ln.failedWithin(5 * time.Second):
 		ready = false

@@ -30,6 +30,11 @@ func (s *Server) routes() *fiber.App {
 		IdleTimeout:  l.IdleTimeout,
 		Concurrency:  s.maxConns, // beyond it fasthttp answers 503 and closes
 	})
+	// An event stream hands its connection to its own goroutine, and
+	// fasthttp takes back the 16 KiB read buffer and the request context at
+	// once (web/stream.go): about 10 KiB per open stream instead of 32.
+	// The listener still counts the connection against the cap.
+	app.Server().KeepHijackedConns = true
 	app.Use(s.recoverPanics, s.requestID, s.securityHeaders)
 	// Pages and assets are compressed (brotli or gzip, as the browser
 	// accepts); event streams are not (each event must leave at once), nor

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -49,6 +50,8 @@ type Server struct {
 	// done is closed when shutdown starts: open browser streams end with a
 	// retry hint instead of holding the shutdown up.
 	done chan struct{}
+	// streams counts event streams running on hijacked connections.
+	streams sync.WaitGroup
 }
 
 // Deps are what the web layer is given.
@@ -129,7 +132,7 @@ func (s *Server) Listen(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", s.cfg.ListenAddr, err)
 	}
-	s.ln = newRetryListener(ln, s.log.With("component", "listener"))
+	s.ln = newRetryListener(ln, s.maxConns, s.log.With("component", "listener"))
 	s.URL = "http://" + s.ln.Addr().String()
 	go func() { s.served <- s.app.Listener(s.ln) }()
 	return nil
@@ -150,6 +153,15 @@ func (s *Server) Shutdown(ctx context.Context) (stopped bool, err error) {
 	var errs []error
 	if err := s.app.ShutdownWithContext(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stop http: %w", err))
+	}
+	// Hijacked event streams are not the HTTP server's any more: wait for
+	// them to tell their browsers to reconnect elsewhere (s.done ends them).
+	streamsDone := make(chan struct{})
+	go func() { s.streams.Wait(); close(streamsDone) }()
+	select {
+	case <-streamsDone:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("event streams still open at the end of the grace period: %w", ctx.Err()))
 	}
 	if s.ln != nil {
 		if err := <-s.served; err != nil && !errors.Is(err, net.ErrClosed) {

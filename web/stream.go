@@ -78,6 +78,7 @@ func (s *Server) stream(c *fiber.Ctx, what string, release func(), run func(es *
 	fc.HijackSetNoResponse(true)
 	timeout := s.cfg.Limits.WriteTimeout
 	kept := c.App().Server().KeepHijackedConns // set before serving, never after
+	s.streams.Add(1)                           // Shutdown waits for it to write its retry hint
 	fc.Hijack(func(conn net.Conn) {
 		// fasthttp keeps fc (and its response headers, with what the
 		// middleware added on the way out) until this handler returns.
@@ -99,6 +100,7 @@ func (s *Server) stream(c *fiber.Ctx, what string, release func(), run func(es *
 
 // runStream writes head, what run writes, and the last chunk to conn.
 func (s *Server) runStream(conn net.Conn, head []byte, timeout time.Duration, what string, release func(), run func(es *eventStream)) {
+	defer s.streams.Done()
 	defer release()
 	defer func() {
 		if v := recover(); v != nil {
