@@ -98,10 +98,16 @@ type Budget struct {
 
 	mu         sync.Mutex
 	changed    chan struct{} // closed and replaced on every change seen
-	waiting    int           // this process's callers in Wait
+	waiting    int           // this process's callers queued in Wait
 	stopListen context.CancelFunc
+	idle       *time.Timer // stops the listener after listenLinger without waiters
 	pruned     time.Time
 }
+
+// listenLinger keeps the notification connection this long after the last
+// waiter of this process left, so a steady trickle of waiters does not open
+// a connection each.
+const listenLinger = 30 * time.Second
 
 var _ intakeapi.Gate = (*Budget)(nil)
 
@@ -189,8 +195,12 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 		return nil, fmt.Errorf("budget: not waiting: %w", err)
 	}
 	q := quotaOf(call.Op)
-	b.join()
-	defer b.leave()
+	joined := false // the listener is started only for a caller that must wait
+	defer func() {
+		if joined {
+			b.leave()
+		}
+	}()
 
 	var (
 		w    = waiterRow{prio: int(call.Priority)}
@@ -216,6 +226,12 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 			return b.release(ev.grant, q), nil
 		}
 		pos = ev.pos
+		if !joined {
+			// The listener looks again once it hears, so a change since ch
+			// was taken is not lost.
+			b.join()
+			joined = true
+		}
 		// Sleep until whichever comes first: a change announced by any
 		// replica, the slot when first in line, the next heartbeat, the next
 		// progress report.
@@ -337,6 +353,10 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		}
 		// Always announced: the window changed for everyone waiting.
 		if err := b.commit(ctx, tx, true); err != nil {
+			// The commit may have landed (ctx ended on the way back): the
+			// slot stays taken, but the quota is given back, as nothing
+			// will be sent.
+			b.settle(ev.grant, q, intakeapi.Outcome{NotSent: true})
 			ev.grant = 0
 			return ev, err
 		}
@@ -351,7 +371,9 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		notify = true
 	}
 	if err := b.commit(ctx, tx, notify); err != nil {
-		w.id = 0 // rolled back: not queued
+		// w.id is kept even for a row inserted here: the commit may have
+		// landed, and the caller's dequeue of a row that is not there is
+		// harmless, while an orphan would block everyone until it is stale.
 		return ev, err
 	}
 	ev.wait = roundUp(st.estimate(ev.pos, now, b.cfg.PerMinute, b.hold))
@@ -652,14 +674,18 @@ func (b *Budget) broadcast() {
 	b.mu.Unlock()
 }
 
-// join counts a caller into Wait; the first starts the listener. The
-// listener runs only while a caller of this process waits, so a Budget needs
-// no Close: its lifetime is that of its waits.
+// join counts a queued caller in; the first starts the listener (or keeps
+// the lingering one). The listener runs only while callers of this process
+// wait and listenLinger after, so a Budget needs no Close.
 func (b *Budget) join() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.waiting++
-	if b.waiting == 1 {
+	if b.idle != nil {
+		b.idle.Stop()
+		b.idle = nil
+	}
+	if b.stopListen == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		b.stopListen = cancel
 		go b.listen(ctx)
@@ -670,10 +696,20 @@ func (b *Budget) leave() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.waiting--
-	if b.waiting == 0 {
-		b.stopListen()
-		b.stopListen = nil
+	if b.waiting > 0 {
+		return
 	}
+	var t *time.Timer
+	t = time.AfterFunc(listenLinger, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.idle == t && b.waiting == 0 && b.stopListen != nil {
+			b.stopListen()
+			b.stopListen = nil
+			b.idle = nil
+		}
+	})
+	b.idle = t
 }
 
 // listen turns NOTIFYs from every replica into wake-ups of this process's

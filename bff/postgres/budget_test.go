@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -82,6 +83,17 @@ func mustWait(ctx context.Context, t *testing.T, b *postgres.Budget, c intakeapi
 	return release
 }
 
+// waitAndSettle is mustWait for a goroutine other than the test's: it
+// reports a failure without stopping the test from there.
+func waitAndSettle(ctx context.Context, t *testing.T, b *postgres.Budget, c intakeapi.Call, o intakeapi.Outcome) {
+	release, err := b.Wait(ctx, c)
+	if err != nil {
+		t.Errorf("Wait(%s, %s): %v", c.Op, c.Priority, err)
+		return
+	}
+	release(o)
+}
+
 // eventually polls cond until it holds, failing the test after 10 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -121,6 +133,33 @@ func grants(t *testing.T, db *pgxpool.Pool) []grantRow {
 	return all
 }
 
+// hold pauses every replica for an hour, so a test can queue callers in a
+// known order however slow the machine; lift ends the pause (as the hour
+// passing would) and announces it.
+func hold(ctx context.Context, t *testing.T, b *postgres.Budget) {
+	t.Helper()
+	if err := b.Pause(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lift(ctx context.Context, t *testing.T, db *pgxpool.Pool) {
+	t.Helper()
+	liftQuietly(ctx, t, db)
+	if _, err := db.Exec(ctx, `SELECT pg_notify('intake_budget', '')`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// liftQuietly ends the pause without telling anyone: waiters find out at
+// their next look.
+func liftQuietly(ctx context.Context, t *testing.T, db *pgxpool.Pool) {
+	t.Helper()
+	if _, err := db.Exec(ctx, `UPDATE budget_holds SET until_at = now() - interval '1 second' WHERE name = 'pause'`); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBudgetWindowAcrossReplicas: 20 callers split over two replicas never
 // get more than PerMinute grants in any window, and all are served.
 func TestBudgetWindowAcrossReplicas(t *testing.T) {
@@ -131,7 +170,7 @@ func TestBudgetWindowAcrossReplicas(t *testing.T) {
 	for i := range callers {
 		wg.Go(func() {
 			prios := []intakeapi.Priority{intakeapi.PriorityPatientTurn, intakeapi.PriorityClinicianRead, intakeapi.PriorityBackground}
-			mustWait(ctx, t, bs[i%2], read(prios[i%3]))(ok200)
+			waitAndSettle(ctx, t, bs[i%2], read(prios[i%3]), ok200)
 		})
 	}
 	wg.Wait()
@@ -157,27 +196,53 @@ func TestBudgetWindowAcrossReplicas(t *testing.T) {
 }
 
 // TestBudgetPriorityAcrossReplicas: a patient's turn queued on one replica
-// goes before clinician reads queued earlier on another.
+// goes before clinician reads queued earlier on another; equal priorities go
+// in arrival order.
 func TestBudgetPriorityAcrossReplicas(t *testing.T) {
-	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: 2, Window: 500 * time.Millisecond, Margin: -1}, "a", "b")
+	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: -1}, "a", "b")
 	a, b := bs[0], bs[1]
 	ctx := within(t, 30*time.Second)
-	for range 2 { // the window is full
-		mustWait(ctx, t, a, read(intakeapi.PriorityBackground))(ok200)
-	}
+	hold(ctx, t, a)
 	var wg sync.WaitGroup
 	for i := range 3 {
-		wg.Go(func() { mustWait(ctx, t, a, read(intakeapi.PriorityClinicianRead))(ok200) })
+		wg.Go(func() { waitAndSettle(ctx, t, a, read(intakeapi.PriorityClinicianRead), ok200) })
 		eventually(t, fmt.Sprintf("%d readers queued", i+1), func() bool { return waiting(t, a) == i+1 })
 	}
-	wg.Go(func() { mustWait(ctx, t, b, call(intakeapi.OpStreamTurn, intakeapi.PriorityPatientTurn))(ok200) })
+	wg.Go(func() { waitAndSettle(ctx, t, b, call(intakeapi.OpStreamTurn, intakeapi.PriorityPatientTurn), ok200) })
+	eventually(t, "the patient's turn queued", func() bool { return waiting(t, a) == 4 })
+	wg.Go(func() { waitAndSettle(ctx, t, b, read(intakeapi.PriorityClinicianRead), ok200) })
+	eventually(t, "a reader queued on b", func() bool { return waiting(t, a) == 5 })
+	lift(ctx, t, db)
 	wg.Wait()
-	all := grants(t, db)
-	if len(all) != 6 {
-		t.Fatalf("%d grants, want 6", len(all))
+	var got []string
+	for _, g := range grants(t, db) {
+		got = append(got, g.Replica)
 	}
-	if all[2].Replica != "b" {
-		t.Fatalf("the first grant after the full window went to replica %q, want the patient's turn on b (grants %v)", all[2].Replica, all)
+	if want := []string{"b", "a", "a", "a", "b"}; !slices.Equal(got, want) {
+		t.Fatalf("grants went to replicas %v, want %v: the patient first, then the readers in arrival order", got, want)
+	}
+}
+
+// TestBudgetNewcomerQueuesBehindEqualPriority: a caller arriving when the
+// window has room is not granted on its first look while an earlier caller
+// of its priority, on another replica, has not yet noticed the room.
+func TestBudgetNewcomerQueuesBehindEqualPriority(t *testing.T) {
+	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: -1, StaleAfter: time.Minute}, "a", "b")
+	a, b := bs[0], bs[1]
+	ctx := within(t, 30*time.Second)
+	hold(ctx, t, a)
+	var wg sync.WaitGroup
+	wg.Go(func() { waitAndSettle(ctx, t, a, read(intakeapi.PriorityClinicianRead), ok200) })
+	eventually(t, "a's reader queued", func() bool { return waiting(t, a) == 1 })
+	liftQuietly(ctx, t, db) // a's reader sleeps on (its next heartbeat is 20 s away)
+	waitAndSettle(ctx, t, b, read(intakeapi.PriorityClinicianRead), ok200)
+	wg.Wait()
+	var got []string
+	for _, g := range grants(t, db) {
+		got = append(got, g.Replica)
+	}
+	if want := []string{"a", "b"}; !slices.Equal(got, want) {
+		t.Fatalf("grants went to replicas %v, want %v", got, want)
 	}
 }
 
@@ -278,12 +343,10 @@ func TestBudgetDeadWaitersDoNotBlock(t *testing.T) {
 		}
 	})
 	t.Run("context cancelled", func(t *testing.T) {
-		bs, _ := replicas(t, postgres.BudgetConfig{PerMinute: -1, StaleAfter: time.Minute}, "a", "b")
+		bs, db := replicas(t, postgres.BudgetConfig{PerMinute: -1, StaleAfter: time.Minute}, "a", "b")
 		a, b := bs[0], bs[1]
 		ctx := within(t, 10*time.Second)
-		if err := a.Pause(ctx, 300*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
+		hold(ctx, t, a)
 		actx, cancel := context.WithCancel(ctx)
 		errc := make(chan error, 1)
 		go func() {
@@ -295,6 +358,7 @@ func TestBudgetDeadWaitersDoNotBlock(t *testing.T) {
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Fatalf("a's cancelled wait: %v", err)
 		}
+		lift(ctx, t, db)
 		// Without a's row gone, b would wait for it to go stale (a minute).
 		mustWait(ctx, t, b, read(intakeapi.PriorityClinicianRead))(ok200)
 	})
@@ -316,19 +380,25 @@ func (l *progressLog) record(p intakeapi.Progress) {
 // wait counts down in between, re-reported every ProgressEvery.
 func TestBudgetProgressMoves(t *testing.T) {
 	const window = 400 * time.Millisecond
-	bs, _ := replicas(t, postgres.BudgetConfig{PerMinute: 1, Window: window, Margin: -1, ProgressEvery: 50 * time.Millisecond}, "a", "b")
+	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: 1, Window: window, Margin: -1, ProgressEvery: 50 * time.Millisecond}, "a", "b")
 	ctx := within(t, 30*time.Second)
 	turn := call(intakeapi.OpStreamTurn, intakeapi.PriorityPatientTurn)
-	mustWait(ctx, t, bs[0], turn)(ok200) // the window is full
+	hold(ctx, t, bs[0])
 	var wg sync.WaitGroup
 	for i := range 3 { // three ahead, on both replicas, in a known order
-		wg.Go(func() { mustWait(ctx, t, bs[i%2], turn)(ok200) })
+		wg.Go(func() { waitAndSettle(ctx, t, bs[i%2], turn, ok200) })
 		eventually(t, fmt.Sprintf("%d queued", i+1), func() bool { return waiting(t, bs[0]) == i+1 })
 	}
 	log := &progressLog{}
 	c := turn
 	c.Progress = log.record
-	wg.Go(func() { mustWait(ctx, t, bs[1], c)(ok200) })
+	wg.Go(func() { waitAndSettle(ctx, t, bs[1], c, ok200) })
+	eventually(t, "the fourth told its place twice", func() bool {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return len(log.all) >= 2
+	})
+	lift(ctx, t, db) // from here one grant per window
 	wg.Wait()
 
 	told := log.all
@@ -349,8 +419,8 @@ func TestBudgetProgressMoves(t *testing.T) {
 			t.Fatalf("progress %v: at position %d the wait did not count down (report %d)", told, p.Position, i)
 		}
 	}
-	for pos := 4; pos >= 1; pos-- {
-		// Each position lasts a window (400 ms); reported every 50 ms.
+	for pos := 3; pos >= 1; pos-- {
+		// Each of these positions lasts a window (400 ms); reported every 50 ms.
 		if runs[pos] < 2 {
 			t.Fatalf("progress %v: position %d told %d times, want it re-told as the wait counts down", told, pos, runs[pos])
 		}
