@@ -40,7 +40,7 @@ const (
 	DefaultTurnsPerDay   = 100
 	DefaultIntakesPerDay = 100
 	DefaultMargin        = time.Second
-	DefaultProgressEvery = 5 * time.Second
+	DefaultProgressEvery = 2 * time.Second
 )
 
 // Config configures a Pacer. Zero values take the spec's limits.
