@@ -199,9 +199,11 @@ func TestBudgetWindowAcrossReplicas(t *testing.T) {
 // goes before clinician reads queued earlier on another; equal priorities go
 // in arrival order.
 func TestBudgetPriorityAcrossReplicas(t *testing.T) {
-	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: -1}, "a", "b")
+	// Heartbeats 20 s apart: only NOTIFY from the other replica wakes a
+	// waiter within the test's 15 s.
+	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: -1, StaleAfter: time.Minute}, "a", "b")
 	a, b := bs[0], bs[1]
-	ctx := within(t, 30*time.Second)
+	ctx := within(t, 15*time.Second)
 	hold(ctx, t, a)
 	var wg sync.WaitGroup
 	for i := range 3 {
@@ -428,15 +430,19 @@ func TestBudgetProgressMoves(t *testing.T) {
 }
 
 // BenchmarkBudgetGrant: one Wait and its release with an empty queue and
-// room in the window, the cost every upstream call pays.
+// room in the window, the cost every upstream call pays: a read (no quota)
+// and a turn (today's count read too).
 func BenchmarkBudgetGrant(b *testing.B) {
-	bs, _ := replicas(b, postgres.BudgetConfig{PerMinute: 1 << 30}, "a")
-	c := read(intakeapi.PriorityClinicianRead)
-	for b.Loop() {
-		release, err := bs[0].Wait(b.Context(), c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		release(ok200)
+	for _, c := range []intakeapi.Call{read(intakeapi.PriorityClinicianRead), call(intakeapi.OpStreamTurn, intakeapi.PriorityPatientTurn)} {
+		b.Run(string(c.Op), func(b *testing.B) {
+			bs, _ := replicas(b, postgres.BudgetConfig{PerMinute: 1 << 30, TurnsPerDay: 1 << 30}, "a")
+			for b.Loop() {
+				release, err := bs[0].Wait(b.Context(), c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				release(ok200)
+			}
+		})
 	}
 }
