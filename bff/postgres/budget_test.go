@@ -175,6 +175,7 @@ func TestBudgetWindowAcrossReplicas(t *testing.T) {
 	}
 	wg.Wait()
 	all := grants(t, db)
+	slices.SortFunc(all, func(x, y grantRow) int { return x.SentAt.Compare(y.SentAt) })
 	if len(all) != callers {
 		t.Fatalf("%d grants, want %d", len(all), callers)
 	}
