@@ -285,7 +285,7 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, budgetLock); err != nil {
 		return ev, fmt.Errorf("budget: lock: %w", err)
 	}
-	now := b.now()
+	now := ceilMicro(b.now())
 	ev.now = now
 	notify := false
 
@@ -470,6 +470,15 @@ func (st budgetState) estimate(pos int, now time.Time, n int, hold time.Duration
 	return t.Sub(now)
 }
 
+// ceilMicro rounds t up to PostgreSQL's precision, so a stored grant or
+// hold never ends earlier than the instant it was computed for.
+func ceilMicro(t time.Time) time.Time {
+	if r := t.Truncate(time.Microsecond); !r.Equal(t) {
+		return r.Add(time.Microsecond)
+	}
+	return t
+}
+
 func utcDay(t time.Time) time.Time {
 	y, m, d := t.UTC().Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
@@ -589,7 +598,7 @@ func (b *Budget) settle(id int64, q quota, o intakeapi.Outcome) {
 			hold, until = "spent:"+string(q), utcDay(now).Add(24*time.Hour)
 			b.log.Warn("budget: the service reports the daily quota spent", slog.String("quota", string(q)))
 		case o.RetryAfter > 0:
-			hold, until = "pause", now.Add(o.RetryAfter)
+			hold, until = "pause", ceilMicro(now.Add(o.RetryAfter))
 		}
 	}
 	if !refund && hold == "" {
@@ -625,7 +634,7 @@ func (b *Budget) settle(id int64, q quota, o intakeapi.Outcome) {
 // Pause holds every replica's calls until d from now (as a 429's
 // Retry-After does). The error is the database's.
 func (b *Budget) Pause(ctx context.Context, d time.Duration) error {
-	until := b.now().Add(d)
+	until := ceilMicro(b.now().Add(d))
 	return b.changeTx(ctx, func(tx pgx.Tx) (bool, error) {
 		_, err := tx.Exec(ctx, `INSERT INTO budget_holds (name, until_at) VALUES ('pause', $1)
 			ON CONFLICT (name) DO UPDATE SET until_at = GREATEST(budget_holds.until_at, EXCLUDED.until_at)`, until)
