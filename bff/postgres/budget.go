@@ -2,15 +2,16 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
@@ -289,18 +290,56 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 	ev.now = now
 	notify := false
 
-	tag, err := tx.Exec(ctx, `DELETE FROM budget_waiters WHERE heartbeat < $1`, now.Add(-b.cfg.StaleAfter))
-	if err != nil {
-		return ev, fmt.Errorf("budget: drop dead waiters: %w", err)
+	// Everything the decision reads, in one round trip.
+	var (
+		dropped       int64
+		paused, spent *time.Time
+		used, ahead   int
+		st            budgetState
+	)
+	aheadOf := w.id
+	if aheadOf == 0 {
+		aheadOf = math.MaxInt64 // a newcomer is behind every waiter of its priority or higher
 	}
-	if n := tag.RowsAffected(); n > 0 {
-		b.log.Warn("budget: dropped waiters whose replica stopped renewing them", slog.Int64("waiters", n))
+	batch := &pgx.Batch{}
+	batch.Queue(`DELETE FROM budget_waiters WHERE heartbeat < $1`, now.Add(-b.cfg.StaleAfter)).
+		Exec(func(tag pgconn.CommandTag) error { dropped = tag.RowsAffected(); return nil })
+	if w.id != 0 {
+		// Renew the heartbeat; a row dropped as dead while this process
+		// stalled comes back in its old place.
+		batch.Queue(`INSERT INTO budget_waiters (id, priority, enqueued_at, replica, heartbeat)
+			VALUES ($1, $2, $3, $4, $3) ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat`,
+			w.id, w.prio, now, b.cfg.Replica)
+	}
+	batch.Queue(`SELECT
+		(SELECT until_at FROM budget_holds WHERE name = 'pause' AND until_at > $1),
+		(SELECT until_at FROM budget_holds WHERE name = $2 AND until_at > $1),
+		CASE WHEN $4 = '' OR $5 <= 0 THEN 0
+			ELSE (SELECT count(*) FROM budget_grants WHERE day = $3 AND quota = $4 AND NOT refunded) END,
+		(SELECT count(*) FROM budget_waiters WHERE priority > $6 OR (priority = $6 AND id < $7))`,
+		now, "spent:"+string(q), utcDay(now), string(q), b.limit(q), w.prio, aheadOf).
+		QueryRow(func(r pgx.Row) error { return r.Scan(&paused, &spent, &used, &ahead) })
+	if n := b.cfg.PerMinute; n > 0 {
+		batch.Queue(`SELECT sent_at FROM budget_grants WHERE sent_at > $1 ORDER BY sent_at DESC LIMIT $2`,
+			now.Add(-b.hold), n).
+			Query(func(rows pgx.Rows) (err error) {
+				st.window, err = pgx.CollectRows(rows, pgx.RowTo[time.Time])
+				return err
+			})
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return ev, fmt.Errorf("budget: read the shared state: %w", err)
+	}
+	slices.Reverse(st.window) // ascending
+	if paused != nil {
+		st.pausedUntil = *paused
+	}
+	if dropped > 0 {
+		b.log.Warn("budget: dropped waiters whose replica stopped renewing them", slog.Int64("waiters", dropped))
 		notify = true
 	}
 
-	if qerr, err := b.quotaErr(ctx, tx, q, now); err != nil {
-		return ev, err
-	} else if qerr != nil {
+	if qerr := b.quotaErr(q, now, spent, used); qerr != nil {
 		if w.id != 0 {
 			if _, err := tx.Exec(ctx, `DELETE FROM budget_waiters WHERE id = $1`, w.id); err != nil {
 				return ev, fmt.Errorf("budget: leave the queue: %w", err)
@@ -312,28 +351,6 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 			return ev, err
 		}
 		return ev, qerr
-	}
-
-	st, err := b.readState(ctx, tx, now)
-	if err != nil {
-		return ev, err
-	}
-	var ahead int
-	if w.id == 0 {
-		// A newcomer is behind every waiter of its priority or higher.
-		err = tx.QueryRow(ctx, `SELECT count(*) FROM budget_waiters WHERE priority >= $1`, w.prio).Scan(&ahead)
-	} else {
-		// Renew the heartbeat; a row dropped as dead while this process
-		// stalled comes back in its old place.
-		if _, err = tx.Exec(ctx, `INSERT INTO budget_waiters (id, priority, enqueued_at, replica, heartbeat)
-			VALUES ($1, $2, $3, $4, $3) ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat`,
-			w.id, w.prio, now, b.cfg.Replica); err == nil {
-			err = tx.QueryRow(ctx, `SELECT count(*) FROM budget_waiters
-				WHERE priority > $1 OR (priority = $1 AND id < $2)`, w.prio, w.id).Scan(&ahead)
-		}
-	}
-	if err != nil {
-		return ev, fmt.Errorf("budget: place in the queue: %w", err)
 	}
 	ev.pos = ahead + 1
 	ev.next = st.nextSlot(now, b.cfg.PerMinute, b.hold)
@@ -409,27 +426,6 @@ type budgetState struct {
 	window      []time.Time // the last PerMinute grants within the window, ascending
 }
 
-func (b *Budget) readState(ctx context.Context, tx pgx.Tx, now time.Time) (budgetState, error) {
-	var st budgetState
-	err := tx.QueryRow(ctx, `SELECT until_at FROM budget_holds WHERE name = 'pause' AND until_at > $1`, now).Scan(&st.pausedUntil)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return st, fmt.Errorf("budget: read the pause: %w", err)
-	}
-	if n := b.cfg.PerMinute; n > 0 {
-		rows, err := tx.Query(ctx, `SELECT sent_at FROM budget_grants WHERE sent_at > $1
-			ORDER BY sent_at DESC LIMIT $2`, now.Add(-b.hold), n)
-		if err != nil {
-			return st, fmt.Errorf("budget: read the window: %w", err)
-		}
-		st.window, err = pgx.CollectRows(rows, pgx.RowTo[time.Time])
-		if err != nil {
-			return st, fmt.Errorf("budget: read the window: %w", err)
-		}
-		slices.Reverse(st.window)
-	}
-	return st, nil
-}
-
 // nextSlot is the earliest time one more request fits: after any pause, and
 // once the window holds fewer than n grants.
 func (st budgetState) nextSlot(now time.Time, n int, hold time.Duration) time.Time {
@@ -484,34 +480,19 @@ func utcDay(t time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-// quotaErr is the refusal of a call on quota q at now, or nil; the error is
-// the database's.
-func (b *Budget) quotaErr(ctx context.Context, tx pgx.Tx, q quota, now time.Time) (*intakeapi.QuotaError, error) {
+// quotaErr is the refusal of a call on quota q at now, or nil, given the
+// quota's spent hold and today's count.
+func (b *Budget) quotaErr(q quota, now time.Time, spent *time.Time, used int) *intakeapi.QuotaError {
 	if q == "" {
-		return nil, nil
+		return nil
 	}
-	var spent time.Time
-	err := tx.QueryRow(ctx, `SELECT until_at FROM budget_holds WHERE name = $1 AND until_at > $2`, "spent:"+string(q), now).Scan(&spent)
-	switch {
-	case err == nil:
-		return &intakeapi.QuotaError{Quota: string(q), ResetAt: spent}, nil
-	case !errors.Is(err, pgx.ErrNoRows):
-		return nil, fmt.Errorf("budget: read the spent quotas: %w", err)
+	if spent != nil {
+		return &intakeapi.QuotaError{Quota: string(q), ResetAt: *spent}
 	}
-	l := b.limit(q)
-	if l <= 0 {
-		return nil, nil
+	if l := b.limit(q); l > 0 && used >= l {
+		return &intakeapi.QuotaError{Quota: string(q), Limit: l, ResetAt: utcDay(now).Add(24 * time.Hour)}
 	}
-	day := utcDay(now)
-	var used int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM budget_grants WHERE day = $1 AND quota = $2 AND NOT refunded`,
-		day, string(q)).Scan(&used); err != nil {
-		return nil, fmt.Errorf("budget: count today's %s: %w", q, err)
-	}
-	if used >= l {
-		return &intakeapi.QuotaError{Quota: string(q), Limit: l, ResetAt: day.Add(24 * time.Hour)}, nil
-	}
-	return nil, nil
+	return nil
 }
 
 // budgetKeep is how long grants are kept: today's counts need the UTC day,
