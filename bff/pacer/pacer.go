@@ -8,7 +8,6 @@ package pacer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -41,7 +40,7 @@ const (
 	DefaultTurnsPerDay   = 100
 	DefaultIntakesPerDay = 100
 	DefaultMargin        = time.Second
-	DefaultProgressEvery = 5 * time.Second
+	DefaultProgressEvery = 2 * time.Second
 )
 
 // Config configures a Pacer. Zero values take the spec's limits.
@@ -125,29 +124,11 @@ type Entry struct {
 }
 
 // ErrQuotaSpent is matched (errors.Is) by every *QuotaError.
-var ErrQuotaSpent = errors.New("pacer: daily quota spent")
+var ErrQuotaSpent = intakeapi.ErrQuotaSpent
 
-// QuotaError refuses a call because a daily quota is spent; nothing was sent.
-type QuotaError struct {
-	Quota   string    // "turns" or "intakes"
-	Limit   int       // the configured quota, 0 if the service reported it spent
-	ResetAt time.Time // next 00:00 UTC
-}
-
-func (e *QuotaError) Error() string {
-	limit := ""
-	if e.Limit > 0 {
-		limit = fmt.Sprintf(" (%d)", e.Limit)
-	}
-	return fmt.Sprintf("pacer: the daily %s quota%s is spent; it resets at %s", e.Quota, limit, e.ResetAt.UTC().Format(time.RFC3339))
-}
-
-// Is makes errors.Is(err, ErrQuotaSpent) true.
-func (e *QuotaError) Is(target error) bool { return target == ErrQuotaSpent }
-
-// ErrorCode lets intakeapi.IsCode(err, intakeapi.CodeQuotaExceeded) match an
-// early refusal the same as the service's own 429.
-func (e *QuotaError) ErrorCode() intakeapi.Code { return intakeapi.CodeQuotaExceeded }
+// QuotaError refuses a call because a daily quota is spent; nothing was
+// sent. It is intakeapi's, shared with every other Gate.
+type QuotaError = intakeapi.QuotaError
 
 // Stats is a snapshot of the pacer's state.
 type Stats struct {

@@ -708,3 +708,36 @@ func TestProgressMovesWhileWaiting(t *testing.T) {
 		settled(t, "no timers left", func() bool { return clk.pending() == 0 })
 	})
 }
+
+// TestProgressDefaultIsEveryTwoSeconds: with no ProgressEvery configured (as
+// the app builds it), a patient fourth in line for a minute is told its wait
+// again every DefaultProgressEvery, and its place drops as those ahead go:
+// the line "you are 4th, about 1 min" does not stand still.
+func TestProgressDefaultIsEveryTwoSeconds(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1})
+		fill(t, p, 1) // the window is full until 60 s
+		for range 3 {
+			go func() { mustWait(t, p, read(pacer.PatientTurn))(intakeapi.Outcome{Status: 200}) }()
+		}
+		settled(t, "three queued", func() bool { return p.Stats().Waiting == 3 })
+		log := &progressLog{}
+		c := read(pacer.PatientTurn)
+		c.Progress = log.record
+		go func() { mustWait(t, p, c)(intakeapi.Outcome{Status: 200}) }()
+		settled(t, "fourth, four minutes", func() bool { return log.last() == pacer.Progress{Position: 4, Wait: 4 * time.Minute} })
+		sleepUntil(at(pacer.DefaultProgressEvery))
+		settled(t, "the wait re-told after DefaultProgressEvery", func() bool {
+			return log.last() == pacer.Progress{Position: 4, Wait: 4*time.Minute - pacer.DefaultProgressEvery}
+		})
+		sleepUntil(at(time.Minute))
+		settled(t, "third once the first is let go", func() bool { return log.last() == pacer.Progress{Position: 3, Wait: 3 * time.Minute} })
+		sleepUntil(at(3 * time.Minute))
+		settled(t, "next in line", func() bool { return log.last() == pacer.Progress{Position: 1, Wait: time.Minute} })
+		if pacer.DefaultProgressEvery > 2*time.Second {
+			t.Fatalf("DefaultProgressEvery is %v, want at most 2 s", pacer.DefaultProgressEvery)
+		}
+		sleepUntil(at(4 * time.Minute))
+		settled(t, "all granted", func() bool { return p.Stats().Waiting == 0 })
+	})
+}
