@@ -340,6 +340,20 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 	}
 }
 
+// CheckQuota reports, without spending anything, whether a call of op would
+// be refused now for a spent daily quota: the *QuotaError Wait would give,
+// or nil.
+func (p *Pacer) CheckQuota(op intakeapi.Op) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clk.Now()
+	p.rollDay(now)
+	if err := p.quotaErr(quotaOf(op), now); err != nil {
+		return err
+	}
+	return nil
+}
+
 // Stats returns a snapshot of the pacer's state.
 func (p *Pacer) Stats() Stats {
 	p.mu.Lock()

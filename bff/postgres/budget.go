@@ -626,6 +626,30 @@ func (b *Budget) Pause(ctx context.Context, d time.Duration) error {
 	})
 }
 
+// CheckQuota reports, without spending anything, whether a call of op
+// would be refused now for a spent daily quota, counted across every
+// replica: the *intakeapi.QuotaError Wait would give, or nil.
+func (b *Budget) CheckQuota(ctx context.Context, op intakeapi.Op) error {
+	q := quotaOf(op)
+	if q == "" {
+		return nil
+	}
+	now := b.now()
+	var spent *time.Time
+	var used int
+	err := b.pool.QueryRow(ctx, `SELECT
+		(SELECT until_at FROM budget_holds WHERE name = $1 AND until_at > $2),
+		(SELECT count(*) FROM budget_grants WHERE day = $3 AND quota = $4 AND NOT refunded)`,
+		"spent:"+string(q), now, utcDay(now), string(q)).Scan(&spent, &used)
+	if err != nil {
+		return fmt.Errorf("budget: check quota: %w", err)
+	}
+	if qe := b.quotaErr(q, now, spent, used); qe != nil {
+		return qe
+	}
+	return nil
+}
+
 // Stats returns a snapshot of the shared budget. The error is the
 // database's.
 func (b *Budget) Stats(ctx context.Context) (BudgetStats, error) {

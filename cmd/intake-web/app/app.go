@@ -26,7 +26,6 @@ import (
 	"github.com/clinical-intake/intake-web/bff/postgres"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/review"
-	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/web"
 )
 
@@ -41,7 +40,8 @@ type App struct {
 	runner   *intakes.Runner
 	accounts *accounts.Service
 	client   *intakeapi.Client
-	pacer    *pacer.Pacer
+	pacer    *pacer.Pacer // one replica's budget (nil with PostgreSQL)
+	budget   keyBudget
 	ready    *readiness
 	// With PostgreSQL: the hub and the worklist feed shared by replicas.
 	replicated *relay.Replicated
@@ -94,9 +94,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.closeStores()
 		return nil, err
 	}
-	if err := a.pacer.Restore(ctx); err != nil { // the window and today's counts, before Recover sends anything
-		a.closeStores()
-		return nil, fmt.Errorf("read back the pacer's journal: %w", err)
+	if a.pacer != nil {
+		if err := a.pacer.Restore(ctx); err != nil { // the window and today's counts, before Recover sends anything
+			a.closeStores()
+			return nil, fmt.Errorf("read back the pacer's journal: %w", err)
+		}
 	}
 	if n, err := a.runner.Recover(ctx); err != nil {
 		a.closeStores()
@@ -136,16 +138,9 @@ func (a *App) assemble(ctx context.Context) error {
 	}
 	reg := prometheus.NewRegistry()
 	m := newUpstreamMetrics(reg)
-	var journal pacer.Journal
-	if db, ok := a.db.(*sqlite.DB); ok {
-		journal = db.PacerJournal()
-	}
-	a.pacer = pacer.New(pacer.Config{
-		PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay,
-		Logger: a.log.With("component", "pacer"), Journal: journal,
-	})
+	a.budget = a.newBudget()
 	a.client, err = intakeapi.New(intakeapi.Config{
-		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: timedGate{Gate: a.pacer, wait: m.gateWait},
+		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: timedGate{Gate: a.budget.Gate, wait: m.gateWait},
 		Logger: a.log.With("component", "intakeapi"), Observer: m.observe,
 	})
 	if err != nil {
@@ -164,6 +159,7 @@ func (a *App) assemble(ctx context.Context) error {
 	patients, a.runner = intakes.New(intakes.Deps{
 		Client: a.client, Intakes: a.db, Turns: a.db, Handoffs: a.db, Hub: streams, Feed: announce,
 		Now: cfg.Now, Logger: a.log.With("component", "turns"), Replica: replicaName(cfg), Shared: shared, Lease: cfg.TurnLease,
+		IntakeQuota: func(ctx context.Context) error { return a.budget.checkQuota(ctx, intakeapi.OpCreateIntake) },
 	})
 	reviews := review.New(review.Deps{
 		Client: a.client, Intakes: a.db, Handoffs: a.db, Reviews: a.db, Audit: a.db, Worklist: a.db, Feed: feed, Announce: announce,
@@ -175,7 +171,7 @@ func (a *App) assemble(ctx context.Context) error {
 	})
 	a.sstore = newSessionStore(a.db)
 	a.ready = &readiness{db: a.db, client: a.client, answered: m, probeEvery: 5 * time.Minute}
-	registerServiceMetrics(reg, a.runner, a.pacer, func() int { return hub.Subscribers() + feed.Subscribers() })
+	registerServiceMetrics(reg, a.runner, a.budget.stats, func() int { return hub.Subscribers() + feed.Subscribers() })
 	var faults bff.FaultArmer
 	if cfg.SandboxFaults {
 		faults = &sandboxFaults{url: cfg.UpstreamURL, key: cfg.APIKey, http: &http.Client{}, audit: a.db, intakes: a.db,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/intakes"
-	"github.com/clinical-intake/intake-web/bff/pacer"
 )
 
 // upstreamMetrics observe the client's attempts and the pacer's waits; they
@@ -87,15 +87,27 @@ func (g timedGate) Wait(ctx context.Context, call intakeapi.Call) (func(intakeap
 
 // registerServiceMetrics exposes the core's counters and the pacer's state,
 // read at scrape time.
-func registerServiceMetrics(reg prometheus.Registerer, runner *intakes.Runner, p *pacer.Pacer, streams func() int) {
+func registerServiceMetrics(reg prometheus.Registerer, runner *intakes.Runner, budget func(context.Context) (waiting, turnsUsed int, err error), streams func() int) {
+	read := func(turns bool) float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
+		defer cancel()
+		waiting, used, err := budget(ctx)
+		if err != nil {
+			return math.NaN() // the database did not answer: unknown, not zero
+		}
+		if turns {
+			return float64(used)
+		}
+		return float64(waiting)
+	}
 	reg.MustRegister(
 		outcomeCollector{runner: runner, desc: prometheus.NewDesc("intake_web_turns_total", "Settled turns by outcome since start.", []string{"outcome"}, nil)},
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "intake_web_reconciliations_total", Help: "Turns settled by reading the handoff."},
 			func() float64 { return float64(runner.Reconciliations()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_pacer_queue_depth", Help: "Calls waiting for a request slot."},
-			func() float64 { return float64(p.Stats().Waiting) }),
+			func() float64 { return read(false) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_pacer_turns_used_today", Help: "Turns counted against today's quota."},
-			func() float64 { return float64(p.Stats().TurnsUsed) }),
+			func() float64 { return read(true) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_browser_streams_open", Help: "Open browser event streams (turns and worklists)."},
 			func() float64 { return float64(streams()) }),
 	)
