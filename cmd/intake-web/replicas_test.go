@@ -72,6 +72,11 @@ func TestReplicasTakeOverATurnMidStream(t *testing.T) {
 // browser reconnects, with Last-Event-ID, to B only once B has taken the
 // turn over: B never mirrored the turn, so the ids it continues with come
 // from the event log alone. The browser sees each event once, in order.
+//
+// It fails today: A hands each event to its own followers at once and to
+// the log within 100 ms (relay.Replicated), so events A's browser saw were
+// never logged; B numbers its events after the last logged one, reusing
+// those ids, and the browser's Last-Event-ID hides B's final event.
 func TestReplicasContinueEventIDsAfterTakeOver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -87,7 +92,7 @@ func TestReplicasContinueEventIDsAfterTakeOver(t *testing.T) {
 		return killed // A is gone: stop following it
 	})
 	if err != nil || !killed {
-		t.Fatalf("A relayed no delta before the turn settled: events %v", names(seenOnA))
+		t.Fatalf("A relayed no delta before the turn settled (%v): events %v", err, names(seenOnA))
 	}
 	last := seenOnA[len(seenOnA)-1]
 	// Wait, polling the database, until B has taken the turn over and
