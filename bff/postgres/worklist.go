@@ -37,8 +37,8 @@ func prefixColumns(prefix, cols string) string {
 // WorklistPage returns a page of the worklist: see bff.WorklistStore; the
 // error is internal. A page is at most two index range scans: the rest of
 // the cursor's group (a seek on (wl_group, updated_at, id)), then the
-// following groups in order; with a filter, on the index that starts with
-// its equality columns (intakes_worklist_status, _urgent, _status_urgent).
+// following groups in order; with a filter, on that filter's partial index
+// (intakes_worklist_open, _urgent, _open_urgent, ...).
 func (db *DB) WorklistPage(ctx context.Context, f bff.WorklistFilter, from bff.WorklistCursor, limit int) ([]*bff.WorkItem, bool, error) {
 	if limit <= 0 {
 		return nil, false, fmt.Errorf("postgres: worklist page: limit %d", limit)
@@ -85,7 +85,13 @@ func worklistQuery(f bff.WorklistFilter, from bff.WorklistCursor, sameGroup bool
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	if f.Status != "" {
+	switch f.Status {
+	case "":
+	case bff.StatusOpen, bff.StatusClosed, bff.StatusExpired:
+		// A literal, so the planner can use the status's partial index
+		// (0003_worklist.sql) in a generic plan too.
+		where = append(where, "i.status = '"+f.Status+"'")
+	default: // matches nothing; no index for it
 		where = append(where, "i.status = "+arg(f.Status))
 	}
 	if f.UrgentOnly {

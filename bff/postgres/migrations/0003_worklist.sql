@@ -38,14 +38,34 @@ ALTER TABLE intakes ADD COLUMN wl_group smallint NOT NULL GENERATED ALWAYS AS (C
 	WHEN status = 'open' THEN 2
 	ELSE 3 END) STORED;
 
--- One index per filter's equality prefix, each ending in the page order.
+-- The page order's index, and one partial index per filter's equality
+-- part (status, urgent, both), each in page order. Partial, not prefixed
+-- with status and urgent as in SQLite: PostgreSQL's planner takes the
+-- smaller index that already has the order, and with (status, ...) it
+-- preferred the whole-table index with status as a filter, which reads
+-- every row of the groups before the first match (status and wl_group are
+-- correlated, which it cannot know). A partial index is both smaller and
+-- exact. The queries name the status as a literal, so its predicate is
+-- provable for any plan, generic ones included.
+--
 -- Ids compare byte-wise (COLLATE "C"), as in SQLite and in the Go cursor's
--- order, whatever the database's collation; the queries say COLLATE "C" too,
--- or these indexes would not apply.
+-- order, whatever the database's collation; the queries say COLLATE "C"
+-- too, or these indexes would not give their order.
 CREATE INDEX intakes_worklist ON intakes (wl_group, updated_at DESC, (id COLLATE "C") DESC);
-CREATE INDEX intakes_worklist_status ON intakes (status, wl_group, updated_at DESC, (id COLLATE "C") DESC);
-CREATE INDEX intakes_worklist_urgent ON intakes (urgent, wl_group, updated_at DESC, (id COLLATE "C") DESC);
-CREATE INDEX intakes_worklist_status_urgent ON intakes (status, urgent, wl_group, updated_at DESC, (id COLLATE "C") DESC);
+CREATE INDEX intakes_worklist_open ON intakes (wl_group, updated_at DESC, (id COLLATE "C") DESC)
+	WHERE status = 'open';
+CREATE INDEX intakes_worklist_closed ON intakes (wl_group, updated_at DESC, (id COLLATE "C") DESC)
+	WHERE status = 'closed';
+CREATE INDEX intakes_worklist_expired ON intakes (wl_group, updated_at DESC, (id COLLATE "C") DESC)
+	WHERE status = 'expired';
+CREATE INDEX intakes_worklist_urgent ON intakes (wl_group, updated_at DESC, (id COLLATE "C") DESC)
+	WHERE urgent;
+CREATE INDEX intakes_worklist_open_urgent ON intakes (wl_group, updated_at DESC, (id COLLATE "C") DESC)
+	WHERE status = 'open' AND urgent;
+CREATE INDEX intakes_worklist_closed_urgent ON intakes (wl_group, updated_at DESC, (id COLLATE "C") DESC)
+	WHERE status = 'closed' AND urgent;
+CREATE INDEX intakes_worklist_expired_urgent ON intakes (wl_group, updated_at DESC, (id COLLATE "C") DESC)
+	WHERE status = 'expired' AND urgent;
 
 -- Open intakes by expiry: the few that just passed their two hours.
 CREATE INDEX intakes_open_expiry ON intakes (expires_at) WHERE status = 'open';
