@@ -109,7 +109,7 @@ func TestWorklistPlansUseIndexes(t *testing.T) {
 				query, args := worklistQuery(f, from, same, 51)
 				for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 					plan := explain(t, conn.Conn(), mode, query, args)
-					if msg := checkPlan(plan, index); msg != "" {
+					if msg := checkPlan(plan, index, same); msg != "" {
 						pretty, _ := json.MarshalIndent(plan, "", " ")
 						t.Errorf("filter %+v from %+v (rest of group %v), %s: %s\n%s\n%s", f, from, same, mode, msg, query, pretty)
 					}
@@ -137,6 +137,7 @@ type planNode struct {
 	NodeType string     `json:"Node Type"`
 	Relation string     `json:"Relation Name"`
 	Index    string     `json:"Index Name"`
+	Cond     string     `json:"Index Cond"`
 	Plans    []planNode `json:"Plans"`
 }
 
@@ -179,9 +180,10 @@ func explain(t *testing.T, conn *pgx.Conn, mode, query string, args []any) planN
 }
 
 // checkPlan returns what is wrong with plan, "" if nothing: intakes must
-// be read by an Index Scan on index (forward or backward), with no Sort
-// above it, and no table by a sequential scan.
-func checkPlan(plan planNode, index string) string {
+// be read by an Index Scan on index (forward or backward) that seeks to the
+// group and, for the rest of a group (seek), to the cursor's (updated_at,
+// id) within it, with no Sort above it, and no table by a sequential scan.
+func checkPlan(plan planNode, index string, seek bool) string {
 	var problems []string
 	scans := 0
 	var walk func(n planNode, sorted bool)
@@ -199,6 +201,9 @@ func checkPlan(plan planNode, index string) string {
 			}
 			if sorted {
 				problems = append(problems, "a Sort over intakes")
+			}
+			if !strings.Contains(n.Cond, "wl_group") || seek && !strings.Contains(n.Cond, "ROW(updated_at, ") {
+				problems = append(problems, fmt.Sprintf("the index scan does not seek to the cursor: Index Cond %q", n.Cond))
 			}
 		}
 		for _, c := range n.Plans {

@@ -42,7 +42,7 @@ func seedMixed(t *testing.T, db Stores, n int) map[string]*bff.WorkItem {
 	for i := range n {
 		k := (i * 37) % n // ids not in updated order
 		id := fmt.Sprintf("in_%03d", k)
-		if k%3 == 1 {
+		if k%5 < 2 { // k%5 varies within every (group, updated_at) tie
 			id = fmt.Sprintf("In_%03d", k)
 		}
 		in := &bff.Intake{ID: id, Owner: "o", CreatedAt: wlBase, ExpiresAt: wlBase.Add(1000 * time.Hour),
