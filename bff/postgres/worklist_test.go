@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -280,4 +283,61 @@ func BenchmarkWorklist(b *testing.B) {
 	seedWorklist(b, db, n, time.Now())
 	b.Logf("seeded %d intakes in %v", n, time.Since(began).Round(time.Millisecond))
 	storetest.BenchWorklist(b, db, n)
+}
+
+// TestWorklistMigrationBackfills applies 0003_worklist.sql to a database
+// that already holds reviewed intakes: their latest review time is filled
+// in, so they list as reviewed, and later reviews keep it up to date.
+func TestWorklistMigrationBackfills(t *testing.T) {
+	ctx := context.Background()
+	dbURL := pgtest.URL(t)
+	sub, err := fs.Sub(migrationFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := loadMigrations(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ms, func(m migration) bool { return m.name == "worklist" })
+	if i < 0 {
+		t.Fatal("no worklist migration")
+	}
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	logger := slog.New(slog.DiscardHandler)
+	if err := applyMigrations(ctx, conn, logger, ms[:i]); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	if _, err := conn.Exec(ctx, `INSERT INTO intakes (id, owner, created_at, expires_at, updated_at, status)
+		VALUES ('seen', 'o', $1, $1, $1, 'closed'), ('unseen', 'o', $1, $1, $1, 'closed')`, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO reviews (intake_id, clinician, note, reviewed_at)
+		VALUES ('seen', 'dr.b', '', $1), ('seen', 'dr.a', '', $2)`, at.Add(time.Hour), at); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t, dbURL) // applies the rest
+	for id, want := range map[string]int{"seen": bff.GroupReviewed, "unseen": bff.GroupToReview} {
+		it, err := db.WorkItem(ctx, id)
+		if err != nil || it.Group != want {
+			t.Fatalf("WorkItem(%s) = %+v, %v; want group %d", id, it, err, want)
+		}
+	}
+	var latest time.Time
+	if err := db.pool.QueryRow(ctx, `SELECT reviewed_at FROM intakes WHERE id = 'seen'`).Scan(&latest); err != nil || !latest.Equal(at.Add(time.Hour)) {
+		t.Fatalf("reviewed_at %v, %v; want %v", latest, err, at.Add(time.Hour))
+	}
+	for _, h := range []int{3, 2} { // a later review moves it on, an earlier one does not
+		if err := db.AddReview(ctx, &bff.Review{IntakeID: "seen", Clinician: "dr.c", ReviewedAt: at.Add(time.Duration(h) * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.pool.QueryRow(ctx, `SELECT reviewed_at FROM intakes WHERE id = 'seen'`).Scan(&latest); err != nil || !latest.Equal(at.Add(3*time.Hour)) {
+		t.Fatalf("reviewed_at after reviews %v, %v; want %v", latest, err, at.Add(3*time.Hour))
+	}
 }
