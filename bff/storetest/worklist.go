@@ -155,6 +155,9 @@ func testWorklistPagesEveryFilter(t *testing.T, open Opener) {
 	if _, _, err := db.WorklistPage(ctx, bff.WorklistFilter{}, bff.WorklistCursor{}, 0); err == nil {
 		t.Fatal("limit 0: no error")
 	}
+	if items, more, err := db.WorklistPage(ctx, bff.WorklistFilter{Status: "bogus"}, bff.WorklistCursor{}, 10); err != nil || len(items) != 0 || more {
+		t.Fatalf("unknown status: %v, %v, %v; want an empty page", itemIDs(items), more, err)
+	}
 	const size = 7
 	for _, f := range worklistFilters() {
 		want := expectedOrder(all, f)
