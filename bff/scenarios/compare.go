@@ -163,6 +163,9 @@ func (c *Comparison) pair(ch *Change) {
 	}
 }
 
+// leastUrgentFirst is NoClass then Classes from self-care up.
+var leastUrgentFirst = []Class{NoClass, SelfCare, Routine, Urgent, Emergency}
+
 type side struct {
 	Side
 	title string
@@ -203,9 +206,10 @@ func sides(results []Result) map[string]side {
 		s.Present = s.Scored > 0
 		s.Correct = 2*x.correct > s.Scored
 		s.Under = 2*x.under > s.Scored
-		best := -1
-		for f, n := range x.finals {
-			if n > best || (n == best && f.Rank() > s.Final.Rank()) {
+		// From the least urgent, so a tie keeps the less urgent class.
+		best := 0
+		for _, f := range leastUrgentFirst {
+			if n := x.finals[f]; n > best {
 				s.Final, best = f, n
 			}
 		}

@@ -109,9 +109,10 @@ func TestScoreRedFlagsProtocolsBandsTurns(t *testing.T) {
 		`Emergency phrase at turn 1 ("worst headache ever"): thunderclap headache.`,
 		"Red flag POSITIVE: Neck stiffness. Meningitis until proven otherwise.",
 		"Cannot-miss red flags screened negative: fever, rash.",
+		"Red flag POSITIVE: Rash. A negative glass test does not exclude sepsis.",
 	}
 	pos, neg := SplitSafetyNotes(notes)
-	if len(pos) != 2 || len(neg) != 1 || neg[0] != notes[2] {
+	if len(pos) != 3 || len(neg) != 1 || neg[0] != notes[2] {
 		t.Fatalf("split: positive %q negative %q", pos, neg)
 	}
 	a := res("a", Emergency, Emergency)
