@@ -10,6 +10,15 @@ import (
 // classLabels names the classes for people, in Classes order.
 var classLabels = [...]string{"Emergency", "Urgent", "Routine", "Self-care"}
 
+// Label names the class for people: "Emergency", "Urgent", "Routine",
+// "Self-care", or "No decision" for NoClass (and any unknown class).
+func (c Class) Label() string {
+	if r := c.Rank(); r < len(classLabels) {
+		return classLabels[r]
+	}
+	return "No decision"
+}
+
 // Geometry of the matrix, in SVG user units.
 const (
 	svgCell   = 110 // a cell's width

@@ -124,3 +124,11 @@ func TestConfusionSVG(t *testing.T) {
 		t.Error("undecided count missing")
 	}
 }
+
+func TestClassLabel(t *testing.T) {
+	for c, want := range map[Class]string{Emergency: "Emergency", SelfCare: "Self-care", NoClass: "No decision", "bogus": "No decision"} {
+		if got := c.Label(); got != want {
+			t.Errorf("%q.Label() = %q, want %q", c, got, want)
+		}
+	}
+}
