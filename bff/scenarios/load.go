@@ -125,8 +125,11 @@ func decode(name string, data []byte) (*Suite, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var s Suite
+	var typeErr *yaml.TypeError
 	if err := dec.Decode(&s); errors.Is(err, io.EOF) {
 		return nil, &Problem{File: name, Rule: "empty file"}
+	} else if errors.As(err, &typeErr) {
+		return nil, typeProblems(name, data, typeErr)
 	} else if err != nil {
 		return nil, &Problem{File: name, Rule: strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
@@ -135,6 +138,48 @@ func decode(name string, data []byte) (*Suite, error) {
 		return nil, &Problem{File: name, Rule: "more than one YAML document"}
 	}
 	return &s, nil
+}
+
+// typeProblems turns the decoder's errors (unknown fields, wrong types),
+// which carry only a line, into Problems naming the vignette on that line.
+func typeProblems(name string, data []byte, te *yaml.TypeError) error {
+	type span struct {
+		line int
+		id   string
+	}
+	var spans []span
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) == nil && len(doc.Content) == 1 {
+		root := doc.Content[0]
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value != "vignettes" {
+				continue
+			}
+			for _, item := range root.Content[i+1].Content {
+				sp := span{line: item.Line}
+				for k := 0; k+1 < len(item.Content); k += 2 {
+					if item.Content[k].Value == "id" {
+						sp.id = item.Content[k+1].Value
+					}
+				}
+				spans = append(spans, sp)
+			}
+		}
+	}
+	var errs []error
+	for _, msg := range te.Errors {
+		p := &Problem{File: name, Rule: msg}
+		var line int
+		if _, err := fmt.Sscanf(msg, "line %d:", &line); err == nil {
+			for i, sp := range spans {
+				if sp.line <= line {
+					p.Index, p.Vignette = i+1, sp.id
+				}
+			}
+		}
+		errs = append(errs, p)
+	}
+	return errors.Join(errs...)
 }
 
 func validate(name string, s *Suite) error {
