@@ -5,9 +5,6 @@ import (
 	"unicode"
 )
 
-// DefaultMaxTurns is the patient's turn limit when a vignette gives none.
-const DefaultMaxTurns = 15
-
 // fallbackAnswer is said when a question matches no fact and the vignette
 // has no default: a plain patient's reply, never a gold label.
 const fallbackAnswer = "I'm not sure."
