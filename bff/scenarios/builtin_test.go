@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -275,4 +276,36 @@ func builtinFindings(t *testing.T) map[string]string {
 		}
 	}
 	return out
+}
+
+// TestDocsScenarios: the example in docs/scenarios.md loads, and its table
+// lists every built-in vignette with its gold class and finding mark.
+func TestDocsScenarios(t *testing.T) {
+	data, err := os.ReadFile("../../docs/scenarios.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	_, rest, _ := strings.Cut(doc, "```yaml\n")
+	example, _, _ := strings.Cut(rest, "```")
+	if s, err := Load("docs/scenarios.md", []byte(example)); err != nil || len(s.Vignettes) != 1 {
+		t.Errorf("the example does not load: %v", err)
+	}
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings := builtinFindings(t)
+	for _, v := range s.Vignettes {
+		class := string(v.Gold.Class)
+		if _, ok := findings[v.ID]; ok {
+			class += " (finding)"
+		}
+		if row := fmt.Sprintf("| %s | `%s` |", class, v.ID); !strings.Contains(doc, row) {
+			t.Errorf("docs/scenarios.md has no row %q", row)
+		}
+	}
+	if n := fmt.Sprintf("%d vignettes in", len(s.Vignettes)); !strings.Contains(doc, n) {
+		t.Errorf("docs/scenarios.md does not say %q", n)
+	}
 }
