@@ -34,6 +34,10 @@ const (
 	PriorityReconciliation                     // reading the handoff after a dropped or failed turn
 	PriorityCreateIntake                       // a patient starting an intake
 	PriorityPatientTurn                        // a patient waiting for a reply
+	// PriorityFirstTurn is a patient's first turn right after its intake
+	// was created upstream: the two wait in the queue as one, so the turn
+	// keeps the place its creation waited for instead of joining the back.
+	PriorityFirstTurn
 )
 
 func (p Priority) String() string {
@@ -48,6 +52,8 @@ func (p Priority) String() string {
 		return "create_intake"
 	case PriorityPatientTurn:
 		return "patient_turn"
+	case PriorityFirstTurn:
+		return "first_turn"
 	}
 	return "priority(" + strconv.Itoa(int(p)) + ")"
 }
@@ -77,6 +83,11 @@ type Call struct {
 	Op       Op
 	Priority Priority
 	Attempt  int
+	// FollowUps are requests that will follow this one at once (an intake
+	// creation's first turn, at PriorityFirstTurn): a Gate counts them in
+	// the place it shows the callers behind, so their place never goes up
+	// when the follow-up jumps ahead of them.
+	FollowUps int
 	// Progress, when set, is called by the Gate from the waiting goroutine
 	// whenever the caller's position or expected wait changes.
 	Progress func(Progress)
@@ -162,6 +173,7 @@ type ctxKey int
 const (
 	priorityKey ctxKey = iota
 	progressKey
+	followUpsKey
 )
 
 // WithPriority returns a context whose calls wait in the Gate with priority p.
@@ -171,6 +183,12 @@ const (
 // PriorityReconciliation this way.
 func WithPriority(ctx context.Context, p Priority) context.Context {
 	return context.WithValue(ctx, priorityKey, p)
+}
+
+// WithFollowUps returns a context whose calls tell the Gate that n requests
+// will follow each at once (Call.FollowUps).
+func WithFollowUps(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, followUpsKey, n)
 }
 
 // WithProgress returns a context whose calls report their queue position and
@@ -184,6 +202,9 @@ func callFor(ctx context.Context, op Op, attempt int) Call {
 	c := Call{Op: op, Priority: defaultPriority(op), Attempt: attempt}
 	if p, ok := ctx.Value(priorityKey).(Priority); ok && p > 0 {
 		c.Priority = p
+	}
+	if n, ok := ctx.Value(followUpsKey).(int); ok && n > 0 {
+		c.FollowUps = n
 	}
 	if fn, ok := ctx.Value(progressKey).(func(Progress)); ok {
 		c.Progress = fn

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -528,6 +529,61 @@ func TestTheSameWordsTwiceAreNotTakenForLanded(t *testing.T) {
 		second, _ := f.send(id, "yes")
 		if second.Status != bff.TurnFailed || second.ErrorCode != bff.CodeNotLanded {
 			t.Fatalf("second turn settled %s/%q %q; it did not land", second.Status, second.ErrorCode, second.Reply)
+		}
+	})
+}
+
+// A first turn waits in the queue for its intake's creation and then for
+// itself: as one, keeping its place. With three patients sending their
+// first messages at once at one request a minute, nobody's place shown
+// ever goes up, and each patient's turn follows their creation.
+func TestAFirstTurnKeepsThePlaceItsCreationWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := sandbox.DefaultConfig()
+		cfg.Keys, cfg.Engine, cfg.RPM, cfg.FragmentDelay = []string{key}, enginetest.Scripted{}, 0, time.Millisecond
+		sb := sandboxtest.Start(t, cfg)
+		gate := pacer.New(pacer.Config{PerMinute: 1})
+		client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, Gate: gate, HTTPClient: sb.Client})
+		db := sqlitetest.MustOpenDB(t)
+		hub := relay.NewHub(time.Hour, nil)
+		svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Hub: hub})
+		defer func() { _ = svc.Shutdown(context.Background()) }()
+		ctx := context.Background()
+		type sent struct {
+			id   string
+			turn *bff.Turn
+		}
+		var all []sent
+		for i := range 3 {
+			in, err := svc.StartIntake(ctx, "o", bff.StartForm{Synthetic: true, SubmissionID: fmt.Sprint("s", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn, err := svc.SendTurn(ctx, "o", in.ID, "hello", fmt.Sprint("t", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, sent{in.ID, turn})
+			synctest.Wait() // each joins the queue in this order
+		}
+		for _, s := range all {
+			svc.WaitSettled(ctx, s.id, s.turn.Index)
+			replay, sub, _ := hub.Subscribe(bff.TurnKey(s.id, s.turn.Index), 0)
+			sub.Cancel()
+			last := 1 << 30
+			var shown []int
+			for _, ev := range replay {
+				if ev.Name != bff.EventQueued {
+					continue
+				}
+				var q bff.QueuedData
+				_ = json.Unmarshal(ev.Data, &q)
+				shown = append(shown, q.Position)
+				if q.Position > last {
+					t.Fatalf("intake %s: the place shown went up: %v", s.id, shown)
+				}
+				last = q.Position
+			}
 		}
 	})
 }

@@ -66,8 +66,11 @@ func (r *Runner) work(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 	}
 	switch {
 	case t.Status == bff.TurnQueued:
-		if in.EncounterID == "" && !r.create(ctx, t, in) {
-			return
+		if in.EncounterID == "" {
+			if !r.create(ctx, t, in) {
+				return
+			}
+			ctx = context.WithValue(ctx, justCreated{}, true)
 		}
 		r.run(ctx, t, in)
 	case t.Blocking:
@@ -82,7 +85,9 @@ func (r *Runner) work(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 // failed, with why, and may be sent again (nothing of it reached the
 // service).
 func (r *Runner) create(ctx context.Context, t *bff.Turn, in *bff.Intake) bool {
-	up, meta, err := r.client.CreateIntake(r.callCtx(ctx, t), intakeapi.NewIntake{AgeYears: in.AgeYears, Sex: intakeapi.Sex(in.Sex), PatientHistory: in.History})
+	// Its first turn follows at once (PriorityFirstTurn): callers behind are
+	// shown a place that counts it.
+	up, meta, err := r.client.CreateIntake(intakeapi.WithFollowUps(r.callCtx(ctx, t), 1), intakeapi.NewIntake{AgeYears: in.AgeYears, Sex: intakeapi.Sex(in.Sex), PatientHistory: in.History})
 	if err != nil {
 		if r.abandoned(ctx, t) {
 			return false
@@ -126,6 +131,10 @@ func (r *Runner) markStreaming(ctx context.Context, t *bff.Turn) bool {
 	}
 }
 
+// justCreated marks the context of a first turn whose intake was created
+// upstream a moment ago (see intakeapi.PriorityFirstTurn).
+type justCreated struct{}
+
 // callCtx is the context of a patient turn's upstream calls: its priority,
 // its queue progress published to the turn's stream, and a request id.
 func (r *Runner) callCtx(ctx context.Context, t *bff.Turn) context.Context {
@@ -133,7 +142,11 @@ func (r *Runner) callCtx(ctx context.Context, t *bff.Turn) context.Context {
 	progress := func(p intakeapi.Progress) {
 		r.hub.Publish(key, bff.EventQueued, bff.QueuedData{Position: p.Position, WaitSeconds: int(math.Ceil(p.Wait.Seconds()))})
 	}
-	ctx = intakeapi.WithProgress(intakeapi.WithPriority(ctx, intakeapi.PriorityPatientTurn), progress)
+	prio := intakeapi.PriorityPatientTurn
+	if created, _ := ctx.Value(justCreated{}).(bool); created {
+		prio = intakeapi.PriorityFirstTurn
+	}
+	ctx = intakeapi.WithProgress(intakeapi.WithPriority(ctx, prio), progress)
 	if t.RequestID == "" {
 		t.RequestID = fmt.Sprintf("turn-%s-%d", t.IntakeID, t.Index)
 	}

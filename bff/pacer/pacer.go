@@ -152,8 +152,12 @@ type Pacer struct {
 	window      []time.Time // grant times within the window, ascending
 	pausedUntil time.Time
 	queue       []*waiter // priority descending, then arrival
-	seq         uint64
-	changed     chan struct{} // closed and replaced on every state change
+	// followUps are the expiry times of follow-ups granted callers said
+	// would come (Call.FollowUps) that have not arrived yet: each counts
+	// in the place shown to lower priorities until it comes (or expires).
+	followUps []time.Time
+	seq       uint64
+	changed   chan struct{} // closed and replaced on every state change
 
 	day        time.Time // start of the current UTC day
 	used       [2]int    // quota kind -> charged or in-flight today
@@ -186,9 +190,14 @@ func kindNamed(name string) quotaKind {
 	return kindNone
 }
 
+// followUpHold is how long an announced follow-up is waited for: a first
+// turn follows its intake's creation within moments.
+const followUpHold = 30 * time.Second
+
 type waiter struct {
-	prio Priority
-	seq  uint64
+	prio      Priority
+	seq       uint64
+	followUps int // requests that follow this one at once (Call.FollowUps)
 }
 
 // New returns a Pacer for cfg.
@@ -251,7 +260,10 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 		return nil, err
 	}
 	p.seq++
-	w := &waiter{prio: call.Priority, seq: p.seq}
+	w := &waiter{prio: call.Priority, seq: p.seq, followUps: call.FollowUps}
+	if call.Priority == intakeapi.PriorityFirstTurn && len(p.followUps) > 0 {
+		p.followUps = p.followUps[1:] // the follow-up announced by a creation has come
+	}
 	i, _ := slices.BinarySearchFunc(p.queue, w, cmpWaiter)
 	p.queue = slices.Insert(p.queue, i, w)
 	p.broadcast()
@@ -292,6 +304,9 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 			next := p.nextSlot(now)
 			if !next.After(now) {
 				p.remove(w)
+				for range w.followUps {
+					p.followUps = append(p.followUps, now.Add(followUpHold))
+				}
 				p.window = append(p.window, now)
 				release := p.reserve(kind)
 				p.mu.Unlock()
@@ -307,7 +322,16 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 			timer = p.clk.NewTimerAt(next)
 			tc = timer.C()
 		}
-		prog := Progress{Position: pos, Wait: p.estimate(pos, now)}
+		// The place shown counts the requests ahead, follow-ups included:
+		// a creation's first turn then never pushes anyone back.
+		place := pos
+		for _, o := range p.queue[:pos-1] {
+			place += o.followUps
+		}
+		if w.prio < intakeapi.PriorityFirstTurn {
+			place += len(p.followUps)
+		}
+		prog := Progress{Position: place, Wait: p.estimate(place, now)}
 		ch := p.changed
 		p.mu.Unlock()
 
@@ -428,6 +452,9 @@ func (p *Pacer) remove(w *waiter) {
 }
 
 func (p *Pacer) prune(now time.Time) {
+	for len(p.followUps) > 0 && !p.followUps[0].After(now) {
+		p.followUps = p.followUps[1:]
+	}
 	n := 0
 	for n < len(p.window) && !p.window[n].Add(p.hold).After(now) {
 		n++

@@ -204,7 +204,7 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 	}()
 
 	var (
-		w    = waiterRow{prio: int(call.Priority)}
+		w    = waiterRow{prio: int(call.Priority), followUps: call.FollowUps}
 		last = intakeapi.Progress{Position: -1}
 		pos  int
 	)
@@ -226,7 +226,7 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 		if ev.grant != 0 {
 			return b.release(ev.grant, q), nil
 		}
-		pos = ev.pos
+		pos = ev.place
 		if !joined {
 			// The listener looks again once it hears, so a change since ch
 			// was taken is not lost.
@@ -261,14 +261,17 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 }
 
 type waiterRow struct {
-	id   int64 // 0 until queued
-	prio int
+	id        int64 // 0 until queued
+	prio      int
+	followUps int  // requests that follow this one at once (Call.FollowUps)
+	arrived   bool // a first turn has taken the follow-up its creation announced
 }
 
 // evaluation is one look at the shared state for one caller.
 type evaluation struct {
 	grant int64 // the grant's id when the caller was let go
 	pos   int   // 1 = next
+	place int   // the place shown: pos counting the follow-ups of those ahead
 	now   time.Time
 	next  time.Time     // the earliest time one more request fits
 	wait  time.Duration // the caller's expected wait
@@ -295,6 +298,8 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		dropped       int64
 		paused, spent *time.Time
 		used, ahead   int
+		following     int // follow-ups of the waiters ahead, and those granted callers announced
+		announced     int
 		st            budgetState
 	)
 	aheadOf := w.id
@@ -302,23 +307,30 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		aheadOf = math.MaxInt64 // a newcomer is behind every waiter of its priority or higher
 	}
 	batch := &pgx.Batch{}
+	if w.prio == int(intakeapi.PriorityFirstTurn) && !w.arrived {
+		// The follow-up a creation announced has come (the oldest one).
+		batch.Queue(`DELETE FROM budget_follow_ups WHERE id = (SELECT id FROM budget_follow_ups WHERE until_at > $1 ORDER BY id LIMIT 1)`, now)
+		w.arrived = true
+	}
 	batch.Queue(`DELETE FROM budget_waiters WHERE heartbeat < $1`, now.Add(-b.cfg.StaleAfter)).
 		Exec(func(tag pgconn.CommandTag) error { dropped = tag.RowsAffected(); return nil })
 	if w.id != 0 {
 		// Renew the heartbeat; a row dropped as dead while this process
 		// stalled comes back in its old place.
-		batch.Queue(`INSERT INTO budget_waiters (id, priority, enqueued_at, replica, heartbeat)
-			VALUES ($1, $2, $3, $4, $3) ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat`,
-			w.id, w.prio, now, b.cfg.Replica)
+		batch.Queue(`INSERT INTO budget_waiters (id, priority, enqueued_at, replica, heartbeat, follow_ups)
+			VALUES ($1, $2, $3, $4, $3, $5) ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat`,
+			w.id, w.prio, now, b.cfg.Replica, w.followUps)
 	}
 	batch.Queue(`SELECT
 		(SELECT until_at FROM budget_holds WHERE name = 'pause' AND until_at > $1),
 		(SELECT until_at FROM budget_holds WHERE name = $2 AND until_at > $1),
 		CASE WHEN $4 = '' OR $5 <= 0 THEN 0
 			ELSE (SELECT count(*) FROM budget_grants WHERE day = $3 AND quota = $4 AND NOT refunded) END,
-		(SELECT count(*) FROM budget_waiters WHERE priority > $6 OR (priority = $6 AND id < $7))`,
+		(SELECT count(*) FROM budget_waiters WHERE priority > $6 OR (priority = $6 AND id < $7)),
+		(SELECT COALESCE(sum(follow_ups), 0) FROM budget_waiters WHERE priority > $6 OR (priority = $6 AND id < $7)),
+		(SELECT count(*) FROM budget_follow_ups WHERE until_at > $1)`,
 		now, "spent:"+string(q), utcDay(now), string(q), b.limit(q), w.prio, aheadOf).
-		QueryRow(func(r pgx.Row) error { return r.Scan(&paused, &spent, &used, &ahead) })
+		QueryRow(func(r pgx.Row) error { return r.Scan(&paused, &spent, &used, &ahead, &following, &announced) })
 	if n := b.cfg.PerMinute; n > 0 {
 		batch.Queue(`SELECT sent_at FROM budget_grants WHERE sent_at > $1 ORDER BY sent_at DESC LIMIT $2`,
 			now.Add(-b.hold), n).
@@ -353,6 +365,10 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		return ev, qerr
 	}
 	ev.pos = ahead + 1
+	if w.prio < int(intakeapi.PriorityFirstTurn) {
+		following += announced // a first turn to come goes before this caller
+	}
+	ev.place = ev.pos + following
 	ev.next = st.nextSlot(now, b.cfg.PerMinute, b.hold)
 
 	if ev.pos == 1 && !ev.next.After(now) {
@@ -363,6 +379,12 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		if w.id != 0 {
 			if _, err := tx.Exec(ctx, `DELETE FROM budget_waiters WHERE id = $1`, w.id); err != nil {
 				return ev, fmt.Errorf("budget: leave the queue: %w", err)
+			}
+		}
+		if w.followUps > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO budget_follow_ups (until_at) SELECT $1 FROM generate_series(1, $2)`,
+				now.Add(followUpHold), w.followUps); err != nil {
+				return ev, fmt.Errorf("budget: announce follow-ups: %w", err)
 			}
 		}
 		if err := b.prune(ctx, tx, now); err != nil {
@@ -381,8 +403,8 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		return ev, nil
 	}
 	if w.id == 0 {
-		if err := tx.QueryRow(ctx, `INSERT INTO budget_waiters (priority, enqueued_at, replica, heartbeat)
-			VALUES ($1, $2, $3, $2) RETURNING id`, w.prio, now, b.cfg.Replica).Scan(&w.id); err != nil {
+		if err := tx.QueryRow(ctx, `INSERT INTO budget_waiters (priority, enqueued_at, replica, heartbeat, follow_ups)
+			VALUES ($1, $2, $3, $2, $4) RETURNING id`, w.prio, now, b.cfg.Replica, w.followUps).Scan(&w.id); err != nil {
 			return ev, fmt.Errorf("budget: join the queue: %w", err)
 		}
 		notify = true
@@ -393,7 +415,7 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		// harmless, while an orphan would block everyone until it is stale.
 		return ev, err
 	}
-	ev.wait = roundUp(st.estimate(ev.pos, now, b.cfg.PerMinute, b.hold))
+	ev.wait = roundUp(st.estimate(ev.place, now, b.cfg.PerMinute, b.hold))
 	return ev, nil
 }
 
@@ -495,6 +517,10 @@ func (b *Budget) quotaErr(q quota, now time.Time, spent *time.Time, used int) *i
 	return nil
 }
 
+// followUpHold is how long an announced follow-up counts for others
+// before it comes: a first turn follows its creation within moments.
+const followUpHold = 30 * time.Second
+
 // budgetKeep is how long grants are kept: today's counts need the UTC day,
 // the window a minute; a day more is kept to look at.
 const budgetKeep = 48 * time.Hour
@@ -514,6 +540,9 @@ func (b *Budget) prune(ctx context.Context, tx pgx.Tx, now time.Time) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM budget_grants WHERE sent_at < $1 AND day < $2`,
 		now.Add(-max(b.hold, budgetKeep)), utcDay(now).Add(-24*time.Hour)); err != nil {
 		return fmt.Errorf("budget: prune grants: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM budget_follow_ups WHERE until_at < $1`, now); err != nil {
+		return fmt.Errorf("budget: prune: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM budget_holds WHERE until_at < $1`, now); err != nil {
 		return fmt.Errorf("budget: prune holds: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -41,14 +40,13 @@ func replicas(t testing.TB, cfg postgres.BudgetConfig, names ...string) ([]*post
 		t.Cleanup(pool.Close)
 		return pool
 	}
-	admin := open()
-	sql, err := os.ReadFile("migrations/0002_budget.sql")
+	// The real migrations, once (they include the budget's tables).
+	migrated, err := postgres.Open(t.Context(), url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.Exec(t.Context(), string(sql)); err != nil {
-		t.Fatalf("apply 0002_budget.sql: %v", err)
-	}
+	migrated.Close()
+	admin := open()
 	var out []*postgres.Budget
 	for _, name := range names {
 		c := cfg
@@ -445,5 +443,40 @@ func BenchmarkBudgetGrant(b *testing.B) {
 				release(ok200)
 			}
 		})
+	}
+}
+
+// An intake's creation announces its first turn (Call.FollowUps): once the
+// creation is granted, a patient behind is shown that turn ahead of them
+// until it has come and gone, so the place they are shown never goes up
+// when the first turn, at PriorityFirstTurn, goes before them.
+func TestBudgetAnnouncedFirstTurnCountsInThePlaceShown(t *testing.T) {
+	const window = 400 * time.Millisecond
+	bs, _ := replicas(t, postgres.BudgetConfig{PerMinute: 1, Window: window, Margin: -1, ProgressEvery: 50 * time.Millisecond}, "a", "b")
+	ctx := within(t, 30*time.Second)
+	create := call(intakeapi.OpCreateIntake, intakeapi.PriorityPatientTurn)
+	create.FollowUps = 1
+	release := mustWait(ctx, t, bs[0], create) // granted at once; its turn is to come
+	release(ok200)
+	log := &progressLog{}
+	other := call(intakeapi.OpStreamTurn, intakeapi.PriorityPatientTurn)
+	other.Progress = log.record
+	var wg sync.WaitGroup
+	wg.Go(func() { waitAndSettle(ctx, t, bs[1], other, ok200) })
+	eventually(t, "the other patient told a place", func() bool {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return len(log.all) >= 1
+	})
+	waitAndSettle(ctx, t, bs[0], call(intakeapi.OpStreamTurn, intakeapi.PriorityFirstTurn), ok200)
+	wg.Wait()
+	told := log.all
+	if len(told) == 0 || told[0].Position != 2 {
+		t.Fatalf("progress %v: the first place shown should count the announced first turn (2)", told)
+	}
+	for i := 1; i < len(told); i++ {
+		if told[i].Position > told[i-1].Position {
+			t.Fatalf("progress %v: the place went up at %d", told, i)
+		}
 	}
 }
