@@ -63,10 +63,19 @@ func (t *turnStream) run(w *eventStream) {
 	}
 	heartbeat := time.NewTicker(t.s.cfg.Limits.Heartbeat)
 	defer heartbeat.Stop()
+	last := t.after
 	for {
 		select {
 		case ev, ok := <-events:
-			if !ok || !t.send(w, ev) || settles(ev) {
+			if !ok {
+				// The stream ended with nothing more for this browser (it
+				// saw ids of a runner that died, say): the store has the
+				// outcome once the turn settled.
+				t.settledFromStore(w, last+1)
+				return
+			}
+			last = ev.ID
+			if !t.send(w, ev) || settles(ev) {
 				return
 			}
 		case <-heartbeat.C:

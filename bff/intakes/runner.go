@@ -106,7 +106,9 @@ func (r *Runner) create(ctx context.Context, t *bff.Turn, in *bff.Intake) bool {
 
 // markStreaming records that t is about to be sent (from here on it may
 // reach the service, so whoever settles it after a crash reconciles rather
-// than sends). False when this replica lost t's lease: another one has it.
+// than sends). False when t must not be sent: this replica lost its lease
+// (another one has the turn), or the record failed (sending a turn stored as
+// queued could send it twice: a replica taking it over would send it again).
 func (r *Runner) markStreaming(ctx context.Context, t *bff.Turn) bool {
 	t.Status = bff.TurnStreaming
 	err := r.queue.MarkTurnStreaming(ctx, t)
@@ -117,9 +119,10 @@ func (r *Runner) markStreaming(ctx context.Context, t *bff.Turn) bool {
 		r.log.Warn("turn taken over by another replica; leaving it", "intake_id", t.IntakeID, "turn", t.Index)
 		return false
 	default:
-		// Going on is safer than stopping: the turn is still ours.
-		r.log.Error("record streaming turn", "intake_id", t.IntakeID, "turn", t.Index, "err", err)
-		return true
+		r.log.Error("record streaming turn; not sending it", "intake_id", t.IntakeID, "turn", t.Index, "err", err)
+		t.Status = bff.TurnQueued
+		r.fail(ctx, t, bff.CodeNotStarted, "Something went wrong on our side before your message was sent; nothing was sent. You can send it again.")
+		return false
 	}
 }
 

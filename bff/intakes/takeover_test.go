@@ -2,6 +2,7 @@ package intakes_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
@@ -97,5 +98,44 @@ func TestADeadReplicasTurnIsTakenOverAfterItsLease(t *testing.T) {
 		}
 		stopServe()
 		_ = b.Shutdown(ctx)
+	})
+}
+
+// failingStart is a store whose record of a turn's start fails.
+type failingStart struct{ *sqlite.DB }
+
+func (failingStart) MarkTurnStreaming(context.Context, *bff.Turn) error {
+	return errors.New("disk full")
+}
+
+// A turn whose start could not be recorded is not sent: a replica taking it
+// over later would send it again. The patient is told nothing was sent.
+func TestATurnWhoseStartIsNotRecordedIsNotSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := sandbox.DefaultConfig()
+		cfg.Keys, cfg.Engine, cfg.RPM, cfg.FragmentDelay = []string{key}, enginetest.Scripted{}, 0, time.Millisecond
+		sb := sandboxtest.Start(t, cfg)
+		db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "app.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, HTTPClient: sb.Client})
+		svc := newCore(intakes.Deps{Client: client, Intakes: db, Turns: db, Handoffs: db, Queue: failingStart{db}, Hub: relay.NewHub(time.Minute, nil)})
+		defer func() { _ = svc.Shutdown(context.Background()) }()
+		ctx := context.Background()
+		in, _ := svc.StartIntake(ctx, "owner", bff.StartForm{Synthetic: true, SubmissionID: "s"})
+		turn, err := svc.SendTurn(ctx, "owner", in.ID, "hello", "sub-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.WaitSettled(ctx, in.ID, turn.Index)
+		got, _ := db.Turn(ctx, in.ID, turn.Index)
+		if got.Status != bff.TurnFailed || got.ErrorCode != bff.CodeNotStarted || !got.Retryable() {
+			t.Fatalf("the turn is %s/%q (%s)", got.Status, got.ErrorCode, got.ErrorMessage)
+		}
+		if n := sb.Service.Stats().Requests["turn"]; n != 0 {
+			t.Fatalf("%d turns reached the service", n)
+		}
 	})
 }

@@ -33,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -57,6 +58,7 @@ type DB struct {
 	pool   *pgxpool.Pool
 	logger *slog.Logger
 	now    bff.Clock
+	tracer pgx.QueryTracer
 
 	mu       sync.Mutex
 	sessions []*SessionStore // cleanup goroutines stopped on Close
@@ -69,6 +71,10 @@ type Option func(*DB)
 // WithClock sets the time source of CreateTurn's CreatedAt and of Secret
 // (default time.Now).
 func WithClock(c bff.Clock) Option { return func(db *DB) { db.now = c } }
+
+// WithTracer traces every statement of the pool's connections (pgx's
+// QueryTracer): the hot path's statements are counted with it.
+func WithTracer(t pgx.QueryTracer) Option { return func(db *DB) { db.tracer = t } }
 
 // Open connects to the database at url (a postgres:// URL or a key=value
 // connection string) and applies every pending migration, once however many
@@ -83,14 +89,18 @@ func Open(ctx context.Context, url string, logger *slog.Logger, opts ...Option) 
 		// pgx's parse errors redact the password.
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
+	db := &DB{logger: logger, now: time.Now}
+	for _, o := range opts {
+		o(db)
+	}
+	if db.tracer != nil {
+		cfg.ConnConfig.Tracer = db.tracer
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	db := &DB{pool: pool, logger: logger, now: time.Now}
-	for _, o := range opts {
-		o(db)
-	}
+	db.pool = pool
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open %s: %w", cfg.ConnConfig.Host, err)

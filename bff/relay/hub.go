@@ -9,6 +9,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +40,11 @@ type Hub struct {
 }
 
 type stream struct {
-	events   []Event
+	events []Event // ids increasing, not always by one (see jump)
+	// floor is the least id the next event may take: a stream taken over
+	// from another replica or a previous run jumps past every id the
+	// browsers may have seen from it.
+	floor    int64
 	closed   bool
 	closedAt time.Time
 	subs     map[*Subscription]struct{}
@@ -108,7 +113,7 @@ func (h *Hub) Publish(key, name string, data any) {
 	if s.closed {
 		return
 	}
-	ev := Event{ID: int64(len(s.events)) + 1, Name: name, Data: b}
+	ev := Event{ID: s.next(), Name: name, Data: b}
 	s.events = append(s.events, ev)
 	for sub := range s.subs {
 		if sub.follow {
@@ -163,9 +168,7 @@ func (h *Hub) Subscribe(key string, after int64) (replay []Event, sub *Subscript
 	if after < 0 {
 		after = 0
 	}
-	if after < int64(len(s.events)) {
-		replay = append(replay, s.events[after:]...)
-	}
+	replay = append(replay, s.events[s.from(after):]...)
 	if s.closed {
 		return replay, nil, true
 	}
@@ -254,10 +257,10 @@ func (h *Hub) Follow(ctx context.Context, key string, after int64) (events <-cha
 	after = max(after, 0)
 	c := make(chan Event, h.followBuffer)
 	f := &Subscription{C: c, c: c, hub: h, key: key, after: after, follow: true, s: s, last: after, ctx: ctx}
-	for f.last < int64(len(s.events)) {
+	for i := s.from(f.last); i < len(s.events); i++ {
 		select {
-		case c <- s.events[f.last]:
-			f.last++
+		case c <- s.events[i]:
+			f.last = s.events[i].ID
 			continue
 		default:
 		}
@@ -292,19 +295,19 @@ func (h *Hub) catchUp(f *Subscription) {
 	defer h.catchingUp.Add(-1)
 	for {
 		h.mu.Lock()
-		n := int64(len(f.s.events))
-		if f.cancelled || (f.last >= n && f.s.closed) {
+		i := f.s.from(f.last)
+		if f.cancelled || (i >= len(f.s.events) && f.s.closed) {
 			f.behind = false
 			h.drop(f.s, f)
 			h.mu.Unlock()
 			return
 		}
-		if f.last >= n {
+		if i >= len(f.s.events) {
 			f.behind = false // caught up: Publish delivers the next one
 			h.mu.Unlock()
 			return
 		}
-		ev := f.s.events[f.last]
+		ev := f.s.events[i]
 		h.mu.Unlock()
 		select {
 		case f.c <- ev:
@@ -317,4 +320,18 @@ func (h *Hub) catchUp(f *Subscription) {
 			h.mu.Unlock()
 		}
 	}
+}
+
+// next is the id of the stream's next event.
+func (s *stream) next() int64 {
+	id := s.floor
+	if n := len(s.events); n > 0 {
+		id = max(id, s.events[n-1].ID+1)
+	}
+	return max(id, 1)
+}
+
+// from is the index of the first event with an id above after.
+func (s *stream) from(after int64) int {
+	return sort.Search(len(s.events), func(i int) bool { return s.events[i].ID > after })
 }

@@ -135,7 +135,11 @@ func (r *Replicated) Resume(ctx context.Context, key string) error {
 		defer m.mu.Unlock()
 	}
 	r.Hub.Open(key)
-	return r.copyFromLog(ctx, key)
+	err := r.copyFromLog(ctx, key)
+	// The dead replica may have shown its browsers events it never logged:
+	// ids jump past any it can have given.
+	r.Hub.jump(key)
+	return err
 }
 
 // Follow delivers key's events after after. A turn this replica runs (or
@@ -277,16 +281,21 @@ func (h *Hub) publish(key, name string, data any) (Event, bool) {
 	return s.events[len(s.events)-1], true
 }
 
-// append adds ev to key's stream if ev.ID is its next id; true when it did
-// or already had it.
+// append adds ev, with its own id, to key's stream when that id comes
+// after the stream's last; true when it did or already had it.
 func (h *Hub) append(key string, ev Event) bool {
-	last := h.lastID(key)
-	switch {
-	case ev.ID <= last:
-		return true
-	case ev.ID != last+1:
+	h.mu.Lock()
+	s := h.streams[key]
+	if s == nil || s.closed {
+		h.mu.Unlock()
 		return false
 	}
+	if n := len(s.events); n > 0 && ev.ID <= s.events[n-1].ID {
+		h.mu.Unlock()
+		return true
+	}
+	s.floor = ev.ID
+	h.mu.Unlock()
 	h.Publish(key, ev.Name, json.RawMessage(ev.Data))
 	return h.lastID(key) == ev.ID
 }
@@ -295,10 +304,21 @@ func (h *Hub) append(key string, ev Event) bool {
 func (h *Hub) lastID(key string) int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s := h.streams[key]; s != nil {
-		return int64(len(s.events))
+	if s := h.streams[key]; s != nil && len(s.events) > 0 {
+		return s.events[len(s.events)-1].ID
 	}
 	return 0
+}
+
+// jump makes key's next id larger than any a previous runner of the turn
+// can have given its browsers: the clock in microseconds, which no count of
+// one turn's events reaches, and which grows with every takeover.
+func (h *Hub) jump(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.streams[key]; s != nil {
+		s.floor = max(s.next(), h.now().UnixMicro())
+	}
 }
 
 // settled reports whether key's stream holds a settling event.
@@ -317,9 +337,11 @@ func (h *Hub) settled(key string) bool {
 	return false
 }
 
-// Resume on a Hub alone (one replica) only opens the stream: its memory is
-// the whole truth.
+// Resume on a Hub alone (one replica, after a restart) opens the stream
+// with ids past any the previous run gave its browsers: a browser that
+// reconnects with the last id it saw gets the outcome.
 func (h *Hub) Resume(_ context.Context, key string) error {
 	h.Open(key)
+	h.jump(key)
 	return nil
 }

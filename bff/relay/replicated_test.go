@@ -23,12 +23,16 @@ type memLog struct {
 
 func (l *memLog) AppendTurnEvents(_ context.Context, key string, evs []bff.Event) error {
 	l.mu.Lock()
+	last := int64(0)
+	if n := len(l.events[key]); n > 0 {
+		last = l.events[key][n-1].ID
+	}
 	for _, ev := range evs {
-		if n := int64(len(l.events[key])); ev.ID == n+1 {
+		if ev.ID > last {
 			l.events[key] = append(l.events[key], ev)
+			last = ev.ID
 		}
 	}
-	last := int64(len(l.events[key]))
 	rs := append([]*relay.Replicated(nil), l.replicas...)
 	l.mu.Unlock()
 	for _, r := range rs {
@@ -40,16 +44,22 @@ func (l *memLog) AppendTurnEvents(_ context.Context, key string, evs []bff.Event
 func (l *memLog) TurnEvents(_ context.Context, key string, after int64) ([]bff.Event, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if after >= int64(len(l.events[key])) {
-		return nil, nil
+	var out []bff.Event
+	for _, ev := range l.events[key] {
+		if ev.ID > after {
+			out = append(out, ev)
+		}
 	}
-	return append([]bff.Event(nil), l.events[key][after:]...), nil
+	return out, nil
 }
 
 func (l *memLog) LastTurnEventID(_ context.Context, key string) (int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return int64(len(l.events[key])), nil
+	if n := len(l.events[key]); n > 0 {
+		return l.events[key][n-1].ID, nil
+	}
+	return 0, nil
 }
 
 func (l *memLog) replica(ctx context.Context) *relay.Replicated {
@@ -122,10 +132,12 @@ func TestAFollowerOnAnotherReplicaGetsEveryEventOnce(t *testing.T) {
 	})
 }
 
-// Replica A dies mid-turn with events it never logged; B takes the turn
-// over. B's followers see A's logged events, then B's, with ids that go on
-// from the log: no gap, no duplicate.
-func TestATakenOverTurnContinuesTheLoggedIds(t *testing.T) {
+// Replica A dies mid-turn after showing its browser an event it never
+// logged; B takes the turn over. B's ids jump past any A can have given:
+// B's followers see A's logged events then B's, in increasing order, and
+// A's browser, reconnecting to B with the last id it saw (the unlogged
+// one), gets the rest of the turn.
+func TestATakenOverTurnJumpsPastEveryIdGiven(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -134,25 +146,38 @@ func TestATakenOverTurnContinuesTheLoggedIds(t *testing.T) {
 		a, b := log.replica(actx), log.replica(ctx)
 		key := bff.TurnKey("iw_2", 1)
 		a.Open(key)
+		onA, _ := a.Follow(ctx, key, 0)
 		a.Publish(key, bff.EventStarted, struct{}{})
 		a.Publish(key, bff.EventDelta, bff.DeltaData{Text: "one"})
 		time.Sleep(time.Second) // logged
-		events, _ := b.Follow(ctx, key, 0)
-		got := make(chan string)
-		go func() { got <- collect(events) }()
+		onB, _ := b.Follow(ctx, key, 0)
+		gotB := make(chan string)
+		go func() { gotB <- collect(onB) }()
 		synctest.Wait()
-		killA()
+		killA() // A's flusher stops; what A publishes now is never logged
 		synctest.Wait()
-		a.Publish(key, bff.EventDelta, bff.DeltaData{Text: "never logged"}) // A is dead: this goes nowhere
+		a.Publish(key, bff.EventDelta, bff.DeltaData{Text: "never logged"})
+		var seenOnA int64
+		for range 3 {
+			seenOnA = (<-onA).ID
+		}
 		if err := b.Resume(ctx, key); err != nil {
 			t.Fatal(err)
 		}
 		b.Publish(key, bff.EventInterrupted, bff.InterruptedData{})
 		b.Publish(key, bff.EventFinal, bff.SettledData{Index: 1, Status: "completed"})
 		b.Close(key)
-		want := "1:started 2:delta 3:interrupted 4:final"
-		if s := within(t, got); s != want {
+		jump := time.Now().UnixMicro()
+		want := fmt.Sprintf("1:started 2:delta %d:interrupted %d:final", jump, jump+1)
+		if s := within(t, gotB); s != want {
 			t.Fatalf("B's follower got %q, want %q", s, want)
+		}
+		resumed, found := b.Follow(ctx, key, seenOnA)
+		if !found {
+			t.Fatal("B lost the turn")
+		}
+		if s := collect(resumed); s != fmt.Sprintf("%d:interrupted %d:final", jump, jump+1) {
+			t.Fatalf("A's browser resuming on B after id %d got %q", seenOnA, s)
 		}
 		time.Sleep(time.Second)
 		stored, _ := log.TurnEvents(ctx, key, 0)

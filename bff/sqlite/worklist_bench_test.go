@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/storetest"
 )
 
-// seedWorklist inserts n intakes in one transaction on the writer, each
-// with an opening turn, in a realistic mix: about 3% urgent, 30% closed,
-// 30% open, 17% expired and 20% reviewed (the review trigger keeps
-// reviewed_at as in production).
+// seedWorklist inserts storetest.WorklistSeed's n intakes in one
+// transaction on the writer, each with its opening turn and its review (the
+// review trigger keeps reviewed_at as in production), then ANALYZEs.
 func seedWorklist(tb testing.TB, db *DB, n int, now time.Time) {
 	tb.Helper()
 	ctx := context.Background()
@@ -25,8 +25,8 @@ func seedWorklist(tb testing.TB, db *DB, n int, now time.Time) {
 		tb.Fatal(err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
-	in, err := tx.PrepareContext(ctx, `INSERT INTO intakes (id, owner, created_at, expires_at, updated_at, status, turn_count, terminal, urgent, safety_status, disposition_label)
-		VALUES (?, 'o', ?, ?, ?, ?, 3, ?, ?, 'clear', 'Self-care')`)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO intakes (id, owner, created_at, expires_at, updated_at, status, turn_count, terminal, urgent, safety_status, disposition_label)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -35,32 +35,21 @@ func seedWorklist(tb testing.TB, db *DB, n int, now time.Time) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	review, err := tx.PrepareContext(ctx, `INSERT INTO reviews (intake_id, clinician, note, reviewed_at) VALUES (?, 'dr.ada', '', ?)`)
+	review, err := tx.PrepareContext(ctx, `INSERT INTO reviews (intake_id, clinician, note, reviewed_at) VALUES (?, ?, ?, ?)`)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	for i := range n {
-		id := fmt.Sprintf("in_%07d", i)
-		created := now.Add(-time.Duration(n-i) * time.Minute)
-		updated := created.Add(time.Duration(i%17) * time.Minute)
-		status, terminal, urgent, expires := bff.StatusOpen, false, i%33 == 0, created.Add(2*time.Hour)
-		switch i % 10 {
-		case 0, 1, 2:
-			status, terminal = bff.StatusClosed, true
-		case 3, 4:
-			status = bff.StatusExpired
-		}
-		if status == bff.StatusOpen {
-			expires = now.Add(2 * time.Hour) // still open: not swept
-		}
-		if _, err := in.ExecContext(ctx, id, formatTime(created), formatTime(expires), formatTime(updated), status, terminal, urgent); err != nil {
+	for _, s := range storetest.WorklistSeed(n, now) {
+		in := s.Intake
+		if _, err := ins.ExecContext(ctx, in.ID, in.Owner, formatTime(in.CreatedAt), formatTime(in.ExpiresAt), formatTime(in.UpdatedAt),
+			in.Status, in.TurnCount, in.Terminal, in.Urgent, in.SafetyStatus, in.DispositionLabel); err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := turn.ExecContext(ctx, id, "I have had a sore throat for three days and it hurts to swallow", formatTime(created)); err != nil {
+		if _, err := turn.ExecContext(ctx, in.ID, s.Opening, formatTime(in.CreatedAt)); err != nil {
 			tb.Fatal(err)
 		}
-		if i%5 == 4 {
-			if _, err := review.ExecContext(ctx, id, formatTime(updated.Add(time.Minute))); err != nil {
+		if r := s.Review; r != nil {
+			if _, err := review.ExecContext(ctx, r.IntakeID, r.Clinician, r.Note, formatTime(r.ReviewedAt)); err != nil {
 				tb.Fatal(err)
 			}
 		}
@@ -133,17 +122,15 @@ func (db *DB) explainWorklist(t *testing.T, f bff.WorklistFilter, from bff.Workl
 	return plans
 }
 
-// BenchmarkWorklist reads worklist pages of 50 from 100,000 intakes: the
-// first page, filtered pages, a deep page (after row 90,000) and a
-// Previous page there. BenchmarkWorklistBefore is the whole list as it was
-// read before keyset pages (every intake, every latest review, every
-// opening message, grouped and sorted in Go).
+// BenchmarkWorklist reads worklist pages of 50 from 100,000 intakes
+// (storetest.BenchWorklist, as bff/postgres does). BenchmarkWorklistBefore
+// is the whole list as it was read before keyset pages (every intake, every
+// latest review, every opening message, grouped and sorted in Go).
 //
 //	go test -run '^$' -bench 'Worklist$' -benchtime 200x -v ./bff/sqlite/
 func BenchmarkWorklist(b *testing.B) {
 	const n = 100_000
-	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(b.TempDir(), "worklist.db"), nil)
+	db, err := Open(context.Background(), filepath.Join(b.TempDir(), "worklist.db"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -151,25 +138,7 @@ func BenchmarkWorklist(b *testing.B) {
 	began := time.Now()
 	seedWorklist(b, db, n, time.Now())
 	b.Logf("seeded %d intakes in %v", n, time.Since(began).Round(time.Millisecond))
-
-	deep := deepCursor(b, db, 90_000)
-	back := deep
-	back.Backward = true
-	page := func(f bff.WorklistFilter, from bff.WorklistCursor, want int) func(b *testing.B) {
-		return func(b *testing.B) {
-			for b.Loop() {
-				items, _, err := db.WorklistPage(ctx, f, from, 50)
-				if err != nil || len(items) != want {
-					b.Fatalf("%d items, %v", len(items), err)
-				}
-			}
-		}
-	}
-	b.Run("first", page(bff.WorklistFilter{}, bff.WorklistCursor{}, 50))
-	b.Run("filter=closed,unreviewed", page(bff.WorklistFilter{Status: bff.StatusClosed, Unreviewed: true}, bff.WorklistCursor{}, 50))
-	b.Run("filter=urgent", page(bff.WorklistFilter{UrgentOnly: true}, bff.WorklistCursor{}, 50))
-	b.Run("deep=90000", page(bff.WorklistFilter{}, deep, 50))
-	b.Run("deep=90000/previous", page(bff.WorklistFilter{}, back, 50))
+	storetest.BenchWorklist(b, db, n)
 }
 
 // BenchmarkWorklistBefore reads the whole worklist of 100,000 intakes as it
@@ -190,23 +159,6 @@ func BenchmarkWorklistBefore(b *testing.B) {
 			b.Fatalf("%d items", got)
 		}
 	}
-}
-
-// deepCursor is the key of the row at offset in worklist order.
-func deepCursor(b *testing.B, db *DB, offset int) bff.WorklistCursor {
-	var (
-		c       bff.WorklistCursor
-		updated string
-	)
-	if err := db.r.QueryRow(`SELECT wl_group, updated_at, id FROM intakes
-		ORDER BY wl_group, updated_at DESC, id DESC LIMIT 1 OFFSET ?`, offset).Scan(&c.Group, &updated, &c.ID); err != nil {
-		b.Fatal(err)
-	}
-	var err error
-	if c.UpdatedAt, err = parseTime(updated); err != nil {
-		b.Fatal(err)
-	}
-	return c
 }
 
 // oldWorklist is the worklist as it was read before keyset pages (the

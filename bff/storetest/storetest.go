@@ -65,4 +65,5 @@ func Run(t *testing.T, open func(t *testing.T, now bff.Clock) Stores) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, open) })
 	}
+	t.Run("Worklist", func(t *testing.T) { RunWorklist(t, open) })
 }
