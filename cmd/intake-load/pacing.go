@@ -209,6 +209,14 @@ func runPacing(ctx context.Context, args []string, out io.Writer, verbose bool) 
 	for _, s := range increased {
 		c.expect(false, "queue position went up: %s", s)
 	}
+	// Where the rises were: a first turn waits twice (the create, then the
+	// turn), later turns once.
+	firstRose := 0
+	for _, s := range increased {
+		if strings.Contains(s, " turn 1:") {
+			firstRose++
+		}
+	}
 	c.expect(len(waited) == 0 || moved > 0, "none of the %d turns that waited saw its position or wait go down", len(waited))
 	c.expect(len(waited) > 0 || *patients*(1+*turns) <= *rpm, "no turn was shown a queue position though %d requests exceed %d/min", *patients*(1+*turns), *rpm)
 	warn, errs, sample := st.logSummary()
@@ -227,6 +235,7 @@ func runPacing(ctx context.Context, args []string, out io.Writer, verbose bool) 
 	t.add("sandbox requests (create / turn / engine runs)", fmt.Sprintf("%d / %d / %d", stats.Requests["create"], stats.Requests["turn"], stats.EngineRuns))
 	t.add("most creates+turns in any 60 s / achieved per minute", fmt.Sprintf("%d / %.2f", most, perMinute))
 	t.add("turns shown a queue position / moving", fmt.Sprintf("%d / %d", len(waited), moved))
+	t.add("turns whose shown position rose (first turns / later turns)", fmt.Sprintf("%d (%d / %d)", len(increased), firstRose, len(increased)-firstRose))
 	t.add("queued events; position max; shown wait max", fmt.Sprintf("%d; %d; %d s", queuedEvents, maxPos, maxWait))
 	t.add("turn wait (POST to started) p50 / max", fmt.Sprintf("%s / %s", ws.p50.Round(time.Second), ws.maxd.Round(time.Second)))
 	t.add("app log warnings / errors", fmt.Sprintf("%d / %d", warn, errs))
