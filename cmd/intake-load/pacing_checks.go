@@ -31,18 +31,22 @@ func queueMotion(seqs map[string][]queuedEvent) (increased []string, moved int) 
 	return increased, moved
 }
 
-// formatQueued writes a turn's queued events as position/wait pairs, the
-// middle of a long sequence left out.
+// formatQueued writes a turn's queued events compactly: each run of events
+// at one position as "position@first wait..last wait" ("3@61..2s"), so a
+// rise shows where it happened.
 func formatQueued(seq []queuedEvent) string {
 	var parts []string
-	for i, q := range seq {
-		if len(seq) > 16 && i >= 8 && i < len(seq)-6 {
-			if i == 8 {
-				parts = append(parts, fmt.Sprintf("(%d more)", len(seq)-14))
-			}
-			continue
+	for i := 0; i < len(seq); {
+		j := i
+		for j+1 < len(seq) && seq[j+1].Position == seq[i].Position {
+			j++
 		}
-		parts = append(parts, fmt.Sprintf("%d/%ds", q.Position, q.WaitSeconds))
+		if i == j {
+			parts = append(parts, fmt.Sprintf("%d@%ds", seq[i].Position, seq[i].WaitSeconds))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d@%d..%ds", seq[i].Position, seq[i].WaitSeconds, seq[j].WaitSeconds))
+		}
+		i = j + 1
 	}
 	return strings.Join(parts, " ")
 }

@@ -63,3 +63,10 @@ func TestMaxInWindow(t *testing.T) {
 		})
 	}
 }
+
+func TestFormatQueued(t *testing.T) {
+	seq := []queuedEvent{{2, 61}, {2, 59}, {1, 30}, {1, 1}, {6, 61}}
+	if got, want := formatQueued(seq), "2@61..59s 1@30..1s 6@61s"; got != want {
+		t.Errorf("formatQueued = %q, want %q", got, want)
+	}
+}
