@@ -50,4 +50,8 @@ type TurnEventLog interface {
 	// LastTurnEventID returns the highest id stored under key, 0 if none:
 	// where a replica taking a turn over continues the numbering.
 	LastTurnEventID(ctx context.Context, key string) (int64, error)
+	// PruneTurnEvents deletes the events stored before before, returning
+	// how many: the log is for following running turns, and a settled
+	// turn's outcome is in the turns table.
+	PruneTurnEvents(ctx context.Context, before time.Time) (int64, error)
 }

@@ -111,6 +111,16 @@ func (db *DB) NotifyIntakeChanged(ctx context.Context, payload []byte) error {
 	return nil
 }
 
+// PruneTurnEvents deletes the events stored before before (the
+// turn_events_at index finds them). Every error is internal.
+func (db *DB) PruneTurnEvents(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM turn_events WHERE at < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: prune turn events: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // Notifications are Listen's callbacks, called one at a time on Listen's
 // goroutine (they must not block for long: notifications queue meanwhile).
 // A nil callback is skipped.

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/clinical-intake/intake-web/bff/sweep"
 )
 
 var (
@@ -32,9 +33,7 @@ const DefaultSessionCleanup = 5 * time.Minute
 type SessionStore struct {
 	db     *DB
 	logger *slog.Logger
-	stop   chan struct{}
-	done   chan struct{}
-	once   sync.Once
+	sweep  *sweep.Sweeper // nil: no cleanup
 }
 
 // NewSessionStore returns a session store on db that deletes expired
@@ -51,58 +50,18 @@ func NewSessionStoreWithCleanup(db *DB, interval time.Duration) *SessionStore {
 	if interval <= 0 {
 		return s
 	}
-	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	db.mu.Lock()
-	closed := db.closed
-	if !closed {
+	defer db.mu.Unlock()
+	if !db.closed {
+		s.sweep = sweep.Every(interval, s.DeleteExpired, s.logger)
 		db.sessions = append(db.sessions, s)
 	}
-	db.mu.Unlock()
-	if closed {
-		close(s.done)
-		return s
-	}
-	go s.cleanup(interval)
 	return s
 }
 
 // StopCleanup stops the cleanup goroutine and waits for it. It is safe to
 // call more than once.
-func (s *SessionStore) StopCleanup() {
-	if s.stop == nil {
-		return
-	}
-	s.once.Do(func() { close(s.stop) })
-	<-s.done
-}
-
-func (s *SessionStore) cleanup(interval time.Duration) {
-	defer close(s.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-s.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ticker.C:
-			n, err := s.DeleteExpired(ctx)
-			if err != nil && ctx.Err() == nil {
-				s.logger.Error("session cleanup failed", slog.Any("error", err))
-			} else if n > 0 {
-				s.logger.Debug("expired sessions deleted", slog.Int64("count", n))
-			}
-		case <-ctx.Done():
-			return
-		}
-	}
-}
+func (s *SessionStore) StopCleanup() { s.sweep.Stop() }
 
 // DeleteExpired deletes the expired sessions now and returns how many.
 func (s *SessionStore) DeleteExpired(ctx context.Context) (int64, error) {

@@ -62,6 +62,8 @@ func (l *memLog) LastTurnEventID(_ context.Context, key string) (int64, error) {
 	return 0, nil
 }
 
+func (l *memLog) PruneTurnEvents(context.Context, time.Time) (int64, error) { return 0, nil }
+
 func (l *memLog) replica(ctx context.Context) *relay.Replicated {
 	r := relay.NewReplicated(relay.NewHub(time.Minute, nil), l, nil, 100*time.Millisecond)
 	l.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
 )
@@ -12,6 +13,25 @@ import (
 // RunEventLog runs the tests of bff.TurnEventLog on the logs open returns,
 // each test on a fresh, empty one.
 func RunEventLog(t *testing.T, open func(t *testing.T) bff.TurnEventLog) {
+	t.Run("Prune", func(t *testing.T) {
+		log := open(t)
+		ctx := context.Background()
+		if err := log.AppendTurnEvents(ctx, "in/p", []bff.Event{{ID: 1, Name: "queued", Data: []byte(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := log.PruneTurnEvents(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+			t.Fatalf("pruning before an hour ago deleted %d (%v), want 0", n, err)
+		}
+		if id, _ := log.LastTurnEventID(ctx, "in/p"); id != 1 {
+			t.Fatalf("after pruning nothing the last id is %d", id)
+		}
+		if n, err := log.PruneTurnEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+			t.Fatalf("pruning everything deleted %d (%v), want 1", n, err)
+		}
+		if id, _ := log.LastTurnEventID(ctx, "in/p"); id != 0 {
+			t.Fatalf("after pruning the last id is %d, want 0", id)
+		}
+	})
 	t.Run("AppendAndRead", func(t *testing.T) {
 		log := open(t)
 		ctx := context.Background()

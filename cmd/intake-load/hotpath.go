@@ -12,11 +12,14 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/clinical-intake/intake-web/bff/sqlite"
 )
 
 // The hotpath scenario measures issue 12's targets with the app (and the
@@ -65,10 +68,26 @@ func runServe(ctx context.Context, args []string, out io.Writer, verbose bool) e
 		return err
 	}
 	defer st.Close()
+	// The sandbox's record is by encounter id; the load clients know the
+	// app's intake ids (an intake reaches the service with its first turn).
+	db, err := sqlite.Open(ctx, filepath.Join(st.dir, "app.db"), nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /deltas", func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("id")
+		if app := strings.TrimPrefix(id, "/intakes/"); strings.HasPrefix(app, "iw_") {
+			in, err := db.Intake(r.Context(), app)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusNotFound)
+				return
+			}
+			id = in.EncounterID
+		}
 		var all [][]stampJSON
-		for _, ws := range st.rec.deltas(r.URL.Query().Get("id")) {
+		for _, ws := range st.rec.deltas(id) {
 			var one []stampJSON
 			for _, x := range ws {
 				one = append(one, stampJSON{At: x.at.UnixNano(), Text: x.text})

@@ -26,6 +26,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/postgres"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/review"
+	"github.com/clinical-intake/intake-web/bff/sweep"
 	"github.com/clinical-intake/intake-web/web"
 )
 
@@ -60,6 +61,11 @@ func (a *App) serve(ctx context.Context) {
 	wg.Go(func() { a.runner.Serve(ctx) })
 	if pg, ok := a.db.(*postgres.DB); ok {
 		wg.Go(func() { a.replicated.Run(ctx) })
+		// The event log is for following running turns: a day is plenty.
+		pruner := sweep.Every(time.Hour, func(ctx context.Context) (int64, error) {
+			return pg.PruneTurnEvents(ctx, time.Now().Add(-24*time.Hour))
+		}, a.log.With("component", "turn-events"))
+		wg.Go(func() { <-ctx.Done(); pruner.Stop() })
 		wg.Go(func() {
 			_ = pg.Listen(ctx, postgres.Notifications{
 				TurnEvents:    a.replicated.Wake,
