@@ -100,16 +100,16 @@ type Fact struct {
 
 // Gold is what a correct intake of the vignette concludes.
 type Gold struct {
-	Class Class `yaml:"class"` // required
+	Class Class `yaml:"class" json:"class"` // required
 	// Dispositions the engine may end with (empty: the class decides).
-	Dispositions []string `yaml:"dispositions"`
+	Dispositions []string `yaml:"dispositions" json:"dispositions,omitempty"`
 	// RedFlagsPositive must be found positive, RedFlagsNegative must stay
 	// negative: matched against the handoff's safety notes and facts by
 	// case-insensitive text.
-	RedFlagsPositive []string `yaml:"red_flags_positive"`
-	RedFlagsNegative []string `yaml:"red_flags_negative"`
+	RedFlagsPositive []string `yaml:"red_flags_positive" json:"red_flags_positive,omitempty"`
+	RedFlagsNegative []string `yaml:"red_flags_negative" json:"red_flags_negative,omitempty"`
 	// Protocol is the protocol the engine should use ("" = not checked).
-	Protocol string `yaml:"protocol"`
+	Protocol string `yaml:"protocol" json:"protocol,omitempty"`
 	// Scores expects the band of each score the engine reports, by key.
-	Scores map[string]string `yaml:"scores"`
+	Scores map[string]string `yaml:"scores" json:"scores,omitempty"`
 }

@@ -22,6 +22,9 @@ import (
 
 func main() {
 	var err error
+	if len(os.Args) > 1 && os.Args[1] == "scenarios" {
+		os.Exit(scenariosCommand(os.Args[2:], os.Stdout, os.Stderr, os.Getenv))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "clinician" {
 		err = clinicianCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	} else {

@@ -1,0 +1,311 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/clinical-intake/intake-web/sandbox/engine"
+	"github.com/clinical-intake/intake-web/sandbox/rules"
+	"go.yaml.in/yaml/v3"
+)
+
+func TestBuiltinLoads(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatalf("Builtin: %v", err)
+	}
+	if s.Name != "builtin" {
+		t.Errorf("name %q, want builtin", s.Name)
+	}
+	files, _ := fs.Glob(builtinFiles, "builtin/*.yaml")
+	total := 0
+	for _, f := range files {
+		data, _ := fs.ReadFile(builtinFiles, f)
+		one, err := Load(f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += len(one.Vignettes)
+	}
+	if len(files) < 3 || total != len(s.Vignettes) {
+		t.Errorf("%d files with %d vignettes merged into %d", len(files), total, len(s.Vignettes))
+	}
+}
+
+// TestBuiltinCoverage: at least 40 vignettes, every protocol of the sandbox
+// named by a gold label, every class several times.
+func TestBuiltinCoverage(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Vignettes) < 40 {
+		t.Errorf("%d vignettes, want at least 40", len(s.Vignettes))
+	}
+	e, err := rules.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perProtocol := map[string]int{}
+	perClass := map[Class]int{}
+	for _, v := range s.Vignettes {
+		perProtocol[v.Gold.Protocol]++
+		perClass[v.Gold.Class]++
+		if v.Gold.Protocol != "" && !slices.Contains(e.Protocols(), v.Gold.Protocol) {
+			t.Errorf("%s: gold.protocol %q is not a sandbox protocol", v.ID, v.Gold.Protocol)
+		}
+	}
+	for _, p := range e.Protocols() {
+		if perProtocol[p] < 2 {
+			t.Errorf("protocol %s: %d vignettes, want at least 2", p, perProtocol[p])
+		}
+	}
+	for _, c := range Classes {
+		if perClass[c] < 4 {
+			t.Errorf("class %s: %d vignettes, want at least 4", c, perClass[c])
+		}
+	}
+}
+
+// TestBuiltinAgainstRulesEngine is the suite's acceptance test: every
+// built-in vignette played against the sandbox's rules engine with a
+// minimal answering loop ends in its gold class, protocol, score bands and
+// red flags, except the vignettes marked `# finding:` in their YAML, which
+// must end in another class (a finding that no longer holds is stale). The
+// real simulated patient's run replaces this loop later.
+func TestBuiltinAgainstRulesEngine(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings := builtinFindings(t)
+	e, err := rules.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := map[string]map[Class]int{}
+	for _, v := range s.Vignettes {
+		t.Run(v.ID, func(t *testing.T) {
+			res, transcript := acceptPlay(t, e, v)
+			got := NoClass
+			if res.Terminal {
+				got = ClassOf(res.Disposition, res.Urgent)
+			}
+			if table[v.Gold.Protocol] == nil {
+				table[v.Gold.Protocol] = map[Class]int{}
+			}
+			table[v.Gold.Protocol][v.Gold.Class]++
+			why, finding := findings[v.ID]
+			switch {
+			case finding && got == v.Gold.Class:
+				t.Errorf("marked as a finding (%s) but the engine now gives the gold class %s", why, got)
+			case !finding && got != v.Gold.Class:
+				t.Errorf("class %q, gold %q\n%s", got, v.Gold.Class, transcript)
+			}
+			if finding {
+				t.Logf("finding: engine %q, gold %q: %s", got, v.Gold.Class, why)
+			}
+			if v.Gold.Protocol != "" && res.ActiveProtocol != v.Gold.Protocol {
+				t.Errorf("protocol %q, gold %q\n%s", res.ActiveProtocol, v.Gold.Protocol, transcript)
+			}
+			if len(v.Gold.Dispositions) > 0 && !finding && !slices.Contains(v.Gold.Dispositions, res.Disposition) {
+				t.Errorf("disposition %q, gold %v", res.Disposition, v.Gold.Dispositions)
+			}
+			for key, band := range v.Gold.Scores {
+				i := slices.IndexFunc(res.Scores, func(s engine.Score) bool { return s.Key == key })
+				if i < 0 {
+					t.Errorf("score %s not reported, gold band %s\n%s", key, band, transcript)
+				} else if res.Scores[i].Band != band {
+					t.Errorf("score %s band %s (total %s), gold %s\n%s", key, res.Scores[i].Band, res.Scores[i].Total, band, transcript)
+				}
+			}
+			positive := acceptPositiveNotes(res.SafetyNotes)
+			for _, rf := range v.Gold.RedFlagsPositive {
+				if !strings.Contains(positive, strings.ToLower(rf)) {
+					t.Errorf("red flag %q not found positive in %q", rf, res.SafetyNotes)
+				}
+			}
+			for _, rf := range v.Gold.RedFlagsNegative {
+				if strings.Contains(positive, strings.ToLower(rf)) {
+					t.Errorf("red flag %q found positive in %q", rf, res.SafetyNotes)
+				}
+			}
+		})
+	}
+	for _, p := range slices.Sorted(maps.Keys(table)) {
+		t.Logf("%-24s %v", cmp.Or(p, "(none: emergency at once)"), table[p])
+	}
+}
+
+// acceptPositiveNotes is the safety notes that report something positive,
+// lowercased: not the list of red flags screened negative.
+func acceptPositiveNotes(notes []string) string {
+	var b strings.Builder
+	for _, n := range notes {
+		if !strings.HasPrefix(n, "Cannot-miss red flags screened negative") {
+			b.WriteString(strings.ToLower(n) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// acceptPlay drives the engine as the service does (every message so far on
+// each call) until a terminal reply or the vignette's turn limit.
+func acceptPlay(t *testing.T, e *rules.Engine, v Vignette) (engine.Result, string) {
+	t.Helper()
+	d := engine.Demographics{AgeYears: v.AgeYears, Sex: v.Sex, History: v.History}
+	if d.Sex == "other" {
+		d.Sex = "intersex" // the start form's word for it
+	}
+	msgs := []string{v.Opening}
+	var b strings.Builder
+	for {
+		res, err := e.Evaluate(context.Background(), engine.Input{Demographics: d, Patient: msgs})
+		if err != nil {
+			t.Fatalf("Evaluate: %v", err)
+		}
+		fmt.Fprintf(&b, "  patient: %s\n  engine: %s %v [%s]\n", msgs[len(msgs)-1], res.Reply, res.Choices, res.Disposition)
+		if res.Terminal || len(msgs) >= v.MaxTurns {
+			return res, b.String()
+		}
+		msgs = append(msgs, acceptAnswer(v, res.Reply, res.Choices))
+	}
+}
+
+// acceptAnswer is the minimal patient: the first fact whose asks occur in
+// the question, its choice when offered, else its answer; else the default.
+func acceptAnswer(v Vignette, question string, choices []string) string {
+	words := acceptWords(question)
+	for _, f := range v.Facts {
+		if !slices.ContainsFunc(f.Asks, func(a string) bool { return acceptHas(words, acceptWords(a)) }) {
+			continue
+		}
+		if f.Choose != "" {
+			for _, c := range choices {
+				if strings.Contains(strings.ToLower(c), strings.ToLower(f.Choose)) {
+					return c
+				}
+			}
+		}
+		if f.Answer != "" {
+			return f.Answer
+		}
+		break
+	}
+	return cmp.Or(v.Default, "I'm not sure")
+}
+
+// acceptWords lowercases s and splits it into words of letters and digits,
+// apostrophes dropped; a trailing "*" stays on a word.
+func acceptWords(s string) []string {
+	s = strings.NewReplacer("'", "", "’", "").Replace(strings.ToLower(s))
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '*'
+	})
+}
+
+// acceptHas reports whether phrase occurs as consecutive words of words; a
+// phrase word ending in "*" matches any word it begins.
+func acceptHas(words, phrase []string) bool {
+	if len(phrase) == 0 {
+		return false
+	}
+	for i := 0; i+len(phrase) <= len(words); i++ {
+		ok := true
+		for j, p := range phrase {
+			w := words[i+j]
+			if pre, star := strings.CutSuffix(p, "*"); star {
+				ok = strings.HasPrefix(w, pre)
+			} else {
+				ok = w == p
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinFindings reads the `# finding:` comments of the built-in files:
+// vignette id to the comment's text. A finding comment sits anywhere inside
+// its vignette (the built-ins put it above gold.class).
+func builtinFindings(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	files, _ := fs.Glob(builtinFiles, "builtin/*.yaml")
+	for _, f := range files {
+		data, _ := fs.ReadFile(builtinFiles, f)
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		root := doc.Content[0]
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value != "vignettes" {
+				continue
+			}
+			for _, item := range root.Content[i+1].Content {
+				var id, comments string
+				var walk func(n *yaml.Node)
+				walk = func(n *yaml.Node) {
+					comments += n.HeadComment + "\n" + n.LineComment + "\n"
+					for k, c := range n.Content {
+						if n.Kind == yaml.MappingNode && k%2 == 0 && c.Value == "id" && n == item {
+							id = n.Content[k+1].Value
+						}
+						walk(c)
+					}
+				}
+				walk(item)
+				if _, text, ok := strings.Cut(comments, "# finding:"); ok {
+					out[id], _, _ = strings.Cut(strings.TrimSpace(text), "\n")
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestDocsScenarios: the example in docs/scenarios.md loads, and its table
+// lists every built-in vignette with its gold class and finding mark.
+func TestDocsScenarios(t *testing.T) {
+	data, err := os.ReadFile("../../docs/scenarios.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	_, rest, _ := strings.Cut(doc, "```yaml\n")
+	example, _, _ := strings.Cut(rest, "```")
+	if s, err := Load("docs/scenarios.md", []byte(example)); err != nil || len(s.Vignettes) != 1 {
+		t.Errorf("the example does not load: %v", err)
+	}
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings := builtinFindings(t)
+	for _, v := range s.Vignettes {
+		class := string(v.Gold.Class)
+		if _, ok := findings[v.ID]; ok {
+			class += " (finding)"
+		}
+		if row := fmt.Sprintf("| %s | `%s` |", class, v.ID); !strings.Contains(doc, row) {
+			t.Errorf("docs/scenarios.md has no row %q", row)
+		}
+	}
+	if n := fmt.Sprintf("%d vignettes in", len(s.Vignettes)); !strings.Contains(doc, n) {
+		t.Errorf("docs/scenarios.md does not say %q", n)
+	}
+}

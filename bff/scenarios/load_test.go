@@ -1,0 +1,243 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/clinical-intake/intake-web/bff"
+)
+
+const validSuite = `suite: smoke
+vignettes:
+  - id: sore-throat-1
+    title: Sore throat, weak McIsaac
+    age_years: 30
+    sex: male
+    history: none
+    opening: "I have a sore throat"
+    facts:
+      - asks: [fever]
+        answer: "no"
+      - asks: [how long, "days*"]
+        choose: "1 to 2 days"
+        answer: "two days"
+    default: "no"
+    max_turns: 12
+    gold:
+      class: self_care
+      dispositions: [self_care]
+      red_flags_positive: []
+      red_flags_negative: [stridor]
+      protocol: sore_throat.v1
+      scores: {centor_mcisaac: weak}
+  - id: chest_2
+    opening: "crushing chest pain"
+    gold: {class: emergency}
+`
+
+func TestLoadValid(t *testing.T) {
+	s, err := Load("suite.yaml", []byte(validSuite))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if s.Name != "smoke" || len(s.Vignettes) != 2 {
+		t.Fatalf("suite %q with %d vignettes", s.Name, len(s.Vignettes))
+	}
+	v := s.Vignettes[0]
+	if v.ID != "sore-throat-1" || v.Title == "" || v.AgeYears == nil || *v.AgeYears != 30 || v.Sex != "male" || v.History != "none" ||
+		v.Opening != "I have a sore throat" || v.Default != "no" || v.MaxTurns != 12 {
+		t.Errorf("vignette %+v", v)
+	}
+	if len(v.Facts) != 2 || v.Facts[1].Choose != "1 to 2 days" || v.Facts[1].Answer != "two days" || v.Facts[1].Asks[1] != "days*" {
+		t.Errorf("facts %+v", v.Facts)
+	}
+	g := v.Gold
+	if g.Class != SelfCare || g.Protocol != "sore_throat.v1" || g.Scores["centor_mcisaac"] != "weak" ||
+		len(g.Dispositions) != 1 || len(g.RedFlagsNegative) != 1 {
+		t.Errorf("gold %+v", g)
+	}
+	if w := s.Vignettes[1]; w.MaxTurns != DefaultMaxTurns || w.AgeYears != nil {
+		t.Errorf("second vignette: max_turns %d (want the default %d), age %v", w.MaxTurns, DefaultMaxTurns, w.AgeYears)
+	}
+}
+
+func TestLoadNamesTheSuiteAfterTheFile(t *testing.T) {
+	s, err := Load("dir/my-suite.yaml", []byte(strings.Replace(validSuite, "suite: smoke\n", "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "my-suite" {
+		t.Errorf("name %q, want my-suite", s.Name)
+	}
+}
+
+// one is a single-vignette suite whose vignette has the given fields
+// (indented YAML lines) in place of the default ones.
+func one(fields string) string {
+	return "vignettes:\n  - " + strings.TrimPrefix(strings.ReplaceAll(fields, "\n", "\n    "), "    ")
+}
+
+const okFields = `id: v1
+opening: hello
+gold: {class: routine}`
+
+func TestLoadRules(t *testing.T) {
+	long := strings.Repeat("é", MaxOpeningChars+1) // characters, not bytes
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"id required", one("opening: hi\ngold: {class: routine}"), `suite.yaml: vignette (1): id: required`},
+		{"id charset", one("id: Chest Pain\nopening: hi\ngold: {class: routine}"), `suite.yaml: vignette "Chest Pain" (1): id: must be 1 to 64 of a-z, 0-9, _ and -`},
+		{"id length", one("id: " + strings.Repeat("a", 65) + "\nopening: hi\ngold: {class: routine}"), `(1): id: must be 1 to 64`},
+		{"id unique", "vignettes:\n  - {id: a, opening: hi, gold: {class: routine}}\n  - {id: b, opening: hi, gold: {class: routine}}\n  - {id: a, opening: hi, gold: {class: routine}}\n",
+			`suite.yaml: vignette "a" (3): id: duplicate of vignette (1)`},
+		{"opening required", one("id: v1\ngold: {class: routine}"), `suite.yaml: vignette "v1" (1): opening: required`},
+		{"opening blank", one("id: v1\nopening: '   '\ngold: {class: routine}"), `"v1" (1): opening: required`},
+		{"opening length", one("id: v1\nopening: " + long + "\ngold: {class: routine}"), `"v1" (1): opening: 2001 characters, at most 2000`},
+		{"sex", one(okFields + "\nsex: intersex"), `"v1" (1): sex: must be one of female, male, other, or left out`},
+		{"age negative", one(okFields + "\nage_years: -1"), `"v1" (1): age_years: must be 0 to 130`},
+		{"age too high", one(okFields + "\nage_years: 131"), `"v1" (1): age_years: must be 0 to 130`},
+		{"max_turns negative", one(okFields + "\nmax_turns: -1"), `"v1" (1): max_turns: must be 1 to 30 (0 or left out: 15)`},
+		{"max_turns too high", one(okFields + "\nmax_turns: 31"), `"v1" (1): max_turns: must be 1 to 30`},
+		{"fact asks", one(okFields + "\nfacts:\n  - {answer: yes}"), `"v1" (1): facts[1].asks: required`},
+		{"fact asks blank", one(okFields + "\nfacts:\n  - {asks: [fever, ' '], answer: yes}"), `"v1" (1): facts[1].asks[2]: must not be empty`},
+		{"fact answer or choose", one(okFields + "\nfacts:\n  - {asks: [fever], answer: yes}\n  - {asks: [cough]}"), `"v1" (1): facts[2]: needs answer or choose`},
+		{"gold.class required", one("id: v1\nopening: hi"), `"v1" (1): gold.class: required: one of emergency, urgent, routine, self_care`},
+		{"gold.class valid", one("id: chest-pain-arm\nopening: hi\ngold: {class: ambulance}"),
+			`suite.yaml: vignette "chest-pain-arm" (1): gold.class: must be one of emergency, urgent, routine, self_care`},
+		{"gold.dispositions", one("id: v1\nopening: hi\ngold: {class: urgent, dispositions: [continue_intake]}"),
+			`"v1" (1): gold.dispositions[1]: must be one of urgent_escalation, clinician_review, self_care`},
+		{"gold.scores band", one("id: v1\nopening: hi\ngold: {class: routine, scores: {crb65: high}}"), `"v1" (1): gold.scores.crb65: must be one of strong, mid, weak`},
+		{"unknown field", one(okFields + "\nurgency: high"), `suite.yaml: vignette "v1" (1): line 5: field urgency not found in type scenarios.Vignette`},
+		{"unknown field names its vignette", "vignettes:\n  - {id: a, opening: hi, gold: {class: routine}}\n  - id: b\n    opening: hi\n    colour: red\n    gold: {class: routine}\n",
+			`suite.yaml: vignette "b" (2): line 5: field colour not found in type scenarios.Vignette`},
+		{"unknown top-level field", "name: x\n" + one(okFields), `suite.yaml: line 1: field name not found in type scenarios.Suite`},
+		{"wrong type", one(okFields + "\nage_years: old"), `suite.yaml: vignette "v1" (1): line 5: cannot unmarshal !!str`},
+		{"unknown gold field", one("id: v1\nopening: hi\ngold: {class: routine, protocols: [x]}"), `field protocols not found in type scenarios.Gold`},
+		{"no vignettes", "suite: empty\n", `suite.yaml: vignettes: at least one vignette`},
+		{"empty file", "", `suite.yaml: empty file`},
+		{"two documents", one(okFields) + "\n---\nsuite: x\n", `suite.yaml: more than one YAML document`},
+		{"not YAML", "vignettes: [", `suite.yaml: line 1:`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load("suite.yaml", []byte(c.yaml))
+			if err == nil {
+				t.Fatalf("loaded:\n%s", c.yaml)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error\n  %v\nwant it to contain\n  %s", err, c.want)
+			}
+			if bff.ErrorCode(err) != bff.EINVALID {
+				t.Errorf("code %q, want %q", bff.ErrorCode(err), bff.EINVALID)
+			}
+		})
+	}
+}
+
+// TestLoadReportsEveryProblem: all problems of all vignettes at once, each
+// its own *Problem, in file order.
+func TestLoadReportsEveryProblem(t *testing.T) {
+	data := `vignettes:
+  - {id: ok, opening: hi, gold: {class: routine}}
+  - {id: BAD, opening: hi, sex: x, gold: {class: routine}}
+  - {id: third, gold: {class: maybe}, max_turns: 99}
+`
+	_, err := Load("s.yaml", []byte(data))
+	want := []string{
+		`s.yaml: vignette "BAD" (2): id: must be 1 to 64 of a-z, 0-9, _ and -`,
+		`s.yaml: vignette "BAD" (2): sex: must be one of female, male, other, or left out`,
+		`s.yaml: vignette "third" (3): opening: required`,
+		`s.yaml: vignette "third" (3): max_turns: must be 1 to 30 (0 or left out: 15)`,
+		`s.yaml: vignette "third" (3): gold.class: must be one of emergency, urgent, routine, self_care`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Fatalf("error\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+	var p *Problem
+	if !errors.As(err, &p) || p.Vignette != "BAD" || p.Index != 2 || p.Field != "id" {
+		t.Errorf("first problem %+v", p)
+	}
+	var e *bff.Error
+	if !errors.As(err, &e) || e.Code != bff.EINVALID || e.Field != "id" || e.Message != want[0] {
+		t.Errorf("as *bff.Error: %+v", e)
+	}
+}
+
+func TestLoadLimits(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("vignettes:\n")
+	for i := range MaxVignettes + 1 {
+		fmt.Fprintf(&b, "  - {id: v%d, opening: hi, gold: {class: routine}}\n", i)
+	}
+	if _, err := Load("big.yaml", []byte(b.String())); err == nil || !strings.Contains(err.Error(), "big.yaml: vignettes: 501 vignettes, at most 500") {
+		t.Errorf("501 vignettes: %v", err)
+	}
+	// Exactly 500 load.
+	exact := b.String()[:strings.LastIndex(strings.TrimSuffix(b.String(), "\n"), "\n")+1]
+	if s, err := Load("ok.yaml", []byte(exact)); err != nil || len(s.Vignettes) != MaxVignettes {
+		t.Errorf("500 vignettes: %v", err)
+	}
+
+	huge := one(okFields) + "\n# " + strings.Repeat("x", MaxFileBytes) + "\n"
+	if _, err := Load("huge.yaml", []byte(huge)); err == nil || !strings.Contains(err.Error(), "huge.yaml: ") || !strings.Contains(err.Error(), "at most 1048576 (1 MiB)") {
+		t.Errorf("a file over 1 MiB: %v", err)
+	}
+	if bff.ErrorCode(func() error { _, err := Load("huge.yaml", []byte(huge)); return err }()) != bff.EINVALID {
+		t.Error("a file over 1 MiB is not EINVALID")
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mine.yaml")
+	if err := os.WriteFile(path, []byte(validSuite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadFile(path)
+	if err != nil || len(s.Vignettes) != 2 {
+		t.Fatalf("LoadFile: %v", err)
+	}
+	if _, err := LoadFile(filepath.Join(dir, "missing.yaml")); bff.ErrorCode(err) != bff.ENOTFOUND {
+		t.Errorf("missing file: %v (code %q)", err, bff.ErrorCode(err))
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(one("id: v1\nopening: hi")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(bad); err == nil || !strings.HasPrefix(err.Error(), bad+`: vignette "v1" (1): gold.class`) {
+		t.Errorf("invalid file: %v", err)
+	}
+	huge := filepath.Join(dir, "huge.yaml")
+	if err := os.WriteFile(huge, []byte(one(okFields)+"\n# "+strings.Repeat("x", MaxFileBytes)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(huge); err == nil || !strings.Contains(err.Error(), "at most 1048576") {
+		t.Errorf("file over 1 MiB: %v", err)
+	}
+}
+
+// TestBuiltinDuplicateAcrossFiles: ids are unique across the built-in
+// files, and the error names both places.
+func TestBuiltinDuplicateAcrossFiles(t *testing.T) {
+	fsys := fstest.MapFS{
+		"d/a.yaml": {Data: []byte("vignettes:\n  - {id: x, opening: hi, gold: {class: routine}}\n")},
+		"d/b.yaml": {Data: []byte("vignettes:\n  - {id: y, opening: hi, gold: {class: routine}}\n  - {id: x, opening: hi, gold: {class: routine}}\n")},
+		"d/c.yaml": {Data: []byte("vignettes:\n  - {id: z, opening: hi, gold: {class: nope}}\n")},
+	}
+	_, err := loadDir(fsys, "d")
+	want := `d/b.yaml: vignette "x" (2): id: duplicate of d/a.yaml vignette (1)` + "\n" +
+		`d/c.yaml: vignette "z" (1): gold.class: must be one of emergency, urgent, routine, self_care`
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n%v\nwant\n%s", err, want)
+	}
+	s, err := loadDir(fstest.MapFS{"d/a.yaml": {Data: []byte("vignettes:\n  - {id: x, opening: hi, gold: {class: routine}}\n")}}, "d")
+	if err != nil || s.Name != "builtin" || len(s.Vignettes) != 1 {
+		t.Errorf("one file: %v", err)
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A small suite: one vignette the engine gets right, one whose gold label
+// is deliberately wrong (a heart attack labelled self-care).
+const smallSuite = `suite: small
+vignettes:
+  - id: chest-arm
+    title: Chest pain going down the arm
+    age_years: 58
+    sex: male
+    opening: "I've got chest pain going down my left arm"
+    default: "no"
+    gold:
+      class: emergency
+  - id: mislabelled
+    title: The same patient, gold label wrong on purpose
+    age_years: 58
+    sex: male
+    opening: "I've got chest pain going down my left arm"
+    default: "no"
+    gold:
+      class: self_care
+`
+
+func runScenarios(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	code = scenariosCommand(args, &out, &errw, func(string) string { return "" })
+	return code, out.String(), errw.String()
+}
+
+// The command plays a suite against an embedded sandbox, prints the summary
+// table and writes the JSON report with the issue's keys.
+func TestScenariosRunWritesTheReport(t *testing.T) {
+	dir := t.TempDir()
+	suite, report := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "report.json")
+	if err := os.WriteFile(suite, []byte(smallSuite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runScenarios(t, "run", "-suite", suite, "-json", report)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "emergency") || !strings.Contains(out, "all") || !strings.Contains(errs, "[2/2]") {
+		t.Fatalf("summary:\n%s\nprogress:\n%s", out, errs)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Summary map[string]json.RawMessage `json:"summary"`
+		Results []map[string]any           `json:"results"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"vignettes", "accuracy", "under_triage", "over_triage", "per_class"} {
+		if _, ok := r.Summary[k]; !ok {
+			t.Fatalf("summary has no %q: %s", k, b)
+		}
+	}
+	var accuracy float64
+	_ = json.Unmarshal(r.Summary["accuracy"], &accuracy)
+	if len(r.Results) != 2 || accuracy != 0.5 {
+		t.Fatalf("%d results, accuracy %v, want 2 and 0.5 (the mislabelled one is wrong)", len(r.Results), accuracy)
+	}
+}
+
+// Against a baseline in which the mislabelled vignette was right, the run
+// reports it regressed and exits 1; against itself it exits 0.
+func TestScenariosRunExitsOneOnARegression(t *testing.T) {
+	dir := t.TempDir()
+	suite, head := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "head.json")
+	if err := os.WriteFile(suite, []byte(smallSuite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runScenarios(t, "run", "-suite", suite, "-json", head); code != 0 {
+		t.Fatalf("first run: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, _ := runScenarios(t, "run", "-suite", suite, "-baseline", head); code != 0 || !strings.Contains(out, "no vignette regressed") {
+		t.Fatalf("the same run against itself: exit %d\n%s", code, out)
+	}
+	// The baseline says the mislabelled vignette was decided as its gold.
+	b, _ := os.ReadFile(head)
+	var rep map[string]any
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep["results"].([]any) {
+		res := r.(map[string]any)
+		if res["VignetteID"] == "mislabelled" || res["vignette_id"] == "mislabelled" {
+			setFinal(res, "self_care")
+		}
+	}
+	b, _ = json.Marshal(rep)
+	base := filepath.Join(dir, "base.json")
+	if err := os.WriteFile(base, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runScenarios(t, "run", "-suite", suite, "-baseline", base)
+	if code != 1 || !strings.Contains(out, "REGRESSED") || !strings.Contains(out, "mislabelled") {
+		t.Fatalf("against a baseline where it was right: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// setFinal sets a result's final class, whatever its JSON key, and drops
+// the recorded outcome so it is assessed again.
+func setFinal(res map[string]any, class string) {
+	for _, k := range []string{"Final", "final"} {
+		if _, ok := res[k]; ok {
+			res[k] = class
+		}
+	}
+	delete(res, "Outcome")
+	delete(res, "outcome")
+}
+
+// A suite with a mistake is refused before anything is played, naming the
+// file, the vignette and the field.
+func TestScenariosRunRefusesABadSuite(t *testing.T) {
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "bad.yaml")
+	bad := strings.Replace(smallSuite, "class: self_care", "class: soon", 1)
+	if err := os.WriteFile(suite, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runScenarios(t, "run", "-suite", suite)
+	if code != 2 || !strings.Contains(errs, "bad.yaml") || !strings.Contains(errs, "mislabelled") || !strings.Contains(errs, "gold.class") {
+		t.Fatalf("a bad suite: exit %d: %s", code, errs)
+	}
+}
