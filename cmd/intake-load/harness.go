@@ -9,17 +9,22 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox"
@@ -38,7 +43,11 @@ type stack struct {
 	sbURL   string
 	sbHTTP  *http.Server
 	rec     *recorder
-	app     *app.App
+	app     *app.App   // apps[0]
+	apps    []*app.App // every replica, sharing dbURL when more than one
+	dbURL   string     // PostgreSQL, when the stack has one
+	pgDir   string     // the throwaway cluster's directory, stopped by Close
+	pgStop  string     // the script that stops it
 	dir     string
 	logs    *countingHandler
 	offset  atomic.Int64 // added to the sandbox's clock (pacing: verification reads)
@@ -51,6 +60,10 @@ type stackConfig struct {
 	pacerPerMinute                  int           // app pacer; negative = none
 	appTurnsPerDay, appIntakesDay   int           // app quotas; negative = none
 	verbose                         bool
+	// replicas is how many apps to open (0 or 1: one, on SQLite); more than
+	// one share databaseURL, or a throwaway cluster when it is empty.
+	replicas    int
+	databaseURL string
 }
 
 func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
@@ -92,25 +105,41 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 		out = os.Stderr
 	}
 	st.logs = &countingHandler{next: slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}), c: &logCounts{}}
-	st.app, err = app.Open(ctx, app.Config{
-		Config: web.Config{ListenAddr: "127.0.0.1:0", Embedded: true, Logger: slog.New(st.logs),
-			// Every load client comes from 127.0.0.1 (the cap per address
-			// would refuse the thousand sessions it starts), and the render
-			// scenario writes a 40-turn conversation in seconds: the caps
-			// per session and address are lifted for load runs.
-			Limits: web.Limits{IntakesPerHourPerAddress: 1 << 20, TurnsPerMinute: 1 << 20}},
-		DatabasePath:   filepath.Join(st.dir, "app.db"),
-		UpstreamURL:    st.sbURL,
-		APIKey:         apiKey,
-		PacerPerMinute: sc.pacerPerMinute,
-		TurnsPerDay:    sc.appTurnsPerDay,
-		IntakesPerDay:  sc.appIntakesDay,
-		ShutdownGrace:  5 * time.Second,
-	})
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("open the app: %w", err)
+	n := max(sc.replicas, 1)
+	if n > 1 || sc.databaseURL != "" {
+		if st.dbURL = sc.databaseURL; st.dbURL == "" {
+			if st.dbURL, err = st.startCluster(ctx); err != nil {
+				st.Close()
+				return nil, err
+			}
+		}
 	}
+	for i := range n {
+		cfg := app.Config{
+			Config: web.Config{ListenAddr: "127.0.0.1:0", Embedded: true, Logger: slog.New(st.logs).With("replica", i),
+				// Every load client comes from 127.0.0.1 (the cap per address
+				// would refuse the thousand sessions it starts), and the render
+				// scenario writes a 40-turn conversation in seconds: the caps
+				// per session and address are lifted for load runs.
+				Limits: web.Limits{IntakesPerHourPerAddress: 1 << 20, TurnsPerMinute: 1 << 20}},
+			DatabasePath:   filepath.Join(st.dir, "app.db"),
+			DatabaseURL:    st.dbURL,
+			ReplicaName:    fmt.Sprintf("load-%d", i),
+			UpstreamURL:    st.sbURL,
+			APIKey:         apiKey,
+			PacerPerMinute: sc.pacerPerMinute,
+			TurnsPerDay:    sc.appTurnsPerDay,
+			IntakesPerDay:  sc.appIntakesDay,
+			ShutdownGrace:  5 * time.Second,
+		}
+		a, err := app.Open(ctx, cfg)
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("open replica %d: %w", i, err)
+		}
+		st.apps = append(st.apps, a)
+	}
+	st.app = st.apps[0]
 	return st, nil
 }
 
@@ -118,9 +147,9 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 // database.
 func (st *stack) Close() {
 	st.closeMu.Do(func() {
-		if st.app != nil {
+		for _, a := range st.apps {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = st.app.Shutdown(ctx)
+			_ = a.Shutdown(ctx)
 			cancel()
 		}
 		if st.sb != nil {
@@ -129,10 +158,70 @@ func (st *stack) Close() {
 		if st.sbHTTP != nil {
 			_ = st.sbHTTP.Close()
 		}
+		if st.pgDir != "" {
+			_ = exec.Command(st.pgStop, "stop", st.pgDir).Run()
+		}
 		if st.dir != "" {
 			_ = os.RemoveAll(st.dir)
 		}
 	})
+}
+
+// startCluster starts a throwaway PostgreSQL cluster with scripts/pg-cluster
+// (found from the working directory up) and
+// returns the URL of a fresh database in it; Close stops it and removes
+// its directory.
+func (st *stack) startCluster(ctx context.Context) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if script := filepath.Join(dir, "scripts", "pg-cluster"); fileExists(script) {
+			st.pgStop = script
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("no scripts/pg-cluster above %s: run from the repository or pass -database-url", wd)
+		}
+	}
+	// Its own directory, not under st.dir: pg-cluster hands it to the
+	// postgres user, who cannot enter st.dir (0700, ours).
+	if st.pgDir, err = os.MkdirTemp("", "intake-load-pg-*"); err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, st.pgStop, "start", st.pgDir).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			err = fmt.Errorf("%w: %s", err, ee.Stderr)
+		}
+		return "", fmt.Errorf("pg-cluster start: %w", err)
+	}
+	admin, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "INTAKE_TEST_DATABASE_URL=")
+	if !ok {
+		return "", fmt.Errorf("pg-cluster start printed %q", out)
+	}
+	// The cluster's admin database is "postgres"; the app gets its own.
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", fmt.Errorf("connect to the cluster: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE intake_load TEMPLATE template0"); err != nil {
+		return "", fmt.Errorf("create the database: %w", err)
+	}
+	u, err := url.Parse(admin)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/intake_load"
+	return u.String(), nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // ---- the recorder in front of the sandbox ----
@@ -151,6 +240,14 @@ type recorder struct {
 	mu       sync.Mutex
 	turns    map[string][][]write // encounter id -> one slice per turn request
 	statuses map[int]int
+	posts    []post // creates and turns, in arrival order
+}
+
+// post is one create or turn request the sandbox received.
+type post struct {
+	at     time.Time
+	op     string // "create" or "turn"
+	status int
 }
 
 func newRecorder() *recorder {
@@ -159,16 +256,42 @@ func newRecorder() *recorder {
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	sw := &stampWriter{ResponseWriter: w, rec: r, idx: -1}
+	at, op := time.Now(), ""
+	if req.Method == http.MethodPost && req.URL.Path == "/v1/intakes" {
+		op = "create"
+	}
 	if id, ok := strings.CutSuffix(strings.TrimPrefix(req.URL.Path, "/v1/intakes/"), "/turns"); ok && req.Method == http.MethodPost {
 		r.mu.Lock()
 		r.turns[id] = append(r.turns[id], nil)
 		sw.id, sw.idx = id, len(r.turns[id])-1
 		r.mu.Unlock()
+		op = "turn"
 	}
 	r.next.ServeHTTP(sw, req)
 	if !sw.wrote {
 		sw.status(http.StatusOK)
 	}
+	if op != "" {
+		r.mu.Lock()
+		r.posts = append(r.posts, post{at: at, op: op, status: sw.code})
+		r.mu.Unlock()
+	}
+}
+
+// postLog returns the creates and turns received, by arrival time.
+func (r *recorder) postLog() []post {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ps := slices.Clone(r.posts)
+	slices.SortFunc(ps, func(a, b post) int { return a.at.Compare(b.at) })
+	return ps
+}
+
+// encounters returns the ids of the encounters that received turns.
+func (r *recorder) encounters() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(maps.Keys(r.turns))
 }
 
 // deltas returns the delta writes of an encounter's turn requests.
@@ -194,12 +317,13 @@ type stampWriter struct {
 	id    string
 	idx   int
 	wrote bool
+	code  int
 }
 
 var deltaPrefix = []byte("event: message.delta\n")
 
 func (w *stampWriter) status(code int) {
-	w.wrote = true
+	w.wrote, w.code = true, code
 	w.rec.mu.Lock()
 	w.rec.statuses[code]++
 	w.rec.mu.Unlock()
@@ -359,7 +483,7 @@ func (b *browser) start(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("create intake: %w", err)
 	}
 	loc := res.Header.Get("Location")
-	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/intakes/enc_") {
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/intakes/") {
 		return "", fmt.Errorf("create intake: %d %q %.200s", res.StatusCode, loc, page)
 	}
 	return loc, nil
