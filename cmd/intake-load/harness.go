@@ -26,6 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
@@ -693,4 +694,31 @@ func forEach(ctx context.Context, n, workers int, f func(ctx context.Context, i 
 	}
 	wg.Wait()
 	return context.Cause(ctx)
+}
+
+// encounter is the service's id of the app's intake (its id or its path):
+// the sandbox's record is by encounter, the load clients know the app's
+// ids (an intake reaches the service with its first turn).
+func (st *stack) encounter(ctx context.Context, appID string) (string, error) {
+	id := strings.TrimPrefix(appID, "/intakes/")
+	if st.dbURL != "" {
+		conn, err := pgx.Connect(ctx, st.dbURL)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close(ctx)
+		var enc string
+		err = conn.QueryRow(ctx, `SELECT encounter_id FROM intakes WHERE id = $1`, id).Scan(&enc)
+		return enc, err
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(st.dir, "app.db"), nil)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	in, err := db.Intake(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return in.EncounterID, nil
 }

@@ -146,7 +146,12 @@ func relayLatency(ctx context.Context, out io.Writer, c *checks, n, workers int,
 			c.expect(false, "%s stream %d (%s): %v", path, i, r.id, r.err)
 			return
 		}
-		writes := st.rec.deltas(r.id)
+		enc, err := st.encounter(ctx, r.id)
+		if err != nil {
+			c.expect(false, "%s stream %d (%s): its encounter: %v", path, i, r.id, err)
+			return
+		}
+		writes := st.rec.deltas(enc)
 		if len(writes) != 1 {
 			c.expect(false, "%s stream %d (%s): %d turn requests reached the sandbox, want 1", path, i, r.id, len(writes))
 			return
