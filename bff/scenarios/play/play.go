@@ -56,7 +56,11 @@ func Run(ctx context.Context, client *intakeapi.Client, s *scenarios.Suite, o Op
 func One(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, runID string, repeat int) scenarios.Result {
 	r := scenarios.Result{VignetteID: v.ID, Title: v.Title, Repeat: repeat, Gold: v.Gold}
 	var sex intakeapi.Sex
-	if v.Sex != "" {
+	switch v.Sex {
+	case "":
+	case "other":
+		sex = "intersex" // the spec's word (docs/scenarios.md)
+	default:
 		sex = intakeapi.Sex(v.Sex)
 	}
 	in, _, err := client.CreateIntake(ctx, intakeapi.NewIntake{AgeYears: v.AgeYears, Sex: sex, PatientHistory: v.History})
