@@ -237,7 +237,7 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 		// replica, the slot when first in line, the next heartbeat, the next
 		// progress report.
 		sleep := b.heartbeat
-		if pos == 1 {
+		if ev.pos == 1 { // first in line (the place shown may count follow-ups to come)
 			sleep = min(sleep, ev.next.Sub(ev.now))
 		}
 		if call.Progress != nil {
