@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -88,6 +89,13 @@ type Call struct {
 	// the place it shows the callers behind, so their place never goes up
 	// when the follow-up jumps ahead of them.
 	FollowUps int
+	// Announces, when set, receives the ticket of this call's follow-up
+	// when the Gate grants it; Follows presents that ticket on the
+	// follow-up's own call, which then takes the place its announcer held
+	// among follow-ups (so follow-ups go in the order their announcers were
+	// granted, not in the order they arrive).
+	Announces *FollowUp
+	Follows   *FollowUp
 	// Progress, when set, is called by the Gate from the waiting goroutine
 	// whenever the caller's position or expected wait changes.
 	Progress func(Progress)
@@ -174,6 +182,7 @@ const (
 	priorityKey ctxKey = iota
 	progressKey
 	followUpsKey
+	followsKey
 )
 
 // WithPriority returns a context whose calls wait in the Gate with priority p.
@@ -185,10 +194,31 @@ func WithPriority(ctx context.Context, p Priority) context.Context {
 	return context.WithValue(ctx, priorityKey, p)
 }
 
-// WithFollowUps returns a context whose calls tell the Gate that n requests
-// will follow each at once (Call.FollowUps).
-func WithFollowUps(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, followUpsKey, n)
+// FollowUp ties a call that announces a follow-up to the follow-up's own
+// call (Call.Announces, Call.Follows). Safe for concurrent use.
+type FollowUp struct{ ticket atomic.Int64 }
+
+// SetTicket is called by a Gate when it grants the announcing call.
+func (f *FollowUp) SetTicket(t int64) { f.ticket.Store(t) }
+
+// Ticket is what the Gate gave the announcing call, 0 before.
+func (f *FollowUp) Ticket() int64 {
+	if f == nil {
+		return 0
+	}
+	return f.ticket.Load()
+}
+
+// WithAnnouncedFollowUp returns a context whose calls announce one
+// follow-up, tied to f (Call.Announces).
+func WithAnnouncedFollowUp(ctx context.Context, f *FollowUp) context.Context {
+	return context.WithValue(ctx, followUpsKey, f)
+}
+
+// AsFollowUpOf returns a context whose calls are the follow-up f announced
+// (Call.Follows).
+func AsFollowUpOf(ctx context.Context, f *FollowUp) context.Context {
+	return context.WithValue(ctx, followsKey, f)
 }
 
 // WithProgress returns a context whose calls report their queue position and
@@ -203,8 +233,11 @@ func callFor(ctx context.Context, op Op, attempt int) Call {
 	if p, ok := ctx.Value(priorityKey).(Priority); ok && p > 0 {
 		c.Priority = p
 	}
-	if n, ok := ctx.Value(followUpsKey).(int); ok && n > 0 {
-		c.FollowUps = n
+	if f, ok := ctx.Value(followUpsKey).(*FollowUp); ok && f != nil {
+		c.Announces, c.FollowUps = f, 1
+	}
+	if f, ok := ctx.Value(followsKey).(*FollowUp); ok && f != nil {
+		c.Follows = f
 	}
 	if fn, ok := ctx.Value(progressKey).(func(Progress)); ok {
 		c.Progress = fn

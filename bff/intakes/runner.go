@@ -67,10 +67,11 @@ func (r *Runner) work(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 	switch {
 	case t.Status == bff.TurnQueued:
 		if in.EncounterID == "" {
-			if !r.create(ctx, t, in) {
+			fu := new(intakeapi.FollowUp)
+			if !r.create(ctx, t, in, fu) {
 				return
 			}
-			ctx = context.WithValue(ctx, justCreated{}, true)
+			ctx = context.WithValue(ctx, justCreated{}, fu)
 		}
 		r.run(ctx, t, in)
 	case t.Blocking:
@@ -84,10 +85,10 @@ func (r *Runner) work(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 // and its position shown on the turn's stream. False when it failed: t is
 // failed, with why, and may be sent again (nothing of it reached the
 // service).
-func (r *Runner) create(ctx context.Context, t *bff.Turn, in *bff.Intake) bool {
-	// Its first turn follows at once (PriorityFirstTurn): callers behind are
-	// shown a place that counts it.
-	up, meta, err := r.client.CreateIntake(intakeapi.WithFollowUps(r.callCtx(ctx, t), 1), intakeapi.NewIntake{AgeYears: in.AgeYears, Sex: intakeapi.Sex(in.Sex), PatientHistory: in.History})
+func (r *Runner) create(ctx context.Context, t *bff.Turn, in *bff.Intake, fu *intakeapi.FollowUp) bool {
+	// Its first turn follows at once (PriorityFirstTurn), in fu's place:
+	// callers behind are shown a place that counts it.
+	up, meta, err := r.client.CreateIntake(intakeapi.WithAnnouncedFollowUp(r.callCtx(ctx, t), fu), intakeapi.NewIntake{AgeYears: in.AgeYears, Sex: intakeapi.Sex(in.Sex), PatientHistory: in.History})
 	if err != nil {
 		if r.abandoned(ctx, t) {
 			return false
@@ -143,8 +144,9 @@ func (r *Runner) callCtx(ctx context.Context, t *bff.Turn) context.Context {
 		r.hub.Publish(key, bff.EventQueued, bff.QueuedData{Position: p.Position, WaitSeconds: int(math.Ceil(p.Wait.Seconds()))})
 	}
 	prio := intakeapi.PriorityPatientTurn
-	if created, _ := ctx.Value(justCreated{}).(bool); created {
+	if fu, _ := ctx.Value(justCreated{}).(*intakeapi.FollowUp); fu != nil {
 		prio = intakeapi.PriorityFirstTurn
+		ctx = intakeapi.AsFollowUpOf(ctx, fu)
 	}
 	ctx = intakeapi.WithProgress(intakeapi.WithPriority(ctx, prio), progress)
 	if t.RequestID == "" {

@@ -152,10 +152,10 @@ type Pacer struct {
 	window      []time.Time // grant times within the window, ascending
 	pausedUntil time.Time
 	queue       []*waiter // priority descending, then arrival
-	// followUps are the expiry times of follow-ups granted callers said
-	// would come (Call.FollowUps) that have not arrived yet: each counts
-	// in the place shown to lower priorities until it comes (or expires).
-	followUps []time.Time
+	// followUps are the follow-ups granted callers said would come
+	// (Call.FollowUps) that have not arrived yet: each counts in the place
+	// shown to lower priorities until it comes (or expires).
+	followUps []announced
 	seq       uint64
 	changed   chan struct{} // closed and replaced on every state change
 
@@ -193,6 +193,13 @@ func kindNamed(name string) quotaKind {
 // followUpHold is how long an announced follow-up is waited for: a first
 // turn follows its intake's creation within moments.
 const followUpHold = 30 * time.Second
+
+// announced is a follow-up to come: its ticket (the announcer's seq) and
+// until when it is waited for.
+type announced struct {
+	ticket uint64
+	until  time.Time
+}
 
 type waiter struct {
 	prio      Priority
@@ -261,8 +268,11 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 	}
 	p.seq++
 	w := &waiter{prio: call.Priority, seq: p.seq, followUps: call.FollowUps}
-	if call.Priority == intakeapi.PriorityFirstTurn && len(p.followUps) > 0 {
-		p.followUps = p.followUps[1:] // the follow-up announced by a creation has come
+	if t := call.Follows.Ticket(); t > 0 {
+		// The follow-up has come: it takes its announcer's place among
+		// follow-ups (their seq order), whenever it arrives.
+		w.seq = uint64(t)
+		p.followUps = slices.DeleteFunc(p.followUps, func(a announced) bool { return a.ticket == w.seq })
 	}
 	i, _ := slices.BinarySearchFunc(p.queue, w, cmpWaiter)
 	p.queue = slices.Insert(p.queue, i, w)
@@ -305,7 +315,10 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 			if !next.After(now) {
 				p.remove(w)
 				for range w.followUps {
-					p.followUps = append(p.followUps, now.Add(followUpHold))
+					p.followUps = append(p.followUps, announced{ticket: w.seq, until: now.Add(followUpHold)})
+				}
+				if call.Announces != nil {
+					call.Announces.SetTicket(int64(w.seq))
 				}
 				p.window = append(p.window, now)
 				release := p.reserve(kind)
@@ -328,8 +341,12 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 		for _, o := range p.queue[:pos-1] {
 			place += o.followUps
 		}
-		if w.prio < intakeapi.PriorityFirstTurn {
-			place += len(p.followUps)
+		// Follow-ups to come go before this caller: all of them before a
+		// lower priority, those announced earlier before a follow-up.
+		for _, a := range p.followUps {
+			if w.prio < intakeapi.PriorityFirstTurn || a.ticket < w.seq {
+				place++
+			}
 		}
 		prog := Progress{Position: place, Wait: p.estimate(place, now)}
 		ch := p.changed
@@ -452,9 +469,7 @@ func (p *Pacer) remove(w *waiter) {
 }
 
 func (p *Pacer) prune(now time.Time) {
-	for len(p.followUps) > 0 && !p.followUps[0].After(now) {
-		p.followUps = p.followUps[1:]
-	}
+	p.followUps = slices.DeleteFunc(p.followUps, func(a announced) bool { return !a.until.After(now) })
 	n := 0
 	for n < len(p.window) && !p.window[n].Add(p.hold).After(now) {
 		n++

@@ -204,7 +204,7 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 	}()
 
 	var (
-		w    = waiterRow{prio: int(call.Priority), followUps: call.FollowUps}
+		w    = waiterRow{prio: int(call.Priority), followUps: call.FollowUps, ord: call.Follows.Ticket()}
 		last = intakeapi.Progress{Position: -1}
 		pos  int
 	)
@@ -224,6 +224,9 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 			return nil, err
 		}
 		if ev.grant != 0 {
+			if call.Announces != nil && ev.ticket != 0 {
+				call.Announces.SetTicket(ev.ticket)
+			}
 			return b.release(ev.grant, q), nil
 		}
 		pos = ev.place
@@ -263,18 +266,20 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 type waiterRow struct {
 	id        int64 // 0 until queued
 	prio      int
-	followUps int  // requests that follow this one at once (Call.FollowUps)
-	arrived   bool // a first turn has taken the follow-up its creation announced
+	followUps int   // requests that follow this one at once (Call.FollowUps)
+	ord       int64 // a follow-up's place among follow-ups: its announcement's id (0: the waiter's id)
+	arrived   bool  // a follow-up has taken its announcement
 }
 
 // evaluation is one look at the shared state for one caller.
 type evaluation struct {
-	grant int64 // the grant's id when the caller was let go
-	pos   int   // 1 = next
-	place int   // the place shown: pos counting the follow-ups of those ahead
-	now   time.Time
-	next  time.Time     // the earliest time one more request fits
-	wait  time.Duration // the caller's expected wait
+	grant  int64 // the grant's id when the caller was let go
+	ticket int64 // the announcement of its follow-up, when it announced one
+	pos    int   // 1 = next
+	place  int   // the place shown: pos counting the follow-ups of those ahead
+	now    time.Time
+	next   time.Time     // the earliest time one more request fits
+	wait   time.Duration // the caller's expected wait
 }
 
 // evaluate takes one decision for w under the lock: refuse (spent quota),
@@ -303,13 +308,16 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		st            budgetState
 	)
 	aheadOf := w.id
-	if aheadOf == 0 {
+	switch {
+	case w.ord != 0:
+		aheadOf = w.ord // a follow-up: in its announcer's order
+	case aheadOf == 0:
 		aheadOf = math.MaxInt64 // a newcomer is behind every waiter of its priority or higher
 	}
 	batch := &pgx.Batch{}
-	if w.prio == int(intakeapi.PriorityFirstTurn) && !w.arrived {
-		// The follow-up a creation announced has come (the oldest one).
-		batch.Queue(`DELETE FROM budget_follow_ups WHERE id = (SELECT id FROM budget_follow_ups WHERE until_at > $1 ORDER BY id LIMIT 1)`, now)
+	if w.ord != 0 && !w.arrived {
+		// The follow-up its announcer announced has come.
+		batch.Queue(`DELETE FROM budget_follow_ups WHERE id = $1`, w.ord)
 		w.arrived = true
 	}
 	batch.Queue(`DELETE FROM budget_waiters WHERE heartbeat < $1`, now.Add(-b.cfg.StaleAfter)).
@@ -317,19 +325,19 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 	if w.id != 0 {
 		// Renew the heartbeat; a row dropped as dead while this process
 		// stalled comes back in its old place.
-		batch.Queue(`INSERT INTO budget_waiters (id, priority, enqueued_at, replica, heartbeat, follow_ups)
-			VALUES ($1, $2, $3, $4, $3, $5) ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat`,
-			w.id, w.prio, now, b.cfg.Replica, w.followUps)
+		batch.Queue(`INSERT INTO budget_waiters (id, priority, enqueued_at, replica, heartbeat, follow_ups, ord)
+			VALUES ($1, $2, $3, $4, $3, $5, NULLIF($6, 0)) ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat`,
+			w.id, w.prio, now, b.cfg.Replica, w.followUps, w.ord)
 	}
 	batch.Queue(`SELECT
 		(SELECT until_at FROM budget_holds WHERE name = 'pause' AND until_at > $1),
 		(SELECT until_at FROM budget_holds WHERE name = $2 AND until_at > $1),
 		CASE WHEN $4 = '' OR $5 <= 0 THEN 0
 			ELSE (SELECT count(*) FROM budget_grants WHERE day = $3 AND quota = $4 AND NOT refunded) END,
-		(SELECT count(*) FROM budget_waiters WHERE priority > $6 OR (priority = $6 AND id < $7)),
-		(SELECT COALESCE(sum(follow_ups), 0) FROM budget_waiters WHERE priority > $6 OR (priority = $6 AND id < $7)),
-		(SELECT count(*) FROM budget_follow_ups WHERE until_at > $1)`,
-		now, "spent:"+string(q), utcDay(now), string(q), b.limit(q), w.prio, aheadOf).
+		(SELECT count(*) FROM budget_waiters WHERE priority > $6 OR (priority = $6 AND COALESCE(ord, id) < $7)),
+		(SELECT COALESCE(sum(follow_ups), 0) FROM budget_waiters WHERE priority > $6 OR (priority = $6 AND COALESCE(ord, id) < $7)),
+		(SELECT count(*) FROM budget_follow_ups WHERE until_at > $1 AND ($6 < $8 OR id < $7))`,
+		now, "spent:"+string(q), utcDay(now), string(q), b.limit(q), w.prio, aheadOf, int(intakeapi.PriorityFirstTurn)).
 		QueryRow(func(r pgx.Row) error { return r.Scan(&paused, &spent, &used, &ahead, &following, &announced) })
 	if n := b.cfg.PerMinute; n > 0 {
 		batch.Queue(`SELECT sent_at FROM budget_grants WHERE sent_at > $1 ORDER BY sent_at DESC LIMIT $2`,
@@ -365,9 +373,9 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		return ev, qerr
 	}
 	ev.pos = ahead + 1
-	if w.prio < int(intakeapi.PriorityFirstTurn) {
-		following += announced // a first turn to come goes before this caller
-	}
+	// Follow-ups to come go before this caller: all of them before a lower
+	// priority, those announced earlier before a follow-up.
+	following += announced
 	ev.place = ev.pos + following
 	ev.next = st.nextSlot(now, b.cfg.PerMinute, b.hold)
 
@@ -382,8 +390,8 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 			}
 		}
 		if w.followUps > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO budget_follow_ups (until_at) SELECT $1 FROM generate_series(1, $2)`,
-				now.Add(followUpHold), w.followUps); err != nil {
+			if err := tx.QueryRow(ctx, `INSERT INTO budget_follow_ups (until_at) SELECT $1 FROM generate_series(1, $2) RETURNING id`,
+				now.Add(followUpHold), w.followUps).Scan(&ev.ticket); err != nil {
 				return ev, fmt.Errorf("budget: announce follow-ups: %w", err)
 			}
 		}
@@ -403,8 +411,8 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		return ev, nil
 	}
 	if w.id == 0 {
-		if err := tx.QueryRow(ctx, `INSERT INTO budget_waiters (priority, enqueued_at, replica, heartbeat, follow_ups)
-			VALUES ($1, $2, $3, $2, $4) RETURNING id`, w.prio, now, b.cfg.Replica, w.followUps).Scan(&w.id); err != nil {
+		if err := tx.QueryRow(ctx, `INSERT INTO budget_waiters (priority, enqueued_at, replica, heartbeat, follow_ups, ord)
+			VALUES ($1, $2, $3, $2, $4, NULLIF($5, 0)) RETURNING id`, w.prio, now, b.cfg.Replica, w.followUps, w.ord).Scan(&w.id); err != nil {
 			return ev, fmt.Errorf("budget: join the queue: %w", err)
 		}
 		notify = true

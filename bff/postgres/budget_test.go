@@ -454,8 +454,9 @@ func TestBudgetAnnouncedFirstTurnCountsInThePlaceShown(t *testing.T) {
 	const window = 400 * time.Millisecond
 	bs, _ := replicas(t, postgres.BudgetConfig{PerMinute: 1, Window: window, Margin: -1, ProgressEvery: 50 * time.Millisecond}, "a", "b")
 	ctx := within(t, 30*time.Second)
+	fu := new(intakeapi.FollowUp)
 	create := call(intakeapi.OpCreateIntake, intakeapi.PriorityPatientTurn)
-	create.FollowUps = 1
+	create.FollowUps, create.Announces = 1, fu
 	release := mustWait(ctx, t, bs[0], create) // granted at once; its turn is to come
 	release(ok200)
 	log := &progressLog{}
@@ -468,7 +469,9 @@ func TestBudgetAnnouncedFirstTurnCountsInThePlaceShown(t *testing.T) {
 		defer log.mu.Unlock()
 		return len(log.all) >= 1
 	})
-	waitAndSettle(ctx, t, bs[0], call(intakeapi.OpStreamTurn, intakeapi.PriorityFirstTurn), ok200)
+	first := call(intakeapi.OpStreamTurn, intakeapi.PriorityFirstTurn)
+	first.Follows = fu
+	waitAndSettle(ctx, t, bs[0], first, ok200)
 	wg.Wait()
 	told := log.all
 	if len(told) == 0 || told[0].Position != 2 {

@@ -8,3 +8,7 @@ CREATE TABLE budget_follow_ups (
     id       bigserial   PRIMARY KEY,
     until_at timestamptz NOT NULL
 );
+
+-- A follow-up waits in its announcer's place among follow-ups: ord is the
+-- announcement's id for follow-ups, empty (the waiter's own id) otherwise.
+ALTER TABLE budget_waiters ADD COLUMN ord bigint;
