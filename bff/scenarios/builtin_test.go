@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/clinical-intake/intake-web/sandbox/engine"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
@@ -76,11 +75,10 @@ func TestBuiltinCoverage(t *testing.T) {
 }
 
 // TestBuiltinAgainstRulesEngine is the suite's acceptance test: every
-// built-in vignette played against the sandbox's rules engine with a
-// minimal answering loop ends in its gold class, protocol, score bands and
-// red flags, except the vignettes marked `# finding:` in their YAML, which
-// must end in another class (a finding that no longer holds is stale). The
-// real simulated patient's run replaces this loop later.
+// built-in vignette played against the sandbox's rules engine by the
+// simulated patient ends in its gold class, protocol, score bands and red
+// flags, except the vignettes marked `# finding:` in their YAML, which must
+// end in another class (a finding that no longer holds is stale).
 func TestBuiltinAgainstRulesEngine(t *testing.T) {
 	s, err := Builtin()
 	if err != nil {
@@ -158,14 +156,16 @@ func acceptPositiveNotes(notes []string) string {
 }
 
 // acceptPlay drives the engine as the service does (every message so far on
-// each call) until a terminal reply or the vignette's turn limit.
+// each call), answered by the simulated patient, until a terminal reply or
+// the vignette's turn limit.
 func acceptPlay(t *testing.T, e *rules.Engine, v Vignette) (engine.Result, string) {
 	t.Helper()
 	d := engine.Demographics{AgeYears: v.AgeYears, Sex: v.Sex, History: v.History}
 	if d.Sex == "other" {
 		d.Sex = "intersex" // the start form's word for it
 	}
-	msgs := []string{v.Opening}
+	p := NewPatient(&v)
+	msgs := []string{p.Opening()}
 	var b strings.Builder
 	for {
 		res, err := e.Evaluate(context.Background(), engine.Input{Demographics: d, Patient: msgs})
@@ -173,69 +173,15 @@ func acceptPlay(t *testing.T, e *rules.Engine, v Vignette) (engine.Result, strin
 			t.Fatalf("Evaluate: %v", err)
 		}
 		fmt.Fprintf(&b, "  patient: %s\n  engine: %s %v [%s]\n", msgs[len(msgs)-1], res.Reply, res.Choices, res.Disposition)
-		if res.Terminal || len(msgs) >= v.MaxTurns {
+		if res.Terminal {
 			return res, b.String()
 		}
-		msgs = append(msgs, acceptAnswer(v, res.Reply, res.Choices))
+		reply, ok := p.Answer(res.Reply, res.Choices)
+		if !ok {
+			return res, b.String()
+		}
+		msgs = append(msgs, reply)
 	}
-}
-
-// acceptAnswer is the minimal patient: the first fact whose asks occur in
-// the question, its choice when offered, else its answer; else the default.
-func acceptAnswer(v Vignette, question string, choices []string) string {
-	words := acceptWords(question)
-	for _, f := range v.Facts {
-		if !slices.ContainsFunc(f.Asks, func(a string) bool { return acceptHas(words, acceptWords(a)) }) {
-			continue
-		}
-		if f.Choose != "" {
-			for _, c := range choices {
-				if strings.Contains(strings.ToLower(c), strings.ToLower(f.Choose)) {
-					return c
-				}
-			}
-		}
-		if f.Answer != "" {
-			return f.Answer
-		}
-		break
-	}
-	return cmp.Or(v.Default, "I'm not sure")
-}
-
-// acceptWords lowercases s and splits it into words of letters and digits,
-// apostrophes dropped; a trailing "*" stays on a word.
-func acceptWords(s string) []string {
-	s = strings.NewReplacer("'", "", "’", "").Replace(strings.ToLower(s))
-	return strings.FieldsFunc(s, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '*'
-	})
-}
-
-// acceptHas reports whether phrase occurs as consecutive words of words; a
-// phrase word ending in "*" matches any word it begins.
-func acceptHas(words, phrase []string) bool {
-	if len(phrase) == 0 {
-		return false
-	}
-	for i := 0; i+len(phrase) <= len(words); i++ {
-		ok := true
-		for j, p := range phrase {
-			w := words[i+j]
-			if pre, star := strings.CutSuffix(p, "*"); star {
-				ok = strings.HasPrefix(w, pre)
-			} else {
-				ok = w == p
-			}
-			if !ok {
-				break
-			}
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
 }
 
 // builtinFindings reads the `# finding:` comments of the built-in files:
