@@ -8,15 +8,16 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
+	"github.com/clinical-intake/intake-web/bff/storetest"
 )
 
 // The log is append-only in the database itself, whoever writes to it.
 func TestAuditAppendOnly(t *testing.T) {
 	db := sqlitetest.MustOpenDB(t)
 	ctx := context.Background()
-	mustCreateIntake(t, db, "enc_1")
-	es := addAudits(t, db, 3)
-	want := auditIDs(es)
+	storetest.MustCreateIntake(t, db, "enc_1")
+	es := storetest.AddAudits(t, db, 3)
+	want := storetest.AuditIDs(es)
 	slices.Reverse(want)
 
 	for _, q := range []string{
@@ -47,11 +48,11 @@ func TestAuditAppendOnly(t *testing.T) {
 	}
 
 	got, err := db.Audit(ctx, 10, 0)
-	if err != nil || !slices.Equal(auditIDs(got), want) {
-		t.Fatalf("after attempts: %v, %v", auditIDs(got), err)
+	if err != nil || !slices.Equal(storetest.AuditIDs(got), want) {
+		t.Fatalf("after attempts: %v, %v", storetest.AuditIDs(got), err)
 	}
 	for i, e := range got {
-		if !equalAudit(e, es[len(es)-1-i]) {
+		if !storetest.EqualAudit(e, es[len(es)-1-i]) {
 			t.Errorf("entry changed: %+v, want %+v", e, es[len(es)-1-i])
 		}
 	}
@@ -65,7 +66,7 @@ func TestAuditAppendOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err = db.Audit(ctx, 1, 0)
-	if err != nil || len(got) != 1 || !equalAudit(got[0], e) {
+	if err != nil || len(got) != 1 || !storetest.EqualAudit(got[0], e) {
 		t.Fatalf("after deleting the intake: %v, %v", got, err)
 	}
 	// Appending still works.

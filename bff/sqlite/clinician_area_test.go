@@ -12,6 +12,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/storetest"
 )
 
 // The clinician area's rows and rules are there after Close and Open, and
@@ -23,7 +24,7 @@ func TestClinicianAreaReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustCreateIntake(t, db, "enc_r")
+	storetest.MustCreateIntake(t, db, "enc_r")
 	c := &bff.Clinician{Username: "dr_a", PasswordHash: []byte("$2a$10$hash"), CreatedAt: t0}
 	if err := db.CreateClinician(ctx, c); err != nil {
 		t.Fatal(err)
@@ -56,19 +57,19 @@ func TestClinicianAreaReopen(t *testing.T) {
 			t.Fatalf("clinician after reopen: %+v, %v", got, err)
 		}
 		rs, err := db.Reviews(ctx, "enc_r")
-		if err != nil || len(rs) != 1 || !equalReview(rs[0], r) {
+		if err != nil || len(rs) != 1 || !storetest.EqualReview(rs[0], r) {
 			t.Fatalf("reviews after reopen: %v, %v", rs, err)
 		}
-		if m, err := db.LatestReviews(ctx); err != nil || len(m) != 1 || !equalReview(m["enc_r"], r) {
+		if m, err := db.LatestReviews(ctx); err != nil || len(m) != 1 || !storetest.EqualReview(m["enc_r"], r) {
 			t.Fatalf("latest after reopen: %v, %v", m, err)
 		}
 		es, err := db.Audit(ctx, 10, 0)
-		if err != nil || len(es) == 0 || !equalAudit(es[len(es)-1], e) {
+		if err != nil || len(es) == 0 || !storetest.EqualAudit(es[len(es)-1], e) {
 			t.Fatalf("audit after reopen: %v, %v", es, err)
 		}
 		// The rules still hold.
-		wantCode(t, db.CreateClinician(ctx, &bff.Clinician{Username: "dr_a", CreatedAt: t0}), bff.ECONFLICT)
-		wantCode(t, db.AddReview(ctx, &bff.Review{IntakeID: "enc_none", ReviewedAt: t0}), bff.ENOTFOUND)
+		storetest.WantCode(t, db.CreateClinician(ctx, &bff.Clinician{Username: "dr_a", CreatedAt: t0}), bff.ECONFLICT)
+		storetest.WantCode(t, db.AddReview(ctx, &bff.Review{IntakeID: "enc_none", ReviewedAt: t0}), bff.ENOTFOUND)
 		if _, err := db.SQL().ExecContext(ctx, `DELETE FROM audit`); err == nil {
 			t.Fatal("audit deletable after reopen")
 		}

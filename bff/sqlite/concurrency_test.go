@@ -10,6 +10,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
+	"github.com/clinical-intake/intake-web/bff/storetest"
 )
 
 // Many intakes written at once, with readers alongside: no error, nothing
@@ -19,7 +20,7 @@ func TestConcurrentWritersOnDifferentIntakes(t *testing.T) {
 	ctx := context.Background()
 	const intakes, turnsEach = 40, 15
 	for i := range intakes {
-		mustCreateIntake(t, db, fmt.Sprint("enc_", i))
+		storetest.MustCreateIntake(t, db, fmt.Sprint("enc_", i))
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, intakes*2)
@@ -79,7 +80,7 @@ func TestConcurrentWritersOnDifferentIntakes(t *testing.T) {
 		}
 	}
 	if p, err := db.PendingTurns(ctx); err != nil || len(p) != 0 {
-		t.Fatalf("pending %v, %v", turnKeys(p), err)
+		t.Fatalf("pending %v, %v", storetest.TurnKeys(p), err)
 	}
 }
 
@@ -97,7 +98,7 @@ func TestTwoHandlesOneFile(t *testing.T) {
 		defer db.Close()
 		dbs[i] = db
 	}
-	mustCreateIntake(t, dbs[0], "enc_two")
+	storetest.MustCreateIntake(t, dbs[0], "enc_two")
 	const n = 40
 	errs := make([]error, n)
 	start := make(chan struct{})

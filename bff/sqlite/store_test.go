@@ -8,6 +8,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
+	"github.com/clinical-intake/intake-web/bff/storetest"
 )
 
 func TestOpenPragmas(t *testing.T) {
@@ -39,7 +40,7 @@ func TestOpenMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	mustCreateIntake(t, db, "enc_mem")
+	storetest.MustCreateIntake(t, db, "enc_mem")
 	if _, err := db.Intake(ctx, "enc_mem"); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := mustCreateIntake(t, db, "enc_r")
+	in := storetest.MustCreateIntake(t, db, "enc_r")
 	in.AgeYears = ptr(31)
 	turn := &bff.Turn{IntakeID: "enc_r", SubmissionID: "s1", Message: "m1", SafetyStatus: ptr("")}
 	if err := db.CreateTurn(ctx, turn); err != nil {
@@ -92,17 +93,17 @@ func TestReopen(t *testing.T) {
 		t.Fatalf("intake after reopen: %+v, %v", gotIn, err)
 	}
 	gotTurn, err := db.Turn(ctx, "enc_r", 1)
-	if err != nil || !equalTurn(gotTurn, turn) {
-		t.Fatalf("turn after reopen: %s, %v", dumpTurn(gotTurn), err)
+	if err != nil || !storetest.EqualTurn(gotTurn, turn) {
+		t.Fatalf("turn after reopen: %s, %v", storetest.DumpTurn(gotTurn), err)
 	}
 	ps, err := db.PendingTurns(ctx)
 	if err != nil || len(ps) != 1 || ps[0].Index != 2 || ps[0].SubmissionID != "s0" {
-		t.Fatalf("pending after reopen: %v, %v", turnKeys(ps), err)
+		t.Fatalf("pending after reopen: %v, %v", storetest.TurnKeys(ps), err)
 	}
 	h, err := db.Handoff(ctx, "enc_r")
 	if err != nil || string(h.JSON) != string(raw) {
 		t.Fatalf("handoff after reopen: %v, %v", h, err)
 	}
 	// The constraints still hold.
-	wantCode(t, db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_r", SubmissionID: "s9", Message: "m"}), bff.ECONFLICT)
+	storetest.WantCode(t, db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_r", SubmissionID: "s9", Message: "m"}), bff.ECONFLICT)
 }

@@ -15,7 +15,7 @@ import (
 // until until (none when owner is "").
 func pendingTurn(t *testing.T, db Stores, id, owner string, until time.Time) *bff.Turn {
 	t.Helper()
-	mustCreateIntake(t, db, id)
+	MustCreateIntake(t, db, id)
 	tn := &bff.Turn{IntakeID: id, SubmissionID: "s-" + id, Message: "hi " + id, LeaseOwner: owner, LeaseUntil: until}
 	if err := db.CreateTurn(context.Background(), tn); err != nil {
 		t.Fatalf("CreateTurn(%s): %v", id, err)
@@ -34,10 +34,10 @@ func claimedKeys(ts []*bff.Turn) []string {
 func testEncounterID(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
 	ctx := context.Background()
-	a := newIntake("in_a", "alice", t0)
+	a := NewIntake("in_a", "alice", t0)
 	a.EncounterID = "enc_1"
-	b := newIntake("in_b", "alice", t0) // not created upstream yet
-	c := newIntake("in_c", "alice", t0)
+	b := NewIntake("in_b", "alice", t0) // not created upstream yet
+	c := NewIntake("in_c", "alice", t0)
 	for _, in := range []*bff.Intake{a, b, c} {
 		if err := db.CreateIntake(ctx, in); err != nil {
 			t.Fatalf("CreateIntake(%s): %v", in.ID, err)
@@ -70,10 +70,10 @@ func testEncounterID(t *testing.T, open Opener) {
 	}
 	// An encounter belongs to one intake.
 	c.EncounterID = "enc_9"
-	wantCode(t, db.UpdateIntake(ctx, c), bff.ECONFLICT)
-	d := newIntake("in_d", "bob", t0)
+	WantCode(t, db.UpdateIntake(ctx, c), bff.ECONFLICT)
+	d := NewIntake("in_d", "bob", t0)
 	d.EncounterID = "enc_2"
-	wantCode(t, db.CreateIntake(ctx, d), bff.ECONFLICT)
+	WantCode(t, db.CreateIntake(ctx, d), bff.ECONFLICT)
 }
 
 func testCreateTurnKeepsLease(t *testing.T, open Opener) {
@@ -248,14 +248,14 @@ func testLostLease(t *testing.T, open Opener) {
 
 	stale := *mine
 	stale.Release = "r-old"
-	wantCode(t, db.MarkTurnStreaming(ctx, &stale), bff.ECONFLICT)
+	WantCode(t, db.MarkTurnStreaming(ctx, &stale), bff.ECONFLICT)
 
 	stale.Status, stale.Reply = bff.TurnCompleted, "old reply"
 	now2 := now.Add(time.Second)
 	stale.CompletedAt = &now2
 	in := *before
 	in.TurnCount, in.Status, in.Terminal = 1, bff.StatusClosed, true
-	wantCode(t, db.SettleTurn(ctx, &stale, &in), bff.ECONFLICT)
+	WantCode(t, db.SettleTurn(ctx, &stale, &in), bff.ECONFLICT)
 
 	got, err := db.Turn(ctx, "in_x", mine.Index)
 	if err != nil {
@@ -267,7 +267,7 @@ func testLostLease(t *testing.T, open Opener) {
 	if after, err := db.Intake(ctx, "in_x"); err != nil || !equalIntake(after, before) {
 		t.Fatalf("intake changed by a lost lease: %+v (%v)", after, err)
 	}
-	wantCode(t, db.MarkTurnStreaming(ctx, &bff.Turn{IntakeID: "in_x", Index: 9, LeaseOwner: "new"}), bff.ENOTFOUND)
+	WantCode(t, db.MarkTurnStreaming(ctx, &bff.Turn{IntakeID: "in_x", Index: 9, LeaseOwner: "new"}), bff.ENOTFOUND)
 }
 
 // The lease holder starts and settles its turn: streaming with the release,
@@ -281,7 +281,7 @@ func testSettleTurn(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	if got, err := db.Turn(ctx, "in_s", tn.Index); err != nil || got.Status != bff.TurnStreaming || got.Release != "r1" || got.LeaseOwner != "me" {
-		t.Fatalf("after MarkTurnStreaming: %s (%v)", dumpTurn(got), err)
+		t.Fatalf("after MarkTurnStreaming: %s (%v)", DumpTurn(got), err)
 	}
 	in, err := db.Intake(ctx, "in_s")
 	if err != nil {
@@ -297,8 +297,8 @@ func testSettleTurn(t *testing.T, open Opener) {
 		t.Fatalf("SettleTurn left t's lease %q until %v", tn.LeaseOwner, tn.LeaseUntil)
 	}
 	got, err := db.Turn(ctx, "in_s", tn.Index)
-	if err != nil || !equalTurn(got, tn) {
-		t.Fatalf("settled turn\ngot  %s\nwant %s (%v)", dumpTurn(got), dumpTurn(tn), err)
+	if err != nil || !EqualTurn(got, tn) {
+		t.Fatalf("settled turn\ngot  %s\nwant %s (%v)", DumpTurn(got), DumpTurn(tn), err)
 	}
 	if gotIn, err := db.Intake(ctx, "in_s"); err != nil || !equalIntake(gotIn, in) {
 		t.Fatalf("settled intake %+v, want %+v (%v)", gotIn, in, err)
@@ -306,7 +306,7 @@ func testSettleTurn(t *testing.T, open Opener) {
 	// Settled: the old holder can no longer start it; a turn without a lease
 	// owner settles unconditionally (as a restart without leases does).
 	tn.LeaseOwner = "me"
-	wantCode(t, db.MarkTurnStreaming(ctx, tn), bff.ECONFLICT)
+	WantCode(t, db.MarkTurnStreaming(ctx, tn), bff.ECONFLICT)
 	free := pendingTurn(t, db, "in_f", "", time.Time{})
 	free.Status = bff.TurnFailed
 	if err := db.SettleTurn(ctx, free, nil); err != nil {
@@ -315,8 +315,8 @@ func testSettleTurn(t *testing.T, open Opener) {
 	// SettleTurn of an intake that does not exist writes nothing.
 	ghost := pendingTurn(t, db, "in_g", "", time.Time{})
 	ghost.Status = bff.TurnFailed
-	wantCode(t, db.SettleTurn(ctx, ghost, newIntake("in_missing", "x", t0)), bff.ENOTFOUND)
+	WantCode(t, db.SettleTurn(ctx, ghost, NewIntake("in_missing", "x", t0)), bff.ENOTFOUND)
 	if got, err := db.Turn(ctx, "in_g", ghost.Index); err != nil || got.Status != bff.TurnQueued {
-		t.Fatalf("turn of a failed settlement: %s (%v)", dumpTurn(got), err)
+		t.Fatalf("turn of a failed settlement: %s (%v)", DumpTurn(got), err)
 	}
 }

@@ -27,7 +27,8 @@ func fixedClock() bff.Clock {
 	}
 }
 
-func newIntake(id, owner string, created time.Time) *bff.Intake {
+// NewIntake is an open intake created at created, expiring two hours later.
+func NewIntake(id, owner string, created time.Time) *bff.Intake {
 	return &bff.Intake{
 		ID: id, Owner: owner,
 		CreatedAt: created, ExpiresAt: created.Add(2 * time.Hour), UpdatedAt: created,
@@ -35,16 +36,18 @@ func newIntake(id, owner string, created time.Time) *bff.Intake {
 	}
 }
 
-func mustCreateIntake(t testing.TB, db Stores, id string) *bff.Intake {
+// MustCreateIntake stores a fresh open intake with id, owned by "owner-"+id.
+func MustCreateIntake(t testing.TB, db bff.IntakeStore, id string) *bff.Intake {
 	t.Helper()
-	in := newIntake(id, "owner-"+id, t0)
+	in := NewIntake(id, "owner-"+id, t0)
 	if err := db.CreateIntake(context.Background(), in); err != nil {
 		t.Fatalf("CreateIntake(%s): %v", id, err)
 	}
 	return in
 }
 
-func wantCode(t *testing.T, err error, code string) {
+// WantCode fails t unless err carries code ("" for none).
+func WantCode(t *testing.T, err error, code string) {
 	t.Helper()
 	if got := bff.ErrorCode(err); got != code {
 		t.Fatalf("error %v: code %q, want %q", err, got, code)
@@ -57,11 +60,11 @@ func testIntakes(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
 	ctx := context.Background()
 
-	a := newIntake("enc_a", "alice", t0)
+	a := NewIntake("enc_a", "alice", t0)
 	a.AgeYears = ptr(0) // an infant: 0 is not "not given"
 	a.Sex, a.History = "female", "asthma\n  inhaler"
-	b := newIntake("enc_b", "bob", t0.Add(time.Second).In(time.FixedZone("CET", 3600))) // stored as UTC
-	c := newIntake("enc_c", "alice", t0.Add(2*time.Second))
+	b := NewIntake("enc_b", "bob", t0.Add(time.Second).In(time.FixedZone("CET", 3600))) // stored as UTC
+	c := NewIntake("enc_c", "alice", t0.Add(2*time.Second))
 	for _, in := range []*bff.Intake{a, b, c} {
 		if err := db.CreateIntake(ctx, in); err != nil {
 			t.Fatalf("CreateIntake(%s): %v", in.ID, err)
@@ -69,7 +72,7 @@ func testIntakes(t *testing.T, open Opener) {
 	}
 
 	t.Run("conflict", func(t *testing.T) {
-		wantCode(t, db.CreateIntake(ctx, newIntake("enc_a", "mallory", t0)), bff.ECONFLICT)
+		WantCode(t, db.CreateIntake(ctx, NewIntake("enc_a", "mallory", t0)), bff.ECONFLICT)
 		got, err := db.Intake(ctx, "enc_a")
 		if err != nil || got.Owner != "alice" {
 			t.Fatalf("after conflict: %+v, %v", got, err)
@@ -88,7 +91,7 @@ func testIntakes(t *testing.T, open Opener) {
 			t.Fatalf("nil age: %v, %v", got.AgeYears, err)
 		}
 		_, err = db.Intake(ctx, "enc_missing")
-		wantCode(t, err, bff.ENOTFOUND)
+		WantCode(t, err, bff.ENOTFOUND)
 	})
 	t.Run("by owner newest first", func(t *testing.T) {
 		got, err := db.IntakesByOwner(ctx, "alice")
@@ -147,15 +150,15 @@ func testIntakes(t *testing.T, open Opener) {
 		if got, _ := db.Intake(ctx, "enc_b"); got.AgeYears != nil {
 			t.Fatalf("age not cleared: %d", *got.AgeYears)
 		}
-		wantCode(t, db.UpdateIntake(ctx, newIntake("enc_missing", "x", t0)), bff.ENOTFOUND)
+		WantCode(t, db.UpdateIntake(ctx, NewIntake("enc_missing", "x", t0)), bff.ENOTFOUND)
 	})
 }
 
 func testTurns(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
 	ctx := context.Background()
-	mustCreateIntake(t, db, "enc_1")
-	mustCreateIntake(t, db, "enc_2")
+	MustCreateIntake(t, db, "enc_1")
+	MustCreateIntake(t, db, "enc_2")
 
 	first := &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-1", Message: "  sore throat\nsince Monday ", Status: bff.TurnQueued}
 	if err := db.CreateTurn(ctx, first); err != nil {
@@ -167,14 +170,14 @@ func testTurns(t *testing.T, open Opener) {
 
 	t.Run("duplicate submission", func(t *testing.T) {
 		err := db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-1", Message: "again"})
-		wantCode(t, err, bff.ECONFLICT)
+		WantCode(t, err, bff.ECONFLICT)
 		if bff.ErrorMessage(err) != bff.MsgDuplicateSubmission {
 			t.Fatalf("message %q", bff.ErrorMessage(err))
 		}
 	})
 	t.Run("pending", func(t *testing.T) {
 		err := db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-2", Message: "hello?"})
-		wantCode(t, err, bff.ECONFLICT)
+		WantCode(t, err, bff.ECONFLICT)
 		if bff.ErrorMessage(err) != bff.MsgTurnPending {
 			t.Fatalf("message %q", bff.ErrorMessage(err))
 		}
@@ -186,14 +189,14 @@ func testTurns(t *testing.T, open Opener) {
 	})
 	t.Run("unknown intake", func(t *testing.T) {
 		err := db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_missing", SubmissionID: "s", Message: "m"})
-		wantCode(t, err, bff.ENOTFOUND)
+		WantCode(t, err, bff.ENOTFOUND)
 	})
 	t.Run("pending turns oldest first", func(t *testing.T) {
 		got, err := db.PendingTurns(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if keys := turnKeys(got); !slices.Equal(keys, []string{"enc_1/1", "enc_2/1"}) {
+		if keys := TurnKeys(got); !slices.Equal(keys, []string{"enc_1/1", "enc_2/1"}) {
 			t.Fatalf("pending %v", keys)
 		}
 	})
@@ -203,7 +206,7 @@ func testTurns(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		err := db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-2", Message: "hello?"})
-		wantCode(t, err, bff.ECONFLICT)
+		WantCode(t, err, bff.ECONFLICT)
 	})
 
 	completed := t0.Add(30 * time.Second)
@@ -222,8 +225,8 @@ func testTurns(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalTurn(got, first) {
-			t.Fatalf("got %s\nwant %s", dumpTurn(got), dumpTurn(first))
+		if !EqualTurn(got, first) {
+			t.Fatalf("got %s\nwant %s", DumpTurn(got), DumpTurn(first))
 		}
 		second := &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-2", Message: "2-3 days"}
 		if err := db.CreateTurn(ctx, second); err != nil || second.Index != 2 {
@@ -231,13 +234,13 @@ func testTurns(t *testing.T, open Opener) {
 		}
 	})
 	t.Run("update not found and second pending", func(t *testing.T) {
-		wantCode(t, db.UpdateTurn(ctx, &bff.Turn{IntakeID: "enc_1", Index: 9, Status: bff.TurnFailed}), bff.ENOTFOUND)
-		wantCode(t, db.UpdateTurn(ctx, &bff.Turn{IntakeID: "enc_missing", Index: 1, Status: bff.TurnFailed}), bff.ENOTFOUND)
+		WantCode(t, db.UpdateTurn(ctx, &bff.Turn{IntakeID: "enc_1", Index: 9, Status: bff.TurnFailed}), bff.ENOTFOUND)
+		WantCode(t, db.UpdateTurn(ctx, &bff.Turn{IntakeID: "enc_missing", Index: 1, Status: bff.TurnFailed}), bff.ENOTFOUND)
 		// Turn 2 is queued: turn 1 cannot become pending again.
 		back := *first
 		back.Status = bff.TurnQueued
 		err := db.UpdateTurn(ctx, &back)
-		wantCode(t, err, bff.ECONFLICT)
+		WantCode(t, err, bff.ECONFLICT)
 		if got, _ := db.Turn(ctx, "enc_1", 1); got.Status != bff.TurnCompleted {
 			t.Fatalf("turn 1 changed to %s", got.Status)
 		}
@@ -248,14 +251,14 @@ func testTurns(t *testing.T, open Opener) {
 			t.Fatalf("by submission: %+v, %v", got, err)
 		}
 		_, err = db.TurnBySubmission(ctx, "enc_2", "sub-2")
-		wantCode(t, err, bff.ENOTFOUND)
+		WantCode(t, err, bff.ENOTFOUND)
 		_, err = db.Turn(ctx, "enc_1", 3)
-		wantCode(t, err, bff.ENOTFOUND)
+		WantCode(t, err, bff.ENOTFOUND)
 		all, err := db.Turns(ctx, "enc_1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if keys := turnKeys(all); !slices.Equal(keys, []string{"enc_1/1", "enc_1/2"}) {
+		if keys := TurnKeys(all); !slices.Equal(keys, []string{"enc_1/1", "enc_1/2"}) {
 			t.Fatalf("turns %v", keys)
 		}
 		none, err := db.Turns(ctx, "enc_missing")
@@ -266,7 +269,7 @@ func testTurns(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if keys := turnKeys(pending); !slices.Equal(keys, []string{"enc_2/1", "enc_1/2"}) {
+		if keys := TurnKeys(pending); !slices.Equal(keys, []string{"enc_2/1", "enc_1/2"}) {
 			t.Fatalf("pending %v", keys)
 		}
 	})
@@ -276,7 +279,7 @@ func testTurns(t *testing.T, open Opener) {
 func testTurnNullsRoundTrip(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
 	ctx := context.Background()
-	mustCreateIntake(t, db, "enc_n")
+	MustCreateIntake(t, db, "enc_n")
 	at := t0.Add(123456 * time.Microsecond)
 	cases := []*bff.Turn{
 		{Status: bff.TurnCompleted}, // all nil
@@ -297,8 +300,8 @@ func testTurnNullsRoundTrip(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalTurn(got, want) {
-			t.Errorf("case %d:\ngot  %s\nwant %s", i, dumpTurn(got), dumpTurn(want))
+		if !EqualTurn(got, want) {
+			t.Errorf("case %d:\ngot  %s\nwant %s", i, DumpTurn(got), DumpTurn(want))
 		}
 	}
 	// A turn created complete keeps its fields as given.
@@ -307,18 +310,18 @@ func testTurnNullsRoundTrip(t *testing.T, open Opener) {
 	if err := db.CreateTurn(ctx, full); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := db.Turn(ctx, "enc_n", full.Index); !equalTurn(got, full) {
-		t.Fatalf("got %s\nwant %s", dumpTurn(got), dumpTurn(full))
+	if got, _ := db.Turn(ctx, "enc_n", full.Index); !EqualTurn(got, full) {
+		t.Fatalf("got %s\nwant %s", DumpTurn(got), DumpTurn(full))
 	}
 }
 
 func testHandoffs(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
 	ctx := context.Background()
-	mustCreateIntake(t, db, "enc_h")
+	MustCreateIntake(t, db, "enc_h")
 
 	_, err := db.Handoff(ctx, "enc_h")
-	wantCode(t, err, bff.ENOTFOUND)
+	WantCode(t, err, bff.ENOTFOUND)
 
 	// Odd spacing, key order, escapes and non-ASCII must survive untouched.
 	raw := []byte("{\"z\":1,  \"a\" : \"caf\u00e9 \\u00e9\\n\",\n\t\"n\":1.50e+2,\"x\":null}\n")
@@ -348,12 +351,12 @@ func testHandoffs(t *testing.T, open Opener) {
 	}
 
 	err = db.PutHandoff(ctx, &bff.StoredHandoff{IntakeID: "enc_missing", JSON: raw, FetchedAt: t0})
-	wantCode(t, err, bff.ENOTFOUND)
+	WantCode(t, err, bff.ENOTFOUND)
 }
 
 func testContextHonoured(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
-	mustCreateIntake(t, db, "enc_ctx")
+	MustCreateIntake(t, db, "enc_ctx")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := db.Intake(ctx, "enc_ctx"); !errors.Is(err, context.Canceled) {
@@ -377,7 +380,8 @@ func intakeIDs(ins []*bff.Intake) []string {
 	return ids
 }
 
-func turnKeys(ts []*bff.Turn) []string {
+// TurnKeys lists turns as intake/index.
+func TurnKeys(ts []*bff.Turn) []string {
 	var keys []string
 	for _, t := range ts {
 		keys = append(keys, fmt.Sprintf("%s/%d", t.IntakeID, t.Index))
@@ -398,15 +402,16 @@ func equalIntake(a, b *bff.Intake) bool {
 	return x == y
 }
 
-func equalTurn(a, b *bff.Turn) bool {
+// EqualTurn compares two turns by DumpTurn.
+func EqualTurn(a, b *bff.Turn) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return dumpTurn(a) == dumpTurn(b)
+	return DumpTurn(a) == DumpTurn(b)
 }
 
 // dumpTurn prints every field, telling nil from empty.
-func dumpTurn(t *bff.Turn) string {
+func DumpTurn(t *bff.Turn) string {
 	if t == nil {
 		return "<nil>"
 	}
@@ -464,7 +469,7 @@ func testBlockingModeRoundTrips(t *testing.T, open Opener) {
 func testASettledTurnsSubmissionIsNotReused(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
 	ctx := context.Background()
-	mustCreateIntake(t, db, "enc_1")
+	MustCreateIntake(t, db, "enc_1")
 	first := &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-1", Message: "hello", Status: bff.TurnQueued}
 	if err := db.CreateTurn(ctx, first); err != nil {
 		t.Fatal(err)
@@ -474,14 +479,15 @@ func testASettledTurnsSubmissionIsNotReused(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	err := db.CreateTurn(ctx, &bff.Turn{IntakeID: "enc_1", SubmissionID: "sub-1", Message: "hello", Status: bff.TurnQueued})
-	wantCode(t, err, bff.ECONFLICT)
+	WantCode(t, err, bff.ECONFLICT)
 	if turns, _ := db.Turns(ctx, "enc_1"); len(turns) != 1 {
 		t.Fatalf("%d turns for one submission", len(turns))
 	}
 }
 
 // addAudits appends n entries, a second apart, and returns them in order.
-func addAudits(t *testing.T, db Stores, n int) []*bff.AuditEntry {
+// AddAudits appends n audit entries, a second apart from t0.
+func AddAudits(t *testing.T, db bff.AuditStore, n int) []*bff.AuditEntry {
 	t.Helper()
 	var es []*bff.AuditEntry
 	for i := range n {
@@ -509,10 +515,10 @@ func testAudit(t *testing.T, open Opener) {
 		t.Fatalf("fresh store: %v, %v", es, err)
 	}
 
-	es := addAudits(t, db, 7)
+	es := AddAudits(t, db, 7)
 	for i := 1; i < len(es); i++ {
 		if es[i].ID <= es[i-1].ID || es[0].ID <= 0 {
-			t.Fatalf("ids not increasing: %v", auditIDs(es))
+			t.Fatalf("ids not increasing: %v", AuditIDs(es))
 		}
 	}
 	// The id orders the log, not At: an entry stamped earlier, appended later.
@@ -534,7 +540,7 @@ func testAudit(t *testing.T, open Opener) {
 			t.Fatalf("%d entries, want %d", len(got), len(es))
 		}
 		for i := range got {
-			if !equalAudit(got[i], newestFirst[i]) {
+			if !EqualAudit(got[i], newestFirst[i]) {
 				t.Errorf("entry %d: got %+v, want %+v", i, got[i], newestFirst[i])
 			}
 		}
@@ -544,16 +550,16 @@ func testAudit(t *testing.T, open Opener) {
 	})
 	t.Run("limit", func(t *testing.T) {
 		got, err := db.Audit(ctx, 3, 0)
-		if err != nil || !slices.Equal(auditIDs(got), auditIDs(newestFirst[:3])) {
-			t.Fatalf("limit 3: %v, %v", auditIDs(got), err)
+		if err != nil || !slices.Equal(AuditIDs(got), AuditIDs(newestFirst[:3])) {
+			t.Fatalf("limit 3: %v, %v", AuditIDs(got), err)
 		}
 		for _, limit := range []int{0, -1} {
 			if got, err := db.Audit(ctx, limit, 0); err != nil || len(got) != 0 {
-				t.Fatalf("limit %d: %v, %v", limit, auditIDs(got), err)
+				t.Fatalf("limit %d: %v, %v", limit, AuditIDs(got), err)
 			}
 		}
-		if got, err := db.Audit(ctx, 1, -5); err != nil || !slices.Equal(auditIDs(got), []int64{late.ID}) {
-			t.Fatalf("negative before: %v, %v", auditIDs(got), err)
+		if got, err := db.Audit(ctx, 1, -5); err != nil || !slices.Equal(AuditIDs(got), []int64{late.ID}) {
+			t.Fatalf("negative before: %v, %v", AuditIDs(got), err)
 		}
 	})
 	t.Run("paging by before", func(t *testing.T) {
@@ -568,28 +574,29 @@ func testAudit(t *testing.T, open Opener) {
 			if len(got) == 0 {
 				break
 			}
-			pages = append(pages, auditIDs(got))
-			all = append(all, auditIDs(got)...)
+			pages = append(pages, AuditIDs(got))
+			all = append(all, AuditIDs(got)...)
 			before = got[len(got)-1].ID
 			if len(pages) > 10 {
 				t.Fatal("paging does not end")
 			}
 		}
-		if len(pages) != 3 || len(pages[2]) != 2 || !slices.Equal(all, auditIDs(newestFirst)) {
-			t.Fatalf("pages %v, want %v", pages, auditIDs(newestFirst))
+		if len(pages) != 3 || len(pages[2]) != 2 || !slices.Equal(all, AuditIDs(newestFirst)) {
+			t.Fatalf("pages %v, want %v", pages, AuditIDs(newestFirst))
 		}
 		// before is exclusive.
 		got, err := db.Audit(ctx, 10, es[3].ID)
-		if err != nil || !slices.Equal(auditIDs(got), []int64{es[2].ID, es[1].ID, es[0].ID}) {
-			t.Fatalf("before %d: %v, %v", es[3].ID, auditIDs(got), err)
+		if err != nil || !slices.Equal(AuditIDs(got), []int64{es[2].ID, es[1].ID, es[0].ID}) {
+			t.Fatalf("before %d: %v, %v", es[3].ID, AuditIDs(got), err)
 		}
 		if got, err := db.Audit(ctx, 10, es[0].ID); err != nil || len(got) != 0 {
-			t.Fatalf("before the oldest: %v, %v", auditIDs(got), err)
+			t.Fatalf("before the oldest: %v, %v", AuditIDs(got), err)
 		}
 	})
 }
 
-func auditIDs(es []*bff.AuditEntry) []int64 {
+// AuditIDs lists the entries' ids.
+func AuditIDs(es []*bff.AuditEntry) []int64 {
 	var ids []int64
 	for _, e := range es {
 		ids = append(ids, e.ID)
@@ -597,7 +604,8 @@ func auditIDs(es []*bff.AuditEntry) []int64 {
 	return ids
 }
 
-func equalAudit(a, b *bff.AuditEntry) bool {
+// EqualAudit compares two entries field by field, times to the microsecond.
+func EqualAudit(a, b *bff.AuditEntry) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -653,13 +661,13 @@ func testClinicians(t *testing.T, open Opener) {
 		}
 		for _, name := range []string{"CAROL", "carol ", " carol", "caro", "", "nobody"} {
 			_, err := db.Clinician(ctx, name)
-			wantCode(t, err, bff.ENOTFOUND)
+			WantCode(t, err, bff.ENOTFOUND)
 		}
 	})
 	t.Run("duplicate username", func(t *testing.T) {
 		dup := &bff.Clinician{Username: "carol", PasswordHash: []byte("other"), Disabled: true, CreatedAt: t0.Add(time.Hour)}
 		err := db.CreateClinician(ctx, dup)
-		wantCode(t, err, bff.ECONFLICT)
+		WantCode(t, err, bff.ECONFLICT)
 		if bff.ErrorMessage(err) == "" {
 			t.Error("no message")
 		}
@@ -702,8 +710,8 @@ func testClinicians(t *testing.T, open Opener) {
 		}
 	})
 	t.Run("disable unknown", func(t *testing.T) {
-		wantCode(t, db.SetClinicianDisabled(ctx, "nobody", true), bff.ENOTFOUND)
-		wantCode(t, db.SetClinicianDisabled(ctx, "CAROL", false), bff.ENOTFOUND)
+		WantCode(t, db.SetClinicianDisabled(ctx, "nobody", true), bff.ENOTFOUND)
+		WantCode(t, db.SetClinicianDisabled(ctx, "CAROL", false), bff.ENOTFOUND)
 		if cs, _ := db.Clinicians(ctx); len(cs) != 4 {
 			t.Fatalf("accounts %v", clinicianNames(cs))
 		}
@@ -712,7 +720,7 @@ func testClinicians(t *testing.T, open Opener) {
 
 func testClinicianContextHonoured(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
-	mustCreateIntake(t, db, "enc_ctx")
+	MustCreateIntake(t, db, "enc_ctx")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for name, err := range map[string]error{
@@ -767,7 +775,7 @@ func testReviews(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
 	ctx := context.Background()
 	for _, id := range []string{"enc_a", "enc_b", "enc_c"} {
-		mustCreateIntake(t, db, id)
+		MustCreateIntake(t, db, id)
 	}
 
 	if m, err := db.LatestReviews(ctx); err != nil || m == nil || len(m) != 0 {
@@ -792,7 +800,7 @@ func testReviews(t *testing.T, open Opener) {
 
 	t.Run("unknown intake", func(t *testing.T) {
 		err := db.AddReview(ctx, &bff.Review{IntakeID: "enc_missing", Clinician: "alice", ReviewedAt: at(50)})
-		wantCode(t, err, bff.ENOTFOUND)
+		WantCode(t, err, bff.ENOTFOUND)
 		if rs, err := db.Reviews(ctx, "enc_missing"); err != nil || len(rs) != 0 {
 			t.Fatalf("reviews of a missing intake: %v, %v", rs, err)
 		}
@@ -808,11 +816,11 @@ func testReviews(t *testing.T, open Opener) {
 		if got, want := reviewKeys(rs), []string{"dave@30", "bob@30", "carol@20", "alice@10"}; !slices.Equal(got, want) {
 			t.Fatalf("order %v, want %v", got, want)
 		}
-		if !equalReview(rs[1], adds[1]) || rs[1].ReviewedAt.Location() != time.UTC || !equalReview(rs[3], adds[0]) {
+		if !EqualReview(rs[1], adds[1]) || rs[1].ReviewedAt.Location() != time.UTC || !EqualReview(rs[3], adds[0]) {
 			t.Fatalf("fields: %+v %+v", rs[1], rs[3])
 		}
 		rs, err = db.Reviews(ctx, "enc_b")
-		if err != nil || !slices.Equal(reviewKeys(rs), []string{"alice@40", "bob@5"}) || !equalReview(rs[0], adds[4]) {
+		if err != nil || !slices.Equal(reviewKeys(rs), []string{"alice@40", "bob@5"}) || !EqualReview(rs[0], adds[4]) {
 			t.Fatalf("enc_b: %v, %v", reviewKeys(rs), err)
 		}
 		if rs, err := db.Reviews(ctx, "enc_c"); err != nil || len(rs) != 0 {
@@ -827,13 +835,13 @@ func testReviews(t *testing.T, open Opener) {
 		if len(m) != 2 || m["enc_c"] != nil {
 			t.Fatalf("latest %v", m)
 		}
-		if !equalReview(m["enc_a"], adds[5]) || !equalReview(m["enc_b"], adds[4]) {
+		if !EqualReview(m["enc_a"], adds[5]) || !EqualReview(m["enc_b"], adds[4]) {
 			t.Fatalf("latest enc_a %+v, enc_b %+v", m["enc_a"], m["enc_b"])
 		}
 		// Each agrees with the head of Reviews.
 		for id, r := range m {
 			rs, _ := db.Reviews(ctx, id)
-			if !equalReview(r, rs[0]) {
+			if !EqualReview(r, rs[0]) {
 				t.Errorf("%s: latest %+v, Reviews[0] %+v", id, r, rs[0])
 			}
 		}
@@ -848,7 +856,7 @@ func testReviews(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		m, err := db.LatestReviews(ctx)
-		if err != nil || len(m) != 3 || !equalReview(m["enc_b"], newer) || !equalReview(m["enc_c"], first) || !equalReview(m["enc_a"], adds[5]) {
+		if err != nil || len(m) != 3 || !EqualReview(m["enc_b"], newer) || !EqualReview(m["enc_c"], first) || !EqualReview(m["enc_a"], adds[5]) {
 			t.Fatalf("latest %v, %v", m, err)
 		}
 	})
@@ -861,7 +869,7 @@ func testLatestReviewsMany(t *testing.T, open Opener) {
 	want := map[string]string{}
 	for i := range 20 {
 		id := fmt.Sprintf("enc_%02d", i)
-		mustCreateIntake(t, db, id)
+		MustCreateIntake(t, db, id)
 		for j := range i % 5 { // 0..4 reviews, not in time order
 			s := []int{3, 1, 4, 2}[j]
 			r := &bff.Review{IntakeID: id, Clinician: fmt.Sprintf("c%d", s), ReviewedAt: t0.Add(time.Duration(s) * time.Minute)}
@@ -895,7 +903,8 @@ func reviewKeys(rs []*bff.Review) []string {
 	return keys
 }
 
-func equalReview(a, b *bff.Review) bool {
+// EqualReview compares two reviews field by field, times to the microsecond.
+func EqualReview(a, b *bff.Review) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -993,9 +1002,9 @@ func testSignInFailures(t *testing.T, open Opener) {
 func testOpeningMessagesAndActiveProtocol(t *testing.T, open Opener) {
 	ctx := context.Background()
 	db := open(t, fixedClock())
-	mustCreateIntake(t, db, "enc_a")
-	mustCreateIntake(t, db, "enc_b")
-	mustCreateIntake(t, db, "enc_c") // no turn
+	MustCreateIntake(t, db, "enc_a")
+	MustCreateIntake(t, db, "enc_b")
+	MustCreateIntake(t, db, "enc_c") // no turn
 	for _, tt := range []struct{ id, sub, msg string }{
 		{"enc_a", "s1", "I have a headache"}, {"enc_b", "s2", "Sore throat for 3 days"},
 	} {
@@ -1021,7 +1030,7 @@ func testOpeningMessagesAndActiveProtocol(t *testing.T, open Opener) {
 	if err != nil || in.ActiveProtocol != "headache.v1" {
 		t.Errorf("active protocol after SetActiveProtocol: %+v, %v", in, err)
 	}
-	wantCode(t, db.SetActiveProtocol(ctx, "enc_none", "x"), bff.ENOTFOUND)
+	WantCode(t, db.SetActiveProtocol(ctx, "enc_none", "x"), bff.ENOTFOUND)
 }
 
 // 50 browsers send at once on one intake: exactly one turn becomes pending,
@@ -1029,7 +1038,7 @@ func testOpeningMessagesAndActiveProtocol(t *testing.T, open Opener) {
 func testConcurrentCreateTurnOnePendingWins(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
 	ctx := context.Background()
-	mustCreateIntake(t, db, "enc_race")
+	MustCreateIntake(t, db, "enc_race")
 
 	const n = 50
 	errs := make([]error, n)
@@ -1059,7 +1068,7 @@ func testConcurrentCreateTurnOnePendingWins(t *testing.T, open Opener) {
 	}
 	turns, err := db.Turns(ctx, "enc_race")
 	if err != nil || len(turns) != 1 || turns[0].Index != 1 {
-		t.Fatalf("turns %v, %v", turnKeys(turns), err)
+		t.Fatalf("turns %v, %v", TurnKeys(turns), err)
 	}
 }
 
@@ -1068,7 +1077,7 @@ func testConcurrentCreateTurnOnePendingWins(t *testing.T, open Opener) {
 func testConcurrentCreateTurnIndexesUnique(t *testing.T, open Opener) {
 	db := open(t, fixedClock())
 	ctx := context.Background()
-	mustCreateIntake(t, db, "enc_seq")
+	MustCreateIntake(t, db, "enc_seq")
 
 	const n = 50
 	errs := make([]error, n)

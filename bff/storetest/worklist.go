@@ -298,7 +298,7 @@ func testWorkItemAndExpiredOpen(t *testing.T, open Opener) {
 		checkItem(t, it, w)
 	}
 	_, err := db.WorkItem(ctx, "nobody")
-	wantCode(t, err, bff.ENOTFOUND)
+	WantCode(t, err, bff.ENOTFOUND)
 
 	past := &bff.Intake{ID: "past", Owner: "o", CreatedAt: wlBase, ExpiresAt: wlBase.Add(time.Hour), UpdatedAt: wlBase, Status: bff.StatusOpen}
 	pastClosed := &bff.Intake{ID: "past_closed", Owner: "o", CreatedAt: wlBase, ExpiresAt: wlBase, UpdatedAt: wlBase, Status: bff.StatusClosed}
