@@ -99,10 +99,22 @@ func (h *Hub) Open(key string) {
 // Publish appends an event to key's stream and delivers it to subscribers.
 // data is marshalled to JSON; publishing to an ended stream does nothing.
 func (h *Hub) Publish(key, name string, data any) {
+	h.publish(key, name, data)
+}
+
+// publish is Publish returning the event published; ok is false when the
+// stream had ended.
+func (h *Hub) publish(key, name string, data any) (Event, bool) {
 	b, err := json.Marshal(data)
 	if err != nil {
 		b = []byte("{}") // only our own event types are published
 	}
+	return h.add(key, Event{Name: name, Data: b})
+}
+
+// add appends ev to key's stream, under the stream's next id or, when ev.ID
+// is past it, under ev.ID (an event copied from the log), and delivers it.
+func (h *Hub) add(key string, ev Event) (Event, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.streams[key]
@@ -111,9 +123,9 @@ func (h *Hub) Publish(key, name string, data any) {
 		h.streams[key] = s
 	}
 	if s.closed {
-		return
+		return Event{}, false
 	}
-	ev := Event{ID: s.next(), Name: name, Data: b}
+	ev.ID = max(ev.ID, s.next())
 	s.events = append(s.events, ev)
 	for sub := range s.subs {
 		if sub.follow {
@@ -138,6 +150,7 @@ func (h *Hub) Publish(key, name string, data any) {
 			h.drop(s, sub)
 		}
 	}
+	return ev, true
 }
 
 // Close ends key's stream: subscribers' channels close after the events

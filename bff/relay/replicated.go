@@ -2,7 +2,6 @@ package relay
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -257,47 +256,14 @@ func settles(name string) bool { return name == bff.EventFinal || name == bff.Ev
 // The Hub's side of replication: publishing with the id returned, appending
 // an event with its own id, and reading where a stream stands.
 
-// publish is Publish returning the event it published (ok false when the
-// stream had ended).
-func (h *Hub) publish(key, name string, data any) (Event, bool) {
-	b, err := json.Marshal(data)
-	if err != nil {
-		b = []byte("{}")
-	}
-	h.mu.Lock()
-	s := h.streams[key]
-	closed := s != nil && s.closed
-	h.mu.Unlock()
-	if closed {
-		return Event{}, false
-	}
-	h.Publish(key, name, json.RawMessage(b))
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s = h.streams[key]
-	if s == nil || len(s.events) == 0 {
-		return Event{}, false
-	}
-	return s.events[len(s.events)-1], true
-}
-
 // append adds ev, with its own id, to key's stream when that id comes
 // after the stream's last; true when it did or already had it.
 func (h *Hub) append(key string, ev Event) bool {
-	h.mu.Lock()
-	s := h.streams[key]
-	if s == nil || s.closed {
-		h.mu.Unlock()
-		return false
-	}
-	if n := len(s.events); n > 0 && ev.ID <= s.events[n-1].ID {
-		h.mu.Unlock()
+	if ev.ID <= h.lastID(key) {
 		return true
 	}
-	s.floor = ev.ID
-	h.mu.Unlock()
-	h.Publish(key, ev.Name, json.RawMessage(ev.Data))
-	return h.lastID(key) == ev.ID
+	got, ok := h.add(key, ev)
+	return ok && got.ID == ev.ID
 }
 
 // lastID is the id of key's last event, 0 if none.
