@@ -40,19 +40,26 @@ const apiKey = "cis_sb_10ad10ad10ad10ad10ad10ad10ad10ad"
 // loopback ports. The sandbox is served through a recorder that stamps every
 // event it writes, per encounter.
 type stack struct {
-	sb      *sandbox.Service
-	sbURL   string
-	sbHTTP  *http.Server
-	rec     *recorder
-	app     *app.App   // apps[0]
-	apps    []*app.App // every replica, sharing dbURL when more than one
-	dbURL   string     // PostgreSQL, when the stack has one
-	pgDir   string     // the throwaway cluster's directory, stopped by Close
-	pgStop  string     // the script that stops it
-	dir     string
-	logs    *countingHandler
-	offset  atomic.Int64 // added to the sandbox's clock (pacing: verification reads)
-	closeMu sync.Once
+	sb     *sandbox.Service
+	sbURL  string
+	sbHTTP *http.Server
+	rec    *recorder
+	app    *app.App   // apps[0]
+	apps   []*app.App // every replica, sharing dbURL when more than one
+	dbURL  string     // PostgreSQL, when the stack has one
+	pgDir  string     // the throwaway cluster's directory, stopped by Close
+	pgStop string     // the script that stops it
+	dir    string
+	logs   *countingHandler
+	offset atomic.Int64 // added to the sandbox's clock (pacing: verification reads)
+
+	// The app's store, read to map its intake ids to encounters (encounter).
+	lookupOnce sync.Once
+	lookupMu   sync.Mutex
+	lookupDB   *sqlite.DB
+	lookupPG   *pgx.Conn
+	lookupErr  error
+	closeMu    sync.Once
 }
 
 type stackConfig struct {
@@ -148,6 +155,12 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 // database.
 func (st *stack) Close() {
 	st.closeMu.Do(func() {
+		if st.lookupDB != nil {
+			_ = st.lookupDB.Close()
+		}
+		if st.lookupPG != nil {
+			_ = st.lookupPG.Close(context.Background())
+		}
 		for _, a := range st.apps {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_ = a.Shutdown(ctx)
@@ -698,25 +711,28 @@ func forEach(ctx context.Context, n, workers int, f func(ctx context.Context, i 
 
 // encounter is the service's id of the app's intake (its id or its path):
 // the sandbox's record is by encounter, the load clients know the app's
-// ids (an intake reaches the service with its first turn).
+// ids (an intake reaches the service with its first turn). One connection
+// serves every lookup of a run.
 func (st *stack) encounter(ctx context.Context, appID string) (string, error) {
 	id := strings.TrimPrefix(appID, "/intakes/")
-	if st.dbURL != "" {
-		conn, err := pgx.Connect(ctx, st.dbURL)
-		if err != nil {
-			return "", err
+	st.lookupOnce.Do(func() {
+		if st.dbURL != "" {
+			st.lookupPG, st.lookupErr = pgx.Connect(ctx, st.dbURL)
+		} else {
+			st.lookupDB, st.lookupErr = sqlite.Open(ctx, filepath.Join(st.dir, "app.db"), nil)
 		}
-		defer conn.Close(ctx)
+	})
+	if st.lookupErr != nil {
+		return "", st.lookupErr
+	}
+	if st.lookupPG != nil {
+		st.lookupMu.Lock() // a pgx.Conn serves one query at a time
+		defer st.lookupMu.Unlock()
 		var enc string
-		err = conn.QueryRow(ctx, `SELECT encounter_id FROM intakes WHERE id = $1`, id).Scan(&enc)
+		err := st.lookupPG.QueryRow(ctx, `SELECT encounter_id FROM intakes WHERE id = $1`, id).Scan(&enc)
 		return enc, err
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(st.dir, "app.db"), nil)
-	if err != nil {
-		return "", err
-	}
-	defer db.Close()
-	in, err := db.Intake(ctx, id)
+	in, err := st.lookupDB.Intake(ctx, id)
 	if err != nil {
 		return "", err
 	}
