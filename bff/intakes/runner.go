@@ -325,8 +325,10 @@ func (r *Runner) complete(ctx context.Context, t *bff.Turn, in *bff.Intake, up *
 		return
 	}
 	r.count(bff.TurnCompleted)
-	bff.AnnounceChange(r.feed, in)
+	// The patient first; the worklists after (with several replicas,
+	// announcing is a round trip to the database).
 	r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventFinal, bff.SettledData{Index: t.Index, Status: string(t.Status), Turn: t, Intake: in, Choices: t.Choices, Last: true})
+	bff.AnnounceChange(r.feed, in)
 }
 
 // settle writes settled t (and in, when not nil). False when another
