@@ -238,10 +238,10 @@ func validate(name string, s *Suite) error {
 		}
 		switch v.Gold.Class {
 		case "":
-			bad("gold.class", "required: one of %s", classes)
+			bad("gold.class", "required: one of %s", classNames())
 		case Emergency, Urgent, Routine, SelfCare:
 		default:
-			bad("gold.class", "must be one of %s", classes)
+			bad("gold.class", "must be one of %s", classNames())
 		}
 		for j, d := range v.Gold.Dispositions {
 			switch d {
@@ -259,4 +259,13 @@ func validate(name string, s *Suite) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// classNames lists Classes for error messages.
+func classNames() string {
+	names := make([]string, len(Classes))
+	for i, c := range Classes {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ", ")
 }

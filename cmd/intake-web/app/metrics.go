@@ -88,26 +88,13 @@ func (g timedGate) Wait(ctx context.Context, call intakeapi.Call) (func(intakeap
 // registerServiceMetrics exposes the core's counters and the pacer's state,
 // read at scrape time.
 func registerServiceMetrics(reg prometheus.Registerer, runner *intakes.Runner, budget func(context.Context) (waiting, turnsUsed int, err error), streams func() int) {
-	read := func(turns bool) float64 {
-		ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
-		defer cancel()
-		waiting, used, err := budget(ctx)
-		if err != nil {
-			return math.NaN() // the database did not answer: unknown, not zero
-		}
-		if turns {
-			return float64(used)
-		}
-		return float64(waiting)
-	}
 	reg.MustRegister(
 		outcomeCollector{runner: runner, desc: prometheus.NewDesc("intake_web_turns_total", "Settled turns by outcome since start.", []string{"outcome"}, nil)},
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "intake_web_reconciliations_total", Help: "Turns settled by reading the handoff."},
 			func() float64 { return float64(runner.Reconciliations()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_pacer_queue_depth", Help: "Calls waiting for a request slot."},
-			func() float64 { return read(false) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_pacer_turns_used_today", Help: "Turns counted against today's quota."},
-			func() float64 { return read(true) }),
+		budgetCollector{read: budget,
+			waiting: prometheus.NewDesc("intake_web_pacer_queue_depth", "Calls waiting for a request slot.", nil, nil),
+			used:    prometheus.NewDesc("intake_web_pacer_turns_used_today", "Turns counted against today's quota.", nil, nil)},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "intake_web_browser_streams_open", Help: "Open browser event streams (turns and worklists)."},
 			func() float64 { return float64(streams()) }),
 	)
@@ -132,4 +119,24 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// budgetCollector reads the key's budget once a scrape for both of its
+// gauges (with PostgreSQL, a read is a query).
+type budgetCollector struct {
+	read          func(context.Context) (waiting, turnsUsed int, err error)
+	waiting, used *prometheus.Desc
+}
+
+func (c budgetCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.waiting; ch <- c.used }
+
+func (c budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
+	defer cancel()
+	w, u := math.NaN(), math.NaN() // the database did not answer: unknown, not zero
+	if waiting, used, err := c.read(ctx); err == nil {
+		w, u = float64(waiting), float64(used)
+	}
+	ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, w)
+	ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, u)
 }
