@@ -17,7 +17,6 @@ const (
 	Routine   Class = "routine"   // routine clinician review
 	SelfCare  Class = "self_care" // self-care advice
 	NoClass   Class = ""          // the engine decided nothing (the run ended first)
-	classes         = "emergency, urgent, routine, self_care"
 )
 
 // Classes lists the urgency classes from the most urgent: the rows and
