@@ -42,6 +42,10 @@ const (
 	AuditRefresh      = "refresh_handoff"
 	AuditReview       = "review"
 	AuditFaultArmed   = "fault_armed" // a sandbox fault armed from the clinician area
+	// Scenario runs (Detail names the run; IntakeID is "").
+	AuditScenarioStart  = "scenario_start"
+	AuditScenarioCancel = "scenario_cancel"
+	AuditAdjudicate     = "scenario_adjudicate" // Detail: run pair, vignette, verdict
 )
 
 // ClinicianStore keeps clinician accounts. Error contract as for the other
