@@ -66,3 +66,27 @@ func loadDir(fsys fs.FS, dir string) (*Suite, error) {
 	}
 	return all, nil
 }
+
+// BuiltinParts loads each embedded built-in file as a suite of its own,
+// named "builtin/" and the file's suite name (builtin/heart_lungs), in name
+// order: a smaller run for one body system. Errors as Builtin.
+func BuiltinParts() ([]*Suite, error) {
+	names, err := fs.Glob(builtinFiles, "builtin/*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("scenarios: list built-in files: %w", err)
+	}
+	var out []*Suite
+	for _, name := range names {
+		data, err := fs.ReadFile(builtinFiles, name)
+		if err != nil {
+			return nil, fmt.Errorf("scenarios: read %s: %w", name, err)
+		}
+		s, err := Load(name, data)
+		if err != nil {
+			return nil, err
+		}
+		s.Name = BuiltinName + "/" + s.Name
+		out = append(out, s)
+	}
+	return out, nil
+}

@@ -241,3 +241,24 @@ func TestBuiltinDuplicateAcrossFiles(t *testing.T) {
 		t.Errorf("one file: %v", err)
 	}
 }
+
+func TestBuiltinPartsAddUpToBuiltin(t *testing.T) {
+	all, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := BuiltinParts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range parts {
+		if !strings.HasPrefix(p.Name, BuiltinName+"/") || len(p.Vignettes) == 0 {
+			t.Errorf("part %q: %d vignettes", p.Name, len(p.Vignettes))
+		}
+		n += len(p.Vignettes)
+	}
+	if len(parts) < 2 || n != len(all.Vignettes) {
+		t.Errorf("%d parts with %d vignettes, built-in suite has %d", len(parts), n, len(all.Vignettes))
+	}
+}

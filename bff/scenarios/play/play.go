@@ -4,15 +4,17 @@
 // handoff gives what the engine concluded. Every turn is a blocking call
 // with an Idempotency-Key derived from the run, the encounter, the vignette,
 // the repeat and the turn: a retried turn replays instead of driving the
-// engine twice. (Resuming a whole run after a restart needs the encounters
-// it created kept: that is the durable run's job, not this package's.)
+// engine twice. Play goes step by step and tells its caller each step, so a
+// durable run (bff/scenarioruns) can keep them and resume after a restart.
 package play
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
@@ -52,9 +54,135 @@ func Run(ctx context.Context, client *intakeapi.Client, s *scenarios.Suite, o Op
 	return out, nil
 }
 
-// One plays a vignette once.
+// One plays a vignette once, from the start, keeping nothing.
 func One(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, runID string, repeat int) scenarios.Result {
+	r, _, err := Play(ctx, client, v, runID, repeat, State{}, nil)
+	if err != nil && r.Error == "" {
+		r.Error = err.Error()
+	}
+	return r
+}
+
+// State is how far one play of a vignette has come: what a durable run
+// records after every step, and where a resumed play starts.
+type State struct {
+	// EncounterID is the intake created upstream ("" before).
+	EncounterID string
+	// Turns are the exchanges so far, in order.
+	Turns []scenarios.Exchange
+}
+
+// Save is told the state after every step: the intake was created (spent
+// 0) or a turn was answered (spent 1, or 0 when the service replayed it
+// from its idempotency store). An error stops the play and is returned: a
+// run that can no longer record its progress must not drive the engine on.
+type Save func(st State, spent int) error
+
+// ErrQuota marks a play stopped by a spent daily quota (the service's, or
+// the key's budget refusing to spend more today): nothing is lost, the play
+// resumes from its state after the reset.
+var ErrQuota = errors.New("play: a daily quota is spent")
+
+// Play plays v from st (the zero State: from the start) until the engine
+// ends the intake or the patient's turn limit, then reads the handoff. It
+// returns the result and the handoff's JSON as the service sent it.
+//
+// A resumed play never asks the engine again for what st holds: the
+// recorded exchanges are replayed to a new simulated patient, which
+// answers them exactly as before (it is deterministic), and the next turn
+// goes out with the Idempotency-Key it had before a restart, so a turn the
+// service ran but whose reply was never recorded comes back as a replay.
+//
+// The error is not nil, and the result incomplete, when ctx ended, save
+// failed, or a quota is spent (wrapping ErrQuota): the caller keeps the
+// state it saved and may resume. Every other failure (the service refused
+// the intake, a turn failed after the client's retries, the intake expired)
+// is a finished result with its Error set, and a nil error.
+func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, runID string, repeat int, st State, save Save) (scenarios.Result, []byte, error) {
 	r := scenarios.Result{VignetteID: v.ID, Title: v.Title, Repeat: repeat, Gold: v.Gold}
+	if save == nil {
+		save = func(State, int) error { return nil }
+	}
+	st.Turns = slices.Clone(st.Turns)
+	if st.EncounterID == "" {
+		in, _, err := client.CreateIntake(ctx, newIntake(v))
+		if err != nil {
+			if stop := interrupted(ctx, err); stop != nil {
+				return r, nil, stop
+			}
+			r.Error = "create intake: " + err.Error()
+			return r, nil, nil
+		}
+		st.EncounterID = in.EncounterID
+		if err := save(st, 0); err != nil {
+			return r, nil, err
+		}
+	}
+	p := scenarios.NewPatient(v)
+	msg, more := p.Opening(), true
+	for _, e := range st.Turns { // replay what was recorded: no request
+		if e.Terminal {
+			more = false
+			break
+		}
+		if msg, more = p.Answer(e.Reply, e.Choices); !more {
+			break
+		}
+	}
+	for more {
+		n := len(st.Turns) + 1
+		t, meta, err := client.Turn(ctx, st.EncounterID, msg, Key(runID, st.EncounterID, v.ID, repeat, n))
+		if err != nil {
+			if stop := interrupted(ctx, err); stop != nil {
+				return r, nil, stop
+			}
+			r.Error = fmt.Sprintf("turn %d: %v", n, err)
+			break
+		}
+		e := exchange(msg, t, meta.Replayed)
+		st.Turns = append(st.Turns, e)
+		spent := 1
+		if meta.Replayed {
+			spent = 0
+		}
+		if err := save(st, spent); err != nil {
+			return r, nil, err
+		}
+		if e.Terminal {
+			break
+		}
+		msg, more = p.Answer(t.AssistantMessage, t.Choices)
+	}
+	conclude(&r, st.Turns)
+	h, _, err := client.Handoff(ctx, st.EncounterID)
+	if err != nil {
+		if stop := interrupted(ctx, err); stop != nil {
+			return r, nil, stop
+		}
+		if r.Error == "" {
+			r.Error = "read the handoff: " + err.Error()
+		}
+		return r, nil, nil
+	}
+	FromHandoff(&r, h)
+	return r, []byte(h.Raw), nil
+}
+
+// interrupted returns the error that stops a play without finishing it:
+// ctx's end, or a spent quota (wrapped in ErrQuota). nil for a failure
+// that finishes the play.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var q *intakeapi.QuotaError
+	if errors.As(err, &q) || intakeapi.IsCode(err, intakeapi.CodeQuotaExceeded) {
+		return fmt.Errorf("%w: %v", ErrQuota, err)
+	}
+	return nil
+}
+
+func newIntake(v *scenarios.Vignette) intakeapi.NewIntake {
 	var sex intakeapi.Sex
 	switch v.Sex {
 	case "":
@@ -63,56 +191,37 @@ func One(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, r
 	default:
 		sex = intakeapi.Sex(v.Sex)
 	}
-	in, _, err := client.CreateIntake(ctx, intakeapi.NewIntake{AgeYears: v.AgeYears, Sex: sex, PatientHistory: v.History})
-	if err != nil {
-		r.Error = "create intake: " + err.Error()
-		return r
+	return intakeapi.NewIntake{AgeYears: v.AgeYears, Sex: sex, PatientHistory: v.History}
+}
+
+func exchange(msg string, t *intakeapi.Turn, replayed bool) scenarios.Exchange {
+	e := scenarios.Exchange{Message: msg, Reply: t.AssistantMessage, Choices: t.Choices,
+		Terminal: t.Terminal, Urgent: t.Urgent, Replayed: replayed}
+	if t.Disposition != nil {
+		e.Disposition = string(*t.Disposition)
 	}
-	p := scenarios.NewPatient(v)
-	msg := p.Opening()
-	var last *intakeapi.Turn
-	for turn := 1; ; turn++ {
-		t, _, err := client.Turn(ctx, in.EncounterID, msg, Key(runID, in.EncounterID, v.ID, repeat, turn))
-		if err != nil {
-			r.Error = fmt.Sprintf("turn %d: %v", turn, err)
-			break
-		}
-		last, r.Turns = t, turn
-		if t.Terminal {
-			break
-		}
-		reply, ok := p.Answer(t.AssistantMessage, t.Choices)
-		if !ok {
-			break // the turn limit: the engine decided nothing in time
-		}
-		msg = reply
+	if t.SafetyStatus != nil {
+		e.SafetyStatus = string(*t.SafetyStatus)
 	}
-	if last != nil {
-		r.Terminal, r.Urgent = last.Terminal, last.Urgent
-		if last.Disposition != nil {
-			r.Disposition = string(*last.Disposition)
-		}
-		if last.SafetyStatus != nil {
-			r.SafetyStatus = string(*last.SafetyStatus)
-		}
+	return e
+}
+
+// conclude takes what the engine decided from the last exchange.
+func conclude(r *scenarios.Result, turns []scenarios.Exchange) {
+	r.Turns = len(turns)
+	if len(turns) == 0 {
+		return
 	}
+	last := turns[len(turns)-1]
+	r.Terminal, r.Urgent, r.Disposition, r.SafetyStatus = last.Terminal, last.Urgent, last.Disposition, last.SafetyStatus
 	if r.Terminal {
 		r.Final = scenarios.ClassOf(r.Disposition, r.Urgent)
 	}
-	h, _, err := client.Handoff(ctx, in.EncounterID)
-	if err != nil {
-		if r.Error == "" {
-			r.Error = "read the handoff: " + err.Error()
-		}
-		return r
-	}
-	fromHandoff(&r, h)
-	return r
 }
 
-// fromHandoff takes what the engine recorded: the protocol, the score
+// FromHandoff takes what the engine recorded: the protocol, the score
 // bands, the positive safety notes, the provenance and the conversation.
-func fromHandoff(r *scenarios.Result, h *intakeapi.Handoff) {
+func FromHandoff(r *scenarios.Result, h *intakeapi.Handoff) {
 	if h.ActiveProtocol != nil {
 		r.Protocol = *h.ActiveProtocol
 	}
