@@ -128,11 +128,13 @@ type RunStore interface {
 	ScenarioRun(ctx context.Context, id string) (*Run, error)
 	// ScenarioRuns returns runs newest first, at most limit (0 = all).
 	ScenarioRuns(ctx context.Context, limit int) ([]*Run, error)
-	// ClaimScenarioRun leases to owner, until until, the oldest run that is
-	// not ended, whose NotBefore is at or before now, and whose lease is
-	// empty or ran out at or before now; ENOTFOUND when there is none. Two
-	// replicas claiming at once never get the same run.
-	ClaimScenarioRun(ctx context.Context, owner string, now, until time.Time) (*Run, error)
+	// ClaimScenarioRun leases to owner, until until, the oldest run (by
+	// CreatedAt) that has not ended, whose NotBefore is at or before now,
+	// and whose lease is empty or ran out at or before stale (now, with
+	// other replicas; later, for a lone replica taking back the runs of
+	// its own previous process at once); ENOTFOUND when there is none.
+	// Two replicas claiming at once never get the same run.
+	ClaimScenarioRun(ctx context.Context, owner string, now, stale, until time.Time) (*Run, error)
 	// RenewScenarioLeases extends every lease owner holds on a run that is
 	// not ended to until, returning how many.
 	RenewScenarioLeases(ctx context.Context, owner string, until time.Time) (int, error)
