@@ -1,0 +1,109 @@
+package scenarioruns
+
+import (
+	"context"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff/scenarios"
+)
+
+// turnTime is what one blocking turn is expected to take against the real
+// service (the spec: 20-40 s).
+const turnTime = 30 * time.Second
+
+// estimate says what a run of suite would cost and when it would finish.
+//
+// Expected turns per vignette come from the newest finished play of the
+// same vignette id in the latest runs where there is one, else from the
+// vignette itself: one turn for the opening and one per fact, within its
+// turn limit (an engine asks roughly a question per fact it needs).
+func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats int) (*scenarios.RunEstimate, error) {
+	seen, err := s.pastTurns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := &scenarios.RunEstimate{Intakes: len(suite.Vignettes) * repeats}
+	for _, v := range suite.Vignettes {
+		limit := maxTurns(&v)
+		n, ok := seen[v.ID]
+		if !ok {
+			n = min(limit, len(v.Facts)+1)
+		}
+		e.Turns += n * repeats
+		e.MaxTurns += limit * repeats
+	}
+	if s.d.TurnsToday == nil {
+		e.Unlimited, e.Days = true, 1
+		return e, nil
+	}
+	used, limit, err := s.d.TurnsToday(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		e.Unlimited, e.Days = true, 1
+		return e, nil
+	}
+	now := s.now().UTC()
+	e.PerDay = max(limit-s.d.Reserve, 0)
+	e.LeftToday = max(limit-s.d.Reserve-used, 0)
+	if e.PerDay == 0 {
+		return e, nil // Days 0: the reserve leaves runs nothing (the page says so)
+	}
+	// The pace: turns one after another, and the key's requests a minute
+	// less the one kept free for patients; whichever is slower.
+	pace := func(turns, intakes int) time.Duration {
+		byTurns := time.Duration(turns) * turnTime
+		perMinute := max(s.d.PerMinute-1, 1)
+		byRequests := time.Duration(turns+2*intakes) * time.Minute / time.Duration(perMinute)
+		return max(byTurns, byRequests)
+	}
+	if e.Turns <= e.LeftToday {
+		e.Days, e.Finish = 1, now.Add(pace(e.Turns, e.Intakes))
+		return e, nil
+	}
+	rest := e.Turns - e.LeftToday
+	later := (rest + e.PerDay - 1) / e.PerDay // days after today
+	e.Days = 1 + later
+	last := rest - (later-1)*e.PerDay
+	share := max(e.Intakes*last/e.Turns, 1)
+	e.Finish = nextReset(now).Add(time.Duration(later-1) * 24 * time.Hour).Add(pace(last, share))
+	return e, nil
+}
+
+// pastTurns maps vignette ids to the turns their newest finished play took,
+// over the latest runs.
+func (s *Service) pastTurns(ctx context.Context) (map[string]int, error) {
+	runs, err := s.d.Store.ScenarioRuns(ctx, 5)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]int{}
+	for _, r := range runs { // newest first: the first seen wins
+		if r.Played == 0 {
+			continue
+		}
+		items, err := s.d.Store.ScenarioItems(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if _, ok := seen[it.VignetteID]; !ok && it.State == scenarios.ItemDone && it.Result != nil {
+				seen[it.VignetteID] = it.Result.Turns
+			}
+		}
+	}
+	return seen, nil
+}
+
+func maxTurns(v *scenarios.Vignette) int {
+	if v.MaxTurns > 0 {
+		return v.MaxTurns
+	}
+	return scenarios.DefaultMaxTurns
+}
+
+// nextReset is the next daily quota reset, 00:00 UTC.
+func nextReset(now time.Time) time.Time {
+	return now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+}
