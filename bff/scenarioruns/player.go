@@ -66,6 +66,8 @@ func (s *Service) Serve(ctx context.Context) {
 
 // playRun plays a claimed run's unfinished items in order.
 func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
+	s.busy.Store(true)
+	defer s.busy.Store(false)
 	log := s.log.With("run", r.ID)
 	owner := s.d.Replica
 	if r.State != scenarios.RunActive {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -72,6 +73,7 @@ type Service struct {
 	log    *slog.Logger
 	suites []*scenarios.Suite // the built-in suite, then its files
 	wake   chan struct{}
+	busy   atomic.Bool // a run is being played
 }
 
 var _ scenarios.Service = (*Service)(nil)

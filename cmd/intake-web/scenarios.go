@@ -22,8 +22,6 @@ import (
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/play"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
-	"github.com/clinical-intake/intake-web/sandbox"
-	"github.com/clinical-intake/intake-web/sandbox/rules"
 )
 
 const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-baseline FILE] [-json FILE]
@@ -128,23 +126,11 @@ func scenarioClient(ctx context.Context, getenv func(string) string) (*intakeapi
 		return nil, nil, "", err
 	}
 	if cfg.UpstreamURL == "" {
-		eng, err := rules.New()
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("load the sandbox protocol library: %w", err)
-		}
-		sc := sandbox.DefaultConfig()
-		sc.Keys, sc.Engine, sc.Logger = []string{sandbox.GenerateKey(sc.KeyPrefix)}, eng, log
-		sc.RPM, sc.TurnsPerDay, sc.IntakesPerDay, sc.FragmentDelay = 0, 0, 0, 0
-		sb, err := sandbox.Start(ctx, sc)
+		client, closeSandbox, err := app.LimitlessSandbox(ctx, log)
 		if err != nil {
 			return nil, nil, "", err
 		}
-		client, err := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: sc.Keys[0], Logger: log})
-		if err != nil {
-			sb.Close()
-			return nil, nil, "", err
-		}
-		return client, sb.Close, "an embedded sandbox (limits off)", nil
+		return client, closeSandbox, "an embedded sandbox (limits off)", nil
 	}
 	p := pacer.New(pacer.Config{PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay, Logger: log})
 	client, err := intakeapi.New(intakeapi.Config{BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: p, Logger: log})
