@@ -84,6 +84,12 @@ type Call struct {
 	Op       Op
 	Priority Priority
 	Attempt  int
+	// Headroom: the call is granted only while at least Headroom further
+	// requests would still fit in the rolling window after it, so a
+	// patient who arrives next finds a free slot at once (a scenario run's
+	// calls set it with WithHeadroom); 0 = none. A call held back by its
+	// headroom does not hold back the calls queued behind it.
+	Headroom int
 	// FollowUps are requests that will follow this one at once (an intake
 	// creation's first turn, at PriorityFirstTurn): a Gate counts them in
 	// the place it shows the callers behind, so their place never goes up
@@ -183,6 +189,7 @@ const (
 	progressKey
 	followUpsKey
 	followsKey
+	headroomKey
 )
 
 // WithPriority returns a context whose calls wait in the Gate with priority p.
@@ -192,6 +199,14 @@ const (
 // PriorityReconciliation this way.
 func WithPriority(ctx context.Context, p Priority) context.Context {
 	return context.WithValue(ctx, priorityKey, p)
+}
+
+// WithHeadroom returns a context whose calls are granted only while at least
+// n further requests would still fit in the rolling window after them
+// (Call.Headroom): a batch of background calls then never leaves a patient
+// waiting for a slot to free. n <= 0 means none.
+func WithHeadroom(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, headroomKey, n)
 }
 
 // FollowUp ties a call that announces a follow-up to the follow-up's own
@@ -232,6 +247,9 @@ func callFor(ctx context.Context, op Op, attempt int) Call {
 	c := Call{Op: op, Priority: defaultPriority(op), Attempt: attempt}
 	if p, ok := ctx.Value(priorityKey).(Priority); ok && p > 0 {
 		c.Priority = p
+	}
+	if n, ok := ctx.Value(headroomKey).(int); ok && n > 0 {
+		c.Headroom = n
 	}
 	if f, ok := ctx.Value(followUpsKey).(*FollowUp); ok && f != nil {
 		c.Announces, c.FollowUps = f, 1

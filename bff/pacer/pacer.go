@@ -205,6 +205,7 @@ type waiter struct {
 	prio      Priority
 	seq       uint64
 	followUps int // requests that follow this one at once (Call.FollowUps)
+	headroom  int // free slots the window must keep after this grant (Call.Headroom)
 }
 
 // New returns a Pacer for cfg.
@@ -252,7 +253,10 @@ var _ intakeapi.Gate = (*Pacer)(nil)
 // ctx has ended is never granted, even when its slot comes at the same
 // moment), or when the call is at the head of the queue and the window, and
 // any Retry-After pause, allow one more request. Higher priorities go first;
-// equal priorities in arrival order. Call.Progress is told the position and
+// equal priorities in arrival order. A call with Call.Headroom h goes only
+// while the window holds at most PerMinute-1-h grants (h is capped at
+// PerMinute-1, and moot without a limit); while that holds it back, the
+// calls queued behind it are not kept waiting by it. Call.Progress is told the position and
 // expected wait each time the queue changes (a caller joins ahead, one ahead
 // leaves or is let go, a pause starts, a call settles), and again at least
 // every Config.ProgressEvery while the wait counts down.
@@ -267,7 +271,7 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 		return nil, err
 	}
 	p.seq++
-	w := &waiter{prio: call.Priority, seq: p.seq, followUps: call.FollowUps}
+	w := &waiter{prio: call.Priority, seq: p.seq, followUps: call.FollowUps, headroom: p.headroomOf(call)}
 	if t := call.Follows.Ticket(); t > 0 {
 		// The follow-up has come: it takes its announcer's place among
 		// follow-ups (their seq order), whenever it arrives.
@@ -309,9 +313,23 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 			return nil, err
 		}
 		pos := slices.Index(p.queue, w) + 1
+		// The callers w waits behind: those ahead, except any its headroom
+		// holds back now (they are skipped, not a barrier: a scenario
+		// run's call never blocks a probe of its own priority queued
+		// after it). The place shown counts the requests ahead, follow-ups
+		// included (a creation's first turn then never pushes anyone
+		// back), and w's own headroom: it goes only once that many more
+		// could go before it, so it is never shown "next" while held.
+		ahead, place := 0, 1+w.headroom
+		for _, o := range p.queue[:pos-1] {
+			if !p.heldBack(o) {
+				ahead++
+				place += 1 + o.followUps
+			}
+		}
 		var tc <-chan time.Time
-		if pos == 1 {
-			next := p.nextSlot(now)
+		if ahead == 0 {
+			next := p.nextSlot(now, w.headroom)
 			if !next.After(now) {
 				p.remove(w)
 				for range w.followUps {
@@ -334,12 +352,6 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 			}
 			timer = p.clk.NewTimerAt(next)
 			tc = timer.C()
-		}
-		// The place shown counts the requests ahead, follow-ups included:
-		// a creation's first turn then never pushes anyone back.
-		place := pos
-		for _, o := range p.queue[:pos-1] {
-			place += o.followUps
 		}
 		// Follow-ups to come go before this caller: all of them before a
 		// lower priority, those announced earlier before a follow-up.
@@ -479,14 +491,32 @@ func (p *Pacer) prune(now time.Time) {
 	}
 }
 
-// nextSlot is the earliest time one more request fits: after any pause, and
-// once the window holds fewer than PerMinute grants.
-func (p *Pacer) nextSlot(now time.Time) time.Time {
+// headroomOf is the headroom call is held to: none without a window, and at
+// most PerMinute-1 (such a call goes only into an empty window), so every
+// call can go some time.
+func (p *Pacer) headroomOf(call intakeapi.Call) int {
+	if p.cfg.PerMinute <= 0 || call.Headroom <= 0 {
+		return 0
+	}
+	return min(call.Headroom, p.cfg.PerMinute-1)
+}
+
+// heldBack reports whether w's headroom keeps it out of the window as the
+// window is now (pruned): the window holds more than PerMinute-1-headroom
+// grants.
+func (p *Pacer) heldBack(w *waiter) bool {
+	return w.headroom > 0 && len(p.window) > p.cfg.PerMinute-1-w.headroom
+}
+
+// nextSlot is the earliest time one more request that leaves headroom free
+// slots fits: after any pause, and once the window holds fewer than
+// PerMinute-headroom grants.
+func (p *Pacer) nextSlot(now time.Time, headroom int) time.Time {
 	t := now
 	if p.pausedUntil.After(t) {
 		t = p.pausedUntil
 	}
-	if n := p.cfg.PerMinute; n > 0 && len(p.window) >= n {
+	if n := p.cfg.PerMinute - headroom; p.cfg.PerMinute > 0 && len(p.window) >= n {
 		if free := p.window[len(p.window)-n].Add(p.hold); free.After(t) {
 			t = free
 		}

@@ -112,8 +112,8 @@ const listenLinger = 30 * time.Second
 
 var _ intakeapi.Gate = (*Budget)(nil)
 
-// NewBudget returns a Budget on pool, whose database has migration
-// 0002_budget.sql applied. It starts nothing until the first Wait.
+// NewBudget returns a Budget on pool, whose database has the budget's
+// migrations applied (0002_budget.sql and later, as Open applies them). It starts nothing until the first Wait.
 func NewBudget(pool *pgxpool.Pool, cfg BudgetConfig) *Budget {
 	if cfg.PerMinute == 0 {
 		cfg.PerMinute = DefaultBudgetPerMinute
@@ -188,7 +188,10 @@ func (b *Budget) limit(q quota) int {
 // database error when the budget cannot be read (nothing was granted), or
 // when the call is first among the live waiters of all replicas (higher
 // priority first, then arrival) and the window and any Retry-After pause
-// allow one more request. Call.Progress is told the caller's position in the
+// allow one more request. As with the pacer, a call with Call.Headroom h
+// goes only while the window holds at most PerMinute-1-h grants (h capped
+// at PerMinute-1, moot without a limit), and while that holds it back the
+// waiters behind it do not wait for it. Call.Progress is told the caller's position in the
 // shared queue and its expected wait on every change and at least every
 // ProgressEvery.
 func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.Outcome), error) {
@@ -204,7 +207,7 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 	}()
 
 	var (
-		w    = waiterRow{prio: int(call.Priority), followUps: call.FollowUps, ord: call.Follows.Ticket()}
+		w    = waiterRow{prio: int(call.Priority), followUps: call.FollowUps, ord: call.Follows.Ticket(), headroom: b.headroomOf(call)}
 		last = intakeapi.Progress{Position: -1}
 		pos  int
 	)
@@ -269,6 +272,17 @@ type waiterRow struct {
 	followUps int   // requests that follow this one at once (Call.FollowUps)
 	ord       int64 // a follow-up's place among follow-ups: its announcement's id (0: the waiter's id)
 	arrived   bool  // a follow-up has taken its announcement
+	headroom  int   // free slots the window must keep after this grant (Call.Headroom)
+}
+
+// headroomOf is the headroom call is held to: none without a window, and at
+// most PerMinute-1 (such a call goes only into an empty window), so every
+// call can go some time.
+func (b *Budget) headroomOf(call intakeapi.Call) int {
+	if b.cfg.PerMinute <= 0 || call.Headroom <= 0 {
+		return 0
+	}
+	return min(call.Headroom, b.cfg.PerMinute-1)
 }
 
 // evaluation is one look at the shared state for one caller.
@@ -325,19 +339,27 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 	if w.id != 0 {
 		// Renew the heartbeat; a row dropped as dead while this process
 		// stalled comes back in its old place.
-		batch.Queue(`INSERT INTO budget_waiters (id, priority, enqueued_at, replica, heartbeat, follow_ups, ord)
-			VALUES ($1, $2, $3, $4, $3, $5, NULLIF($6, 0)) ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat`,
-			w.id, w.prio, now, b.cfg.Replica, w.followUps, w.ord)
+		batch.Queue(`INSERT INTO budget_waiters (id, priority, enqueued_at, replica, heartbeat, follow_ups, ord, headroom)
+			VALUES ($1, $2, $3, $4, $3, $5, NULLIF($6, 0), $7) ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat`,
+			w.id, w.prio, now, b.cfg.Replica, w.followUps, w.ord, w.headroom)
 	}
-	batch.Queue(`SELECT
+	// The waiters ahead leave out those whose headroom the window (as in
+	// nextSlot) holds back now: they are skipped, not waited behind, so a
+	// scenario run's call never blocks a probe of its priority behind it.
+	batch.Queue(`WITH win AS (SELECT count(*) AS n FROM budget_grants WHERE sent_at > $9),
+	ahead AS (SELECT count(*) AS n, COALESCE(sum(follow_ups), 0) AS follow_ups FROM budget_waiters, win
+		WHERE (priority > $6 OR (priority = $6 AND COALESCE(ord, id) < $7))
+			AND NOT (headroom > 0 AND win.n > $10 - 1 - headroom))
+	SELECT
 		(SELECT until_at FROM budget_holds WHERE name = 'pause' AND until_at > $1),
 		(SELECT until_at FROM budget_holds WHERE name = $2 AND until_at > $1),
 		CASE WHEN $4 = '' OR $5 <= 0 THEN 0
 			ELSE (SELECT count(*) FROM budget_grants WHERE day = $3 AND quota = $4 AND NOT refunded) END,
-		(SELECT count(*) FROM budget_waiters WHERE priority > $6 OR (priority = $6 AND COALESCE(ord, id) < $7)),
-		(SELECT COALESCE(sum(follow_ups), 0) FROM budget_waiters WHERE priority > $6 OR (priority = $6 AND COALESCE(ord, id) < $7)),
-		(SELECT count(*) FROM budget_follow_ups WHERE until_at > $1 AND ($6 < $8 OR id < $7))`,
-		now, "spent:"+string(q), utcDay(now), string(q), b.limit(q), w.prio, aheadOf, int(intakeapi.PriorityFirstTurn)).
+		ahead.n, ahead.follow_ups,
+		(SELECT count(*) FROM budget_follow_ups WHERE until_at > $1 AND ($6 < $8 OR id < $7))
+	FROM ahead`,
+		now, "spent:"+string(q), utcDay(now), string(q), b.limit(q), w.prio, aheadOf, int(intakeapi.PriorityFirstTurn),
+		now.Add(-b.hold), b.cfg.PerMinute).
 		QueryRow(func(r pgx.Row) error { return r.Scan(&paused, &spent, &used, &ahead, &following, &announced) })
 	if n := b.cfg.PerMinute; n > 0 {
 		batch.Queue(`SELECT sent_at FROM budget_grants WHERE sent_at > $1 ORDER BY sent_at DESC LIMIT $2`,
@@ -376,8 +398,10 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 	// Follow-ups to come go before this caller: all of them before a lower
 	// priority, those announced earlier before a follow-up.
 	following += announced
-	ev.place = ev.pos + following
-	ev.next = st.nextSlot(now, b.cfg.PerMinute, b.hold)
+	// w's own headroom counts in its place: it goes only once that many
+	// more could go before it, so it is never shown next while held.
+	ev.place = ev.pos + following + w.headroom
+	ev.next = st.nextSlot(now, b.cfg.PerMinute, w.headroom, b.hold)
 
 	if ev.pos == 1 && !ev.next.After(now) {
 		if err := tx.QueryRow(ctx, `INSERT INTO budget_grants (sent_at, quota, day, replica)
@@ -411,8 +435,8 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		return ev, nil
 	}
 	if w.id == 0 {
-		if err := tx.QueryRow(ctx, `INSERT INTO budget_waiters (priority, enqueued_at, replica, heartbeat, follow_ups, ord)
-			VALUES ($1, $2, $3, $2, $4, NULLIF($5, 0)) RETURNING id`, w.prio, now, b.cfg.Replica, w.followUps, w.ord).Scan(&w.id); err != nil {
+		if err := tx.QueryRow(ctx, `INSERT INTO budget_waiters (priority, enqueued_at, replica, heartbeat, follow_ups, ord, headroom)
+			VALUES ($1, $2, $3, $2, $4, NULLIF($5, 0), $6) RETURNING id`, w.prio, now, b.cfg.Replica, w.followUps, w.ord, w.headroom).Scan(&w.id); err != nil {
 			return ev, fmt.Errorf("budget: join the queue: %w", err)
 		}
 		notify = true
@@ -456,15 +480,16 @@ type budgetState struct {
 	window      []time.Time // the last PerMinute grants within the window, ascending
 }
 
-// nextSlot is the earliest time one more request fits: after any pause, and
-// once the window holds fewer than n grants.
-func (st budgetState) nextSlot(now time.Time, n int, hold time.Duration) time.Time {
+// nextSlot is the earliest time one more request that leaves headroom free
+// slots fits: after any pause, and once the window holds fewer than
+// n-headroom grants (headroom < n).
+func (st budgetState) nextSlot(now time.Time, n, headroom int, hold time.Duration) time.Time {
 	t := now
 	if st.pausedUntil.After(t) {
 		t = st.pausedUntil
 	}
-	if n > 0 && len(st.window) >= n {
-		if free := st.window[len(st.window)-n].Add(hold); free.After(t) {
+	if m := n - headroom; n > 0 && len(st.window) >= m {
+		if free := st.window[len(st.window)-m].Add(hold); free.After(t) {
 			t = free
 		}
 	}

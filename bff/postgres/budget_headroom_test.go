@@ -1,0 +1,124 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/postgres"
+)
+
+// runCall is a scenario run's call: background, leaving headroom free slots.
+func runCall(headroom int) intakeapi.Call {
+	c := read(intakeapi.PriorityBackground)
+	c.Headroom = headroom
+	return c
+}
+
+// heldRun fills a six-a-minute window of ten minutes (nothing leaves it
+// during a test) with five grants, then queues a run's call with headroom 1
+// on replica a. It returns the budgets, the run's call's progress and a
+// cancel that ends its wait, checking it was never granted.
+func heldRun(t *testing.T) (a, b *postgres.Budget, countGrants func() int, told *progressLog, end func()) {
+	t.Helper()
+	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: 6, Window: 10 * time.Minute, StaleAfter: time.Minute}, "a", "b")
+	a, b = bs[0], bs[1]
+	ctx := within(t, 30*time.Second)
+	for range 5 {
+		mustWait(ctx, t, a, read(intakeapi.PriorityBackground))(ok200)
+	}
+	told = &progressLog{}
+	c := runCall(1)
+	c.Progress = told.record
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		release, err := a.Wait(runCtx, c)
+		if err == nil {
+			release(ok200)
+		}
+		done <- err
+	}()
+	eventually(t, "the run's call queued", func() bool { return waiting(t, a) == 1 })
+	end = func() {
+		t.Helper()
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the run's call, held for the whole test: %v, want it never granted", err)
+		}
+	}
+	return a, b, func() int { return len(grants(t, db)) }, told, end
+}
+
+// TestBudgetHeadroomLeavesThePatientsSlot: with five grants in a six-a-minute
+// window a run's call with headroom 1 waits (told it is not next), and a
+// patient's turn on another replica takes the sixth slot.
+func TestBudgetHeadroomLeavesThePatientsSlot(t *testing.T) {
+	_, b, countGrants, told, end := heldRun(t)
+	eventually(t, "the run's call told it is second", func() bool {
+		told.mu.Lock()
+		defer told.mu.Unlock()
+		return len(told.all) > 0 && told.all[len(told.all)-1].Position == 2
+	})
+	if n := countGrants(); n != 5 {
+		t.Fatalf("%d grants, want the five of the fill: the run's call took the last slot", n)
+	}
+	mustWait(within(t, 10*time.Second), t, b, call(intakeapi.OpStreamTurn, intakeapi.PriorityPatientTurn))(ok200)
+	if n := countGrants(); n != 6 {
+		t.Fatalf("%d grants, want 6", n)
+	}
+	end()
+	told.mu.Lock()
+	defer told.mu.Unlock()
+	for _, p := range told.all {
+		if p.Position < 2 {
+			t.Fatalf("progress %v: told it was next while its headroom held it", told.all)
+		}
+	}
+}
+
+// TestBudgetHeldRunCallIsNoBarrier: a probe of the run's priority, without
+// headroom, queued on another replica after a held run's call, takes the
+// sixth slot instead of waiting behind it.
+func TestBudgetHeldRunCallIsNoBarrier(t *testing.T) {
+	_, b, countGrants, _, end := heldRun(t)
+	var wg sync.WaitGroup
+	wg.Go(func() { waitAndSettle(within(t, 30*time.Second), t, b, read(intakeapi.PriorityBackground), ok200) })
+	eventually(t, "the probe granted past the held run's call", func() bool { return countGrants() == 6 })
+	wg.Wait()
+	end()
+}
+
+// TestBudgetHeadroomWaitsForTheWindow: a run's call with headroom 1 behind
+// five grants goes only once the first has left the window; one with a
+// headroom beyond the window (held to PerMinute-1) goes into an empty one.
+func TestBudgetHeadroomWaitsForTheWindow(t *testing.T) {
+	const window = time.Second
+	for _, tc := range []struct {
+		name                  string
+		perMinute, fill, room int
+	}{
+		{"one_of_six", 6, 5, 1},
+		{"beyond_the_window", 2, 1, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bs, db := replicas(t, postgres.BudgetConfig{PerMinute: tc.perMinute, Window: window, Margin: -1}, "a")
+			ctx := within(t, 30*time.Second)
+			for range tc.fill {
+				mustWait(ctx, t, bs[0], read(intakeapi.PriorityBackground))(ok200)
+			}
+			mustWait(ctx, t, bs[0], runCall(tc.room))(ok200)
+			all := grants(t, db)
+			if len(all) != tc.fill+1 {
+				t.Fatalf("%d grants, want %d", len(all), tc.fill+1)
+			}
+			first, run := all[0].SentAt, all[tc.fill].SentAt
+			if run.Sub(first) < window {
+				t.Fatalf("the run's call went %v after the first grant, before it left the %v window", run.Sub(first), window)
+			}
+		})
+	}
+}
