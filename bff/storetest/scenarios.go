@@ -303,7 +303,9 @@ func testScenarioConcurrentClaims(t *testing.T, db scenarios.RunStore) {
 		wg.Go(func() {
 			<-start
 			owner := fmt.Sprint("replica-", c)
-			for {
+			// Bounded: a store that hands out a leased run again must
+			// fail the test, not loop forever.
+			for range runs + 1 {
 				r, err := db.ClaimScenarioRun(ctx, owner, now, now.Add(time.Hour))
 				if bff.ErrorCode(err) == bff.ENOTFOUND {
 					return
@@ -317,6 +319,7 @@ func testScenarioConcurrentClaims(t *testing.T, db scenarios.RunStore) {
 				}
 				got[c] = append(got[c], r.ID)
 			}
+			errs[c] = fmt.Errorf("more than %d claims of %d runs", runs, runs)
 		})
 	}
 	close(start)
