@@ -117,18 +117,18 @@ func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*scenarios.Run, er
 
 // ClaimScenarioRun leases to owner, until until, the oldest run (by
 // CreatedAt, then id) not ended, whose NotBefore is at or before now and
-// whose lease is empty or ran out at or before now; ENOTFOUND when there
+// whose lease is empty or ran out at or before stale; ENOTFOUND when there
 // is none. One statement whose row is locked FOR UPDATE SKIP LOCKED: a
 // concurrent claimer passes over it, and one that read it before it was
 // claimed re-checks the lease on the new row version and leaves it.
-func (db *DB) ClaimScenarioRun(ctx context.Context, owner string, now, until time.Time) (*scenarios.Run, error) {
+func (db *DB) ClaimScenarioRun(ctx context.Context, owner string, now, stale, until time.Time) (*scenarios.Run, error) {
 	r, err := scanRun(db.pool.QueryRow(ctx, `UPDATE scenario_runs SET lease_owner = $1, lease_until = $2
 		WHERE id = (SELECT id FROM scenario_runs
 			WHERE `+notEnded+` AND (not_before IS NULL OR not_before <= $3)
-				AND (lease_until IS NULL OR lease_until <= $3)
+				AND (lease_until IS NULL OR lease_until <= $4)
 			ORDER BY created_at, id LIMIT 1
 			FOR UPDATE SKIP LOCKED)
-		RETURNING `+runColumns, owner, until, now))
+		RETURNING `+runColumns, owner, until, now, stale))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, bff.Errorf(bff.ENOTFOUND, "No scenario run to play.")
 	} else if err != nil {

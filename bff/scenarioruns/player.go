@@ -88,7 +88,7 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 	}
 	// Calls wait behind every live patient's, and leave the key's last
 	// free request of the minute to a patient who may arrive.
-	pctx := intakeapi.WithPriority(ctx, intakeapi.PriorityBackground)
+	pctx := intakeapi.WithHeadroom(intakeapi.WithPriority(ctx, intakeapi.PriorityBackground), 1)
 	for _, it := range items {
 		if it.State == scenarios.ItemDone || it.State == scenarios.ItemFailed {
 			continue

@@ -472,3 +472,44 @@ func TestEstimate(t *testing.T) {
 		t.Errorf("sandbox estimate %+v, %v: want unlimited", e, err)
 	}
 }
+
+// recordingGate lets every call go and keeps the calls.
+type recordingGate struct {
+	mu    sync.Mutex
+	calls []intakeapi.Call
+}
+
+func (g *recordingGate) Wait(_ context.Context, c intakeapi.Call) (func(intakeapi.Outcome), error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls = append(g.calls, c)
+	return func(intakeapi.Outcome) {}, nil
+}
+
+// TestRunsWaitBehindPatients: every call of a run waits at the background
+// priority and leaves a request of the minute free for a patient.
+func TestRunsWaitBehindPatients(t *testing.T) {
+	eng := newEngine(t)
+	db := mustOpenDB(t)
+	gate := &recordingGate{}
+	client, err := intakeapi.New(intakeapi.Config{BaseURL: eng.URL, APIKey: eng.key, Gate: gate, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newService(t, Deps{Store: db, Client: client, Target: TargetService})
+	r, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: smallSuite(t, 1), Repeats: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveUntil(t, s, func() bool { return runState(t, db, r.ID).State == scenarios.RunDone })
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	if len(gate.calls) < 3 {
+		t.Fatalf("%d calls: want the intake, its turns and the handoff", len(gate.calls))
+	}
+	for _, c := range gate.calls {
+		if c.Priority != intakeapi.PriorityBackground || c.Headroom != 1 {
+			t.Errorf("%s at %s with headroom %d: want background with headroom 1", c.Op, c.Priority, c.Headroom)
+		}
+	}
+}

@@ -42,7 +42,7 @@ type Run struct {
 	State     RunState
 	Items     int // vignettes × repeats
 	Played    int // items finished (done or failed)
-	TurnsUsed int // turns sent upstream for it (replays excluded)
+	TurnsUsed int // turns sent upstream for it (each answered turn once, a replay of an unrecorded send included)
 	// Estimate is the turns it was expected to need when it started.
 	Estimate int
 	// NotBefore is when a waiting run goes on (zero otherwise).

@@ -126,16 +126,16 @@ func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*scenarios.Run, er
 
 // ClaimScenarioRun leases to owner, until until, the oldest run (by
 // CreatedAt, then id) not ended, whose NotBefore is at or before now and
-// whose lease is empty or ran out at or before now; ENOTFOUND when there
+// whose lease is empty or ran out at or before stale; ENOTFOUND when there
 // is none. One UPDATE: the single writer makes it atomic, so two claimers
 // never share a run.
-func (db *DB) ClaimScenarioRun(ctx context.Context, owner string, now, until time.Time) (*scenarios.Run, error) {
+func (db *DB) ClaimScenarioRun(ctx context.Context, owner string, now, stale, until time.Time) (*scenarios.Run, error) {
 	r, err := scanRun(db.w.QueryRowContext(ctx, `UPDATE scenario_runs SET lease_owner = ?, lease_until = ?
 		WHERE id = (SELECT id FROM scenario_runs
 			WHERE `+notEnded+` AND (not_before IS NULL OR not_before <= ?)
 				AND (lease_until IS NULL OR lease_until <= ?)
 			ORDER BY created_at, id LIMIT 1)
-		RETURNING `+runColumns, owner, formatTime(until), formatTime(now), formatTime(now)))
+		RETURNING `+runColumns, owner, formatTime(until), formatTime(now), formatTime(stale)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, bff.Errorf(bff.ENOTFOUND, "No scenario run to play.")
 	} else if err != nil {

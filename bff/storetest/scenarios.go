@@ -254,9 +254,14 @@ func testScenarioClaimOrder(t *testing.T, db scenarios.RunStore) {
 	for _, r := range slices.Backward(runs) { // inserted newest first
 		mustCreateRun(t, db, r)
 	}
+	var claimStale func(owner string, now, stale, until time.Time, want string)
 	claim := func(owner string, now, until time.Time, want string) {
 		t.Helper()
-		r, err := db.ClaimScenarioRun(ctx, owner, now, until)
+		claimStale(owner, now, now, until, want)
+	}
+	claimStale = func(owner string, now, stale, until time.Time, want string) {
+		t.Helper()
+		r, err := db.ClaimScenarioRun(ctx, owner, now, stale, until)
 		if want == "" {
 			WantCode(t, err, bff.ENOTFOUND)
 			return
@@ -282,9 +287,15 @@ func testScenarioClaimOrder(t *testing.T, db scenarios.RunStore) {
 	claim("you", later, until, "sr_b")
 	claim("you", later, until, "sr_c")
 	claim("you", later, until, "")
+	// A lone replica takes back its previous process's leases at once
+	// (stale later than now), still not before a run's NotBefore.
+	far := until.Add(time.Hour)
+	for _, id := range []string{"sr_c", "sr_d", "sr_e", "sr_f", ""} { // sr_b waits still
+		claimStale("again", now, far, far.Add(time.Hour), id)
+	}
 	// A claim writes nothing else.
 	want := newRun("sr_f", at(6))
-	want.LeaseOwner, want.LeaseUntil = "me", until
+	want.LeaseOwner, want.LeaseUntil = "again", far.Add(time.Hour)
 	checkRun(t, mustRun(t, db, "sr_f"), want)
 }
 
@@ -306,7 +317,7 @@ func testScenarioConcurrentClaims(t *testing.T, db scenarios.RunStore) {
 			// Bounded: a store that hands out a leased run again must
 			// fail the test, not loop forever.
 			for range runs + 1 {
-				r, err := db.ClaimScenarioRun(ctx, owner, now, now.Add(time.Hour))
+				r, err := db.ClaimScenarioRun(ctx, owner, now, now, now.Add(time.Hour))
 				if bff.ErrorCode(err) == bff.ENOTFOUND {
 					return
 				} else if err != nil {
@@ -379,7 +390,7 @@ func claimed(t *testing.T, db scenarios.RunStore, id, owner string) *scenarios.R
 	mustCreateRun(t, db, newRun(id, t0),
 		&scenarios.Item{Seq: 0, VignetteID: "chest_pain", Repeat: 1, UpdatedAt: t0},
 		&scenarios.Item{Seq: 1, VignetteID: "cold", Repeat: 1, UpdatedAt: t0})
-	r, err := db.ClaimScenarioRun(context.Background(), owner, t0, t0.Add(time.Hour))
+	r, err := db.ClaimScenarioRun(context.Background(), owner, t0, t0, t0.Add(time.Hour))
 	if err != nil || r.ID != id {
 		t.Fatalf("claim %s: %v, %v", id, r, err)
 	}

@@ -73,8 +73,9 @@ type State struct {
 }
 
 // Save is told the state after every step: the intake was created (spent
-// 0) or a turn was answered (spent 1, or 0 when the service replayed it
-// from its idempotency store). An error stops the play and is returned: a
+// 0) or a turn was answered (spent 1: counted once, when its answer is
+// recorded, whether it came fresh or as a replay of an unrecorded send).
+// An error stops the play and is returned: a
 // run that can no longer record its progress must not drive the engine on.
 type Save func(st State, spent int) error
 
@@ -141,11 +142,10 @@ func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, 
 		}
 		e := exchange(msg, t, meta.Replayed)
 		st.Turns = append(st.Turns, e)
-		spent := 1
-		if meta.Replayed {
-			spent = 0
-		}
-		if err := save(st, spent); err != nil {
+		// One turn of the quota either way: a replay answers a send of this
+		// play's whose reply was never recorded (before a restart, or on
+		// the client's own retry), and that send was charged.
+		if err := save(st, 1); err != nil {
 			return r, nil, err
 		}
 		if e.Terminal {

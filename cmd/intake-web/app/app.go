@@ -26,6 +26,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/postgres"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/review"
+	"github.com/clinical-intake/intake-web/bff/scenarioruns"
 	"github.com/clinical-intake/intake-web/bff/sweep"
 	"github.com/clinical-intake/intake-web/web"
 )
@@ -43,7 +44,11 @@ type App struct {
 	client   *intakeapi.Client
 	pacer    *pacer.Pacer // one replica's budget (nil with PostgreSQL)
 	budget   keyBudget
-	ready    *readiness
+	// scenarios plays scenario runs; closeScenarioSandbox stops the
+	// limitless sandbox they play on, when they do.
+	scenarios            *scenarioruns.Service
+	closeScenarioSandbox func()
+	ready                *readiness
 	// With PostgreSQL: the hub and the worklist feed shared by replicas.
 	replicated *relay.Replicated
 	sharedFeed *relay.SharedFeed
@@ -59,6 +64,7 @@ func (a *App) serve(ctx context.Context) {
 	a.stopServe, a.served = stop, make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { a.runner.Serve(ctx) })
+	wg.Go(func() { a.scenarios.Serve(ctx) })
 	if pg, ok := a.db.(*postgres.DB); ok {
 		wg.Go(func() { a.replicated.Run(ctx) })
 		// The event log is for following running turns: a day is plenty.
@@ -175,6 +181,9 @@ func (a *App) assemble(ctx context.Context) error {
 		Clinicians: a.db, Audit: a.db, SignInFailures: a.db, Now: cfg.Now, BcryptCost: cfg.BcryptCost,
 		Logger: a.log.With("component", "accounts"),
 	})
+	if err := a.newScenarios(ctx); err != nil {
+		return err
+	}
 	a.sstore = newSessionStore(a.db)
 	a.ready = &readiness{db: a.db, client: a.client, answered: m, probeEvery: 5 * time.Minute}
 	registerServiceMetrics(reg, a.runner, a.budget.stats, func() int { return hub.Subscribers() + feed.Subscribers() })
@@ -232,6 +241,10 @@ func (a *App) closeStores() {
 	a.stopServing()
 	if a.sstore != nil {
 		a.sstore.StopCleanup()
+	}
+	if a.closeScenarioSandbox != nil {
+		a.closeScenarioSandbox()
+		a.closeScenarioSandbox = nil
 	}
 	_ = a.db.Close()
 }

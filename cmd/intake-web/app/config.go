@@ -42,6 +42,15 @@ type Config struct {
 	TurnsPerDay    int
 	IntakesPerDay  int
 
+	// ScenarioTarget is where scenario runs play: "sandbox" (a limitless
+	// embedded sandbox of their own; the default with the embedded
+	// sandbox) or "service" (the upstream, through the key's budget; the
+	// default otherwise).
+	ScenarioTarget string
+	// PatientReserve is the turns of each day's quota scenario runs leave
+	// to patients (default 30).
+	PatientReserve int
+
 	ShutdownGrace time.Duration // running turns may finish
 	BcryptCost    int           // 0 = the service's default (12); tests lower it
 }
@@ -49,9 +58,10 @@ type Config struct {
 // Defaults returns the configuration with nothing set.
 func Defaults() Config {
 	return Config{
-		Config:        web.Config{ListenAddr: "127.0.0.1:8080", ClinicianIdle: 30 * time.Minute},
-		DatabasePath:  "intake-web.db",
-		ShutdownGrace: 30 * time.Second,
+		Config:         web.Config{ListenAddr: "127.0.0.1:8080", ClinicianIdle: 30 * time.Minute},
+		DatabasePath:   "intake-web.db",
+		PatientReserve: DefaultPatientReserve,
+		ShutdownGrace:  30 * time.Second,
 	}
 }
 
@@ -126,6 +136,8 @@ func (c *Config) options() []option {
 		signedIntOpt("PACER_PER_MINUTE", &c.PacerPerMinute),
 		signedIntOpt("PACER_TURNS_PER_DAY", &c.TurnsPerDay),
 		signedIntOpt("PACER_INTAKES_PER_DAY", &c.IntakesPerDay),
+		stringOpt("SCENARIO_TARGET", &c.ScenarioTarget),
+		intOpt("SCENARIO_PATIENT_RESERVE", &c.PatientReserve, 0),
 		durationOpt("SHUTDOWN_GRACE", &c.ShutdownGrace),
 		durationOpt("CLINICIAN_IDLE", &c.ClinicianIdle),
 		intOpt("HTTP_MAX_CONNECTIONS", &l.MaxConnections, 16),
@@ -189,6 +201,9 @@ func (c *Config) check() error {
 	if c.DatabaseURL != "" && !postgresURL(c.DatabaseURL) {
 		// Not quoted: a URL may hold a password.
 		errs = append(errs, errors.New("DATABASE_URL must be a PostgreSQL URL (postgres://user@host:port/database); leave it unset for the SQLite file at DATABASE_PATH"))
+	}
+	if c.ScenarioTarget != "" && c.ScenarioTarget != "sandbox" && c.ScenarioTarget != "service" {
+		errs = append(errs, fmt.Errorf("SCENARIO_TARGET must be sandbox or service, got %q", c.ScenarioTarget))
 	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = 30 * time.Second

@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/postgres"
+	"github.com/clinical-intake/intake-web/bff/scenarioruns"
+	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/sandbox"
+	"github.com/clinical-intake/intake-web/sandbox/rules"
+)
+
+// DefaultPatientReserve is the turns of each day's quota scenario runs
+// leave to patients unless SCENARIO_PATIENT_RESERVE says otherwise.
+const DefaultPatientReserve = 30
+
+// LimitlessSandbox starts an embedded sandbox with its limits off (no
+// requests a minute, no daily quotas, no delay between fragments) and
+// returns a client of it: where scenario runs play when the app's upstream
+// is the embedded sandbox, since a run of the built-in suite takes
+// hundreds of turns. close stops it.
+func LimitlessSandbox(ctx context.Context, log *slog.Logger) (client *intakeapi.Client, close func(), err error) {
+	eng, err := rules.New()
+	if err != nil {
+		return nil, nil, fmt.Errorf("load the sandbox protocol library: %w", err)
+	}
+	sc := sandbox.DefaultConfig()
+	sc.Keys, sc.Engine, sc.Logger = []string{sandbox.GenerateKey(sc.KeyPrefix)}, eng, log.With("component", "scenario-sandbox")
+	sc.RPM, sc.TurnsPerDay, sc.IntakesPerDay, sc.FragmentDelay = 0, 0, 0, 0
+	sb, err := sandbox.Start(ctx, sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err = intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: sc.Keys[0], Logger: log.With("component", "scenario-client")})
+	if err != nil {
+		sb.Close()
+		return nil, nil, err
+	}
+	return client, sb.Close, nil
+}
+
+// newScenarios builds the scenario runs' service: on a limitless sandbox
+// of its own when SCENARIO_TARGET is sandbox (the default with the
+// embedded sandbox), else through the app's client and the key's budget.
+func (a *App) newScenarios(ctx context.Context) error {
+	cfg := a.cfg
+	store, ok := a.db.(scenarios.RunStore)
+	if !ok {
+		return fmt.Errorf("the database %T keeps no scenario runs", a.db)
+	}
+	d := scenarioruns.Deps{
+		Store: store, Audit: a.db, Client: a.client, Target: cfg.ScenarioTarget,
+		Reserve: cfg.PatientReserve, PerMinute: cfg.PacerPerMinute, Replica: replicaName(cfg),
+		Lease: cfg.TurnLease, Now: cfg.Now, Logger: a.log.With("component", "scenarios"),
+	}
+	_, d.Shared = a.db.(*postgres.DB)
+	if d.Target == "" {
+		d.Target = scenarioruns.TargetService
+		if cfg.Embedded {
+			d.Target = scenarioruns.TargetSandbox
+		}
+	}
+	if d.PerMinute == 0 {
+		d.PerMinute = 6
+	}
+	if d.Target == scenarioruns.TargetSandbox {
+		client, closeSandbox, err := LimitlessSandbox(ctx, a.log)
+		if err != nil {
+			return fmt.Errorf("start the scenario sandbox: %w", err)
+		}
+		d.Client, a.closeScenarioSandbox = client, closeSandbox
+	} else {
+		limit := cfg.TurnsPerDay
+		if limit == 0 {
+			limit = 100
+		}
+		d.TurnsToday = func(ctx context.Context) (int, int, error) {
+			_, used, err := a.budget.stats(ctx)
+			return used, limit, err
+		}
+	}
+	s, err := scenarioruns.New(d)
+	if err != nil {
+		return err
+	}
+	a.scenarios = s
+	return nil
+}
