@@ -66,6 +66,8 @@ type fakeScenarios struct {
 	// Errors to return, when set.
 	startErr, cancelErr, adjErr error
 
+	asked     []string // run ids the service was asked about
+	seqs      []int    // item seqs asked
 	started   []startCall
 	cancelled []string // clinician + " " + run id
 	adjudged  []adjCall
@@ -97,6 +99,9 @@ func (f *fakeScenarios) StartRun(_ context.Context, clinician string, rf scenari
 func (f *fakeScenarios) Runs(context.Context) ([]*scenarios.Run, error) { return f.runs, nil }
 
 func (f *fakeScenarios) run(id string) (*scenarios.Run, error) {
+	f.mu.Lock()
+	f.asked = append(f.asked, id)
+	f.mu.Unlock()
 	for _, r := range f.runs {
 		if r.ID == id {
 			return r, nil
@@ -121,6 +126,9 @@ func (f *fakeScenarios) Report(_ context.Context, id string) (*scenarios.Report,
 }
 
 func (f *fakeScenarios) Item(_ context.Context, id string, seq int) (*scenarios.Run, *scenarios.Item, error) {
+	f.mu.Lock()
+	f.seqs = append(f.seqs, seq)
+	f.mu.Unlock()
 	r, err := f.run(id)
 	if err != nil {
 		return nil, nil, err
@@ -150,8 +158,8 @@ func (f *fakeScenarios) Compare(_ context.Context, base, head string) (*scenario
 
 func (f *fakeScenarios) Adjudicate(_ context.Context, clinician, base, head, vignette string, v scenarios.Verdict, note string) (*scenarios.RunAdjudication, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.adjudged = append(f.adjudged, adjCall{clinician, base, head, vignette, note, v})
+	f.mu.Unlock()
 	if f.adjErr != nil {
 		return nil, f.adjErr
 	}
@@ -170,8 +178,8 @@ func (f *fakeScenarios) Adjudications(context.Context) (map[string]scenarios.Adj
 
 func (f *fakeScenarios) CancelRun(_ context.Context, clinician, id string) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.cancelled = append(f.cancelled, clinician+" "+id)
+	f.mu.Unlock()
 	if f.cancelErr != nil {
 		return f.cancelErr
 	}
@@ -539,7 +547,8 @@ func TestStartScenarioRunFromAnUpload(t *testing.T) {
 }
 
 func TestScenarioMalformedParamsAre404(t *testing.T) {
-	a := startScenarioApp(t, newFakeScenarios())
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
 	b, _ := signedIn(t, a)
 	for _, path := range []string{
 		"/clinician/scenarios/runs/sr_head/items/abc", "/clinician/scenarios/runs/sr_head/items/-1", "/clinician/scenarios/runs/sr_head/items/1e3",
@@ -552,6 +561,15 @@ func TestScenarioMalformedParamsAre404(t *testing.T) {
 		if p := b.get(path); p.status != http.StatusNotFound {
 			t.Errorf("GET %s: %d", path, p.status)
 		}
+	}
+	// Malformed ids and seqs never reach the service.
+	for _, id := range svc.asked {
+		if id != "sr_head" && id != "sr_base" && id != "sr_nope" {
+			t.Errorf("the service was asked about run %q", id)
+		}
+	}
+	if len(svc.seqs) != 1 || svc.seqs[0] != 99 {
+		t.Errorf("the service was asked about items %v, want only 99", svc.seqs)
 	}
 	// The same run twice: the index, with the message beside the head select.
 	p := b.get("/clinician/scenarios/compare?base=sr_head&head=sr_head")
