@@ -127,19 +127,17 @@ type ScenarioSummary struct {
 	Accuracy, UnderTriage, OverTriage string
 	WrongDisposition                  int
 	PerClass                          []ScenarioClassRow
-	RedFlagRecall                     string
-	RedFlagsExpected, RedFlagsMissed  int
-	FalseAlarms                       int
-	ProtocolMatch                     string
-	ProtocolsChecked                  int
-	ScoreBandAgreement                string
-	BandsChecked                      int
-	MeanTurns                         string
-	Provenance                        []Fact
-	MixedProvenance                   bool
+	// Sentences with their counts: "75.0% of 4 expected (1 missed)", or
+	// "none expected" when there was nothing to check.
+	RedFlagRecall, ProtocolMatch, ScoreBandAgreement string
+	FalseAlarms                                      int
+	MeanTurns                                        string
+	Provenance                                       []Fact
+	MixedProvenance                                  bool
 }
 
-// ScenarioClassRow is the scores of one gold class.
+// ScenarioClassRow is the scores of one gold class; the rates are "—"
+// when no result had that gold class.
 type ScenarioClassRow struct {
 	Class                             string
 	N, Correct, Under, Over           int

@@ -166,7 +166,18 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 		p.Compare.Runs = append(p.Compare.Runs, templates.ScenarioRunOption{ID: r.ID, Label: runLabel(r)})
 	}
 	if p.Compare.Base == "" && len(runs) > 1 {
-		p.Compare.Base, p.Compare.Head = runs[1].ID, runs[0].ID // the latest against the one before
+		// By default the two newest runs that played something (newest as
+		// the head), else the two newest.
+		var played []*scenarios.Run
+		for _, r := range runs {
+			if r.Played > 0 {
+				played = append(played, r)
+			}
+		}
+		if len(played) < 2 {
+			played = runs
+		}
+		p.Compare.Base, p.Compare.Head = played[1].ID, played[0].ID
 	}
 	return p, nil
 }
@@ -326,7 +337,7 @@ func progressView(r *scenarios.Run, cur *scenarios.Item) templates.ScenarioProgr
 		if title == "" {
 			title = cur.VignetteID
 		}
-		p.Current = fmt.Sprintf("Playing: %s, repeat %d (%d exchanges so far).", title, cur.Repeat, len(cur.Turns))
+		p.Current = fmt.Sprintf("Playing: %s, repeat %d (exchanges so far: %d).", title, cur.Repeat, len(cur.Turns))
 	}
 	return p
 }
@@ -383,18 +394,27 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 	return render(c, http.StatusOK, templates.ScenarioRunPageView(p))
 }
 
+// rateOf is "75.0% of 4 <what>" and more, or "none: no <what>" when n is 0
+// (a rate over nothing is not a score).
+func rateOf(f float64, n int, what, more string) string {
+	if n == 0 {
+		return "none: no " + what
+	}
+	return percent(f) + " of " + strconv.Itoa(n) + " " + what + more
+}
+
 func reportName(id, ext string) string { return "scenario-run-" + id + "-report." + ext }
 
 func summaryView(s scenarios.Summary) templates.ScenarioSummary {
 	v := templates.ScenarioSummary{Vignettes: s.Vignettes, Runs: s.Runs, Scored: s.Scored, Errors: s.Errors,
 		Accuracy: percent(s.Accuracy), UnderTriage: percent(s.UnderTriage), OverTriage: percent(s.OverTriage),
-		WrongDisposition: s.WrongDisposition,
-		RedFlagRecall:    percent(s.RedFlagRecall), RedFlagsExpected: s.RedFlagsExpected, RedFlagsMissed: s.RedFlagsMissed,
-		FalseAlarms:   s.FalseAlarms,
-		ProtocolMatch: percent(s.ProtocolMatch), ProtocolsChecked: s.ProtocolsChecked,
-		ScoreBandAgreement: percent(s.ScoreBandAgreement), BandsChecked: s.BandsChecked,
-		MeanTurns:       strconv.FormatFloat(s.MeanTurns, 'f', 1, 64),
-		MixedProvenance: s.MixedProvenance,
+		WrongDisposition:   s.WrongDisposition,
+		RedFlagRecall:      rateOf(s.RedFlagRecall, s.RedFlagsExpected, "gold red flags", fmt.Sprintf(" (%d missed)", s.RedFlagsMissed)),
+		FalseAlarms:        s.FalseAlarms,
+		ProtocolMatch:      rateOf(s.ProtocolMatch, s.ProtocolsChecked, "protocols checked", ""),
+		ScoreBandAgreement: rateOf(s.ScoreBandAgreement, s.BandsChecked, "score bands expected", ""),
+		MeanTurns:          strconv.FormatFloat(s.MeanTurns, 'f', 1, 64),
+		MixedProvenance:    s.MixedProvenance,
 		Provenance: []templates.Fact{
 			{Name: "release", Label: "Engine release", Value: s.Provenance.Release},
 			{Name: "prompt_hash", Label: "Prompt hash", Value: s.Provenance.PromptHash},
@@ -403,8 +423,12 @@ func summaryView(s scenarios.Summary) templates.ScenarioSummary {
 		}}
 	for _, cl := range scenarios.Classes {
 		x := s.PerClass[cl]
-		v.PerClass = append(v.PerClass, templates.ScenarioClassRow{Class: cl.Label(), N: x.N, Correct: x.Correct, Under: x.Under, Over: x.Over,
-			Accuracy: percent(x.Accuracy), UnderTriage: percent(x.UnderTriage), OverTriage: percent(x.OverTriage)})
+		row := templates.ScenarioClassRow{Class: cl.Label(), N: x.N, Correct: x.Correct, Under: x.Under, Over: x.Over,
+			Accuracy: "—", UnderTriage: "—", OverTriage: "—"}
+		if x.N > 0 {
+			row.Accuracy, row.UnderTriage, row.OverTriage = percent(x.Accuracy), percent(x.UnderTriage), percent(x.OverTriage)
+		}
+		v.PerClass = append(v.PerClass, row)
 	}
 	return v
 }
@@ -636,7 +660,10 @@ func changeView(ch scenarios.Change) templates.ScenarioChange {
 		BaseFinal: ch.Base.Final.Label(), HeadFinal: ch.Head.Final.Label(), BaseCorrect: ch.Base.Correct, HeadCorrect: ch.Head.Correct,
 		BaseScored: scored(ch.Base), HeadScored: scored(ch.Head), UnderTriage: ch.UnderTriage}
 	if a := ch.Adjudication; a != nil {
-		v.Adjudication = &templates.ScenarioAdjudication{Verdict: verdictLabel(a.Verdict), Note: a.Note, By: a.By, At: clock(a.At)}
+		v.Adjudication = &templates.ScenarioAdjudication{Verdict: verdictLabel(a.Verdict), Note: a.Note, By: a.By}
+		if !a.At.IsZero() {
+			v.Adjudication.At = clock(a.At)
+		}
 	}
 	return v
 }

@@ -384,6 +384,8 @@ func TestScenarioPagesRender(t *testing.T) {
 		`<label for="base">`, `<label for="head">`, "<caption", `scope="col"`)
 	// Scores only for runs that played something: the head's accuracy is 1 of 3.
 	wantAll(t, "the index", idx, "33.3%")
+	// The comparison form starts at the two newest runs that played something.
+	wantAll(t, "the index", idx, `<option value="sr_base" selected>`, `<option value="sr_head" selected>`)
 
 	est := b.get("/clinician/scenarios/new?suite=builtin&repeats=2&label=nightly").body
 	wantAll(t, "the estimate page", est, ">12<", ">80<", ">150<", ">400<", ">60<", "24 Nov 2026 03:30 UTC",
@@ -396,7 +398,7 @@ func TestScenarioPagesRender(t *testing.T) {
 		`/static/js/scenarios.`, `action="/clinician/scenarios/runs/sr_head/cancel"`,
 		`href="/clinician/scenarios/runs/sr_head/report.json"`, `href="/clinician/scenarios/runs/sr_head/report.csv"`,
 		"Under-triage", "Accuracy", "Scores by gold class", `role="img"`, "Confusion matrix",
-		`href="/clinician/scenarios/runs/sr_head/items/0"`, "Playing: headache, repeat 1 (1 exchanges so far).")
+		`href="/clinician/scenarios/runs/sr_head/items/0"`, "Playing: headache, repeat 1 (exchanges so far: 1).", "none: no gold red flags")
 	if strings.Index(run, "Under-triage") > strings.Index(run, "Accuracy") {
 		t.Error("under-triage is not the first figure")
 	}

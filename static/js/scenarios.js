@@ -5,12 +5,22 @@
 // (aria-live="polite") announces changes and nothing else; when the run
 // has ended it reloads the page for the scores. The fragment is our own
 // server-rendered templ output; values are only ever copied as text.
+// Each poll is a signed-in request, which would keep an unattended
+// clinician session alive forever: polling stops after IDLE_STOP_MS
+// without a key press or pointer use (under the server's 30-minute idle
+// sign-out), and the page says so.
 
 const doc = document;
 doc.documentElement.classList.add('js');
 
 const POLL_MS = 4000;
 const MAX_BACKOFF_MS = 60000;
+const IDLE_STOP_MS = 25 * 60 * 1000;
+
+let lastActivity = Date.now();
+for (const type of ['keydown', 'pointerdown', 'wheel', 'focusin']) {
+  doc.addEventListener(type, () => { lastActivity = Date.now(); }, { passive: true, capture: true });
+}
 
 const region = doc.querySelector('[data-run-progress][data-progress-url]');
 
@@ -37,6 +47,10 @@ function update(fresh) {
 }
 
 async function poll(delay) {
+  if (Date.now() - lastActivity > IDLE_STOP_MS) {
+    stop();
+    return;
+  }
   if (doc.hidden) {
     window.setTimeout(() => poll(delay), POLL_MS);
     return;
