@@ -26,7 +26,7 @@ import (
 
 const (
 	scenariosPath  = "/clinician/scenarios"
-	maxSuiteUpload = 1 << 20 // a suite file, read whole into memory
+	maxSuiteUpload = 1 << 20 // a suite file, read whole into memory (the server's body limit may be lower: uploadLimit)
 	maxRunIDLen    = 80
 	maxItemSeq     = 1_000_000 // far above vignettes × 10 repeats
 )
@@ -133,7 +133,7 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 	svc := s.deps.Scenarios
 	p := templates.ScenariosPage{Layout: s.clinicianLayout(c, "Scenarios"),
 		Start:   templates.ScenarioStartForm{Action: scenariosPath + "/new"},
-		Upload:  templates.ScenarioUploadForm{Action: scenariosPath + "/runs", MaxSize: "1 MiB"},
+		Upload:  templates.ScenarioUploadForm{Action: scenariosPath + "/runs", MaxSize: sizeText(int64(s.uploadLimit()))},
 		Compare: templates.ScenarioCompareForm{Action: scenariosPath + "/compare", Base: base, Head: head},
 	}
 	if in.upload {
@@ -281,9 +281,9 @@ func (s *Server) startScenarioRun(c *fiber.Ctx) error {
 		if err != nil || fh.Filename == "" {
 			return s.refuseStart(c, in, http.StatusUnprocessableEntity, in.fieldErrors("upload", "Choose a suite file to upload."))
 		}
-		if fh.Size > maxSuiteUpload {
+		if limit := s.uploadLimit(); fh.Size > int64(limit) {
 			return s.refuseStart(c, in, http.StatusRequestEntityTooLarge,
-				in.fieldErrors("upload", fmt.Sprintf("The suite file is %s: at most 1 MiB is accepted. Split the suite into smaller files.", sizeText(fh.Size))))
+				in.fieldErrors("upload", fmt.Sprintf("The suite file is %s: at most %s is accepted. Split the suite into smaller files.", sizeText(fh.Size), sizeText(int64(limit)))))
 		}
 		file, err := fh.Open()
 		if err != nil {
@@ -310,7 +310,22 @@ func (s *Server) startScenarioRun(c *fiber.Ctx) error {
 	return c.Redirect(runPath(run.ID), http.StatusSeeOther)
 }
 
+// uploadLimit is the largest suite file taken: maxSuiteUpload, or less
+// when the server's body limit (HTTP_MAX_BODY_BYTES, 256 KiB by default)
+// is lower, less room for the form's other fields. A body over the server's
+// limit is refused by the server itself (413) before any handler runs.
+func (s *Server) uploadLimit() int {
+	return max(min(maxSuiteUpload, s.cfg.Limits.MaxBodyBytes-4<<10), 0)
+}
+
+// sizeText is a size for people: "1 MiB", "252 KiB", "1.3 MiB".
 func sizeText(n int64) string {
+	switch {
+	case n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n < 1<<20:
+		return strconv.FormatInt((n+1023)>>10, 10) + " KiB"
+	}
 	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }
 

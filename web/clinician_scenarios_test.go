@@ -370,7 +370,8 @@ func TestScenarioPagesNeedASignedInClinician(t *testing.T) {
 }
 
 func TestScenarioPagesRender(t *testing.T) {
-	a := startScenarioApp(t, newFakeScenarios())
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
 	b, _ := signedIn(t, a)
 	for _, path := range scenarioPages {
 		if p := b.get(path); p.status != http.StatusOK {
@@ -415,6 +416,17 @@ func TestScenarioPagesRender(t *testing.T) {
 	wantAll(t, "the item page", item, "I have a crushing pain in my chest.", "How long has it lasted?", "Minutes; Hours", "Terminal",
 		"Crushing chest pain for 20 minutes.", "Chest pain radiating to the left arm: positive", "chest_pain.v2", "heart_score",
 		"engine-2.4", "ar-77", "Under-triage", `href="/clinician/scenarios/runs/sr_head"`)
+
+	// A handoff that does not decode is said so; the page still renders.
+	svc.items["sr_head"][1].Handoff = []byte("{not json")
+	if p := b.get("/clinician/scenarios/runs/sr_head/items/1"); p.status != http.StatusOK || !strings.Contains(p.body, "could not be read") {
+		t.Errorf("an item whose handoff does not decode: %d", p.status)
+	}
+	// Without limits (the embedded sandbox) the estimate says so.
+	svc.estimate = scenarios.RunEstimate{Intakes: 3, Turns: 20, MaxTurns: 45, Unlimited: true}
+	if p := b.get("/clinician/scenarios/new?suite=builtin").body; !strings.Contains(p, "Limits off: embedded sandbox") || strings.Contains(p, "Left today") {
+		t.Error("an unlimited estimate does not say the limits are off")
+	}
 
 	cmp := b.get("/clinician/scenarios/compare?base=sr_base&head=sr_head").body
 	wantAll(t, "the comparison", cmp, "Regressions (1)", "Newly under-triaged", "chest_pain", "The gold label is wrong", "The engine is wrong",
@@ -540,11 +552,37 @@ func TestStartScenarioRunFromAnUpload(t *testing.T) {
 	if len(svc.started) != 1 {
 		t.Fatal("a file over 1 MiB reached the service")
 	}
+	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 1 MiB") {
+		t.Error("the form does not say the limit")
+	}
 
 	svc.startErr = bff.Invalid("upload", "mine.yaml: vignette chest_pain: gold.class is required.")
 	p = b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token, "repeats": "1"}, "mine.yaml", suite)
 	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "gold.class is required") || !strings.Contains(p.body, `href="#upload"`) {
 		t.Fatalf("a suite that does not load: %d", p.status)
+	}
+}
+
+// With the server's default body limit (256 KiB), the form says the lower
+// limit, and a file over it but under the body limit is refused by the
+// handler with that limit; a body over the server's limit gets the
+// server's own 413.
+func TestScenarioUploadLimitFollowsTheServerBodyLimit(t *testing.T) {
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
+	b, token := signedIn(t, a)
+	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 252 KiB") {
+		t.Error("the form does not say the server's lower limit")
+	}
+	p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token}, "s.yaml", bytes.Repeat([]byte("#"), 253<<10))
+	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "at most 252 KiB is accepted") {
+		t.Fatalf("a 253 KiB file: %d", p.status)
+	}
+	if p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token}, "s.yaml", bytes.Repeat([]byte("#"), 300<<10)); p.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a 300 KiB file: %d", p.status)
+	}
+	if len(svc.started) != 0 {
+		t.Fatal("a file over the limit reached the service")
 	}
 }
 
