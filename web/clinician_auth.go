@@ -67,6 +67,9 @@ func (s *Server) clinicianLayout(c *fiber.Ctx, title string) templates.Layout {
 		{Label: "Worklist", URL: "/clinician", Current: path == "/clinician"},
 		{Label: "Audit log", URL: "/clinician/audit", Current: path == "/clinician/audit"},
 	}
+	if s.deps.Scenarios != nil {
+		l.Nav = append(l.Nav, templates.NavLink{Label: "Scenarios", URL: scenariosPath, Current: strings.HasPrefix(path, scenariosPath)})
+	}
 	if s.deps.Faults != nil {
 		l.Nav = append(l.Nav, templates.NavLink{Label: "Sandbox faults", URL: faultsPath, Current: path == faultsPath})
 	}

@@ -70,6 +70,19 @@ func (s *Server) routes() *fiber.App {
 		clin.Get("/faults", s.showFaults)
 		clin.Post("/faults", s.armFault)
 	}
+	if s.deps.Scenarios != nil {
+		clin.Get("/scenarios", s.showScenarios)
+		clin.Get("/scenarios/new", s.showScenarioEstimate)
+		clin.Post("/scenarios/runs", s.startScenarioRun)
+		clin.Get("/scenarios/runs/:id", s.showScenarioRun)
+		clin.Get("/scenarios/runs/:id/progress", s.showScenarioProgress)
+		clin.Get("/scenarios/runs/:id/report.json", s.downloadScenarioJSON)
+		clin.Get("/scenarios/runs/:id/report.csv", s.downloadScenarioCSV)
+		clin.Post("/scenarios/runs/:id/cancel", s.cancelScenarioRun)
+		clin.Get("/scenarios/runs/:id/items/:seq", s.showScenarioItem)
+		clin.Get("/scenarios/compare", s.showScenarioCompare)
+		clin.Post("/scenarios/compare/adjudicate", s.adjudicateScenario)
+	}
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app

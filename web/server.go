@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/scenarios"
 )
 
 // Server is the web front of the app: the Fiber app, its sessions and its
@@ -76,6 +77,10 @@ type Deps struct {
 	// Faults arms the embedded sandbox's faults; nil (a real upstream, or
 	// faults off) shows no fault panel.
 	Faults bff.FaultArmer
+	// Scenarios runs scenario suites against the engine and scores them
+	// (the clinician area's Scenarios section); nil shows no section and
+	// its routes answer 404.
+	Scenarios scenarios.Service
 }
 
 // New builds the web front; Listen starts serving.

@@ -1,0 +1,241 @@
+package templates
+
+// View types of the clinician area's Scenarios section (runs of synthetic
+// patient suites against the engine, their scores and comparisons). Values
+// are display-ready strings; texts from the engine and from suite files are
+// shown as received (escaped).
+
+// ScenariosPage is the section's index: the suites, the two ways to start
+// a run, the runs so far and the comparison form.
+type ScenariosPage struct {
+	Layout
+	Suites  []ScenarioSuite
+	Start   ScenarioStartForm
+	Upload  ScenarioUploadForm
+	Runs    []ScenarioRunRow
+	Compare ScenarioCompareForm
+	// Errors by field id: "suite", "repeats", "label" (the suite form),
+	// "upload", "upload-repeats", "upload-label" (the file form), "base",
+	// "head" (the comparison form); "" for the page.
+	Errors FieldErrors
+}
+
+// ScenarioSuite is one built-in suite.
+type ScenarioSuite struct {
+	Name, Title string
+	Vignettes   int
+}
+
+// ScenarioStartForm starts a run of a built-in suite: a GET form to the
+// estimate page (nothing starts before the estimate is confirmed).
+type ScenarioStartForm struct {
+	Action                string // GET URL of the estimate page
+	Suite, Repeats, Label string // kept after an error
+}
+
+// ScenarioUploadForm starts a run of a suite file the clinician sends
+// (multipart POST, CSRF token in the form).
+type ScenarioUploadForm struct {
+	Action         string
+	Repeats, Label string // kept after an error (a file input cannot be refilled)
+	MaxSize        string // "1 MiB"
+}
+
+// ScenarioRunRow is one run in the runs table.
+type ScenarioRunRow struct {
+	ID, URL, Label, Suite, Target, State, StartedBy, Started string
+	Played, Items                                            int
+	// Scored is set when any item was scored; Accuracy and UnderTriage are
+	// then percentages ("83%").
+	Scored                bool
+	Accuracy, UnderTriage string
+}
+
+// ScenarioCompareForm picks two runs to compare (GET form).
+type ScenarioCompareForm struct {
+	Action     string
+	Runs       []ScenarioRunOption
+	Base, Head string // selected run ids
+}
+
+// ScenarioRunOption is a run as a choice or a heading: its id, a label for
+// people and its page.
+type ScenarioRunOption struct {
+	ID, Label, URL string
+}
+
+// ScenarioEstimatePage says what a run of a built-in suite will cost before
+// it starts, with the form that starts it.
+type ScenarioEstimatePage struct {
+	Layout
+	Suite     ScenarioSuite
+	Repeats   int
+	Label     string
+	Estimate  ScenarioEstimate
+	Action    string // POST URL that starts the run
+	ChangeURL string // back to the start form with these values
+}
+
+// ScenarioEstimate is a run's expected cost and finish.
+type ScenarioEstimate struct {
+	Intakes, Turns, MaxTurns int
+	// Unlimited: the embedded sandbox with its limits off; the rest does
+	// not apply.
+	Unlimited               bool
+	PerDay, LeftToday, Days int
+	Finish                  string // expected finish, UTC
+}
+
+// ScenarioRunPage is one run: progress, scores, confusion matrix, results.
+type ScenarioRunPage struct {
+	Layout
+	ID, Label, Suite, Target, StartedBy string
+	Repeats                             int
+	Created, Finished                   string // Finished "" until it ends
+	Progress                            ScenarioProgress
+	// CancelAction is the POST URL of the Cancel button; "" once ended.
+	CancelAction    string
+	JSONURL, CSVURL string
+	JSONName        string // download file names
+	CSVName         string
+	Summary         *ScenarioSummary // nil before any item was scored
+	ConfusionSVG    string           // bff/scenarios.ConfusionSVG: escaped, no scripts or styles
+	Results         []ScenarioResultRow
+	BackURL         string
+}
+
+// ScenarioProgress is a run's live state: the region scenarios.js updates.
+type ScenarioProgress struct {
+	RunURL string // the run page (the no-JavaScript "Refresh" link)
+	// PollURL is the fragment scenarios.js polls; "" once the run ended.
+	PollURL        string
+	State          string // queued, active, waiting, done, cancelled
+	StateLabel     string
+	Ended          bool
+	Played, Items  int
+	PlayedText     string // "12 of 61 played"
+	TurnsText      string // "Turns used: 40 (estimate: 80)"
+	Note           string // why it waits, until when, or how it ended
+	Current        string // the item being played, "" when none
+	Release        string
+	ProgressValues bool // Items > 0: the <progress> has a value
+}
+
+// ScenarioSummary is a run's scores so far, display-ready.
+type ScenarioSummary struct {
+	Vignettes, Runs, Scored, Errors   int
+	Accuracy, UnderTriage, OverTriage string
+	WrongDisposition                  int
+	PerClass                          []ScenarioClassRow
+	// Sentences with their counts: "75.0% of 4 expected (1 missed)", or
+	// "none expected" when there was nothing to check.
+	RedFlagRecall, ProtocolMatch, ScoreBandAgreement string
+	FalseAlarms                                      int
+	MeanTurns                                        string
+	Provenance                                       []Fact
+	MixedProvenance                                  bool
+}
+
+// ScenarioClassRow is the scores of one gold class; the rates are "—"
+// when no result had that gold class.
+type ScenarioClassRow struct {
+	Class                             string
+	N, Correct, Under, Over           int
+	Accuracy, UnderTriage, OverTriage string
+}
+
+// ScenarioResultRow is one item's result in the results table.
+type ScenarioResultRow struct {
+	URL               string // the item page; "" when no item matches
+	VignetteID, Title string
+	Repeat            int
+	Gold, Final       string // class labels
+	Triage            string // correct, under, over, ... as scored
+	Under             bool
+	Turns             int
+	Error             string
+}
+
+// ScenarioItemPage is one item of a run: transcript, outcome, handoff.
+type ScenarioItemPage struct {
+	Layout
+	RunURL, RunLabel  string
+	Seq               int
+	VignetteID, Title string
+	Repeat            int
+	State             string
+	Outcome           *ScenarioOutcome // nil until the item finished
+	Turns             []ScenarioExchange
+	Handoff           *ScenarioHandoff // nil when none was read
+	HandoffError      string           // the handoff could not be decoded
+	Error             string           // why the item failed
+}
+
+// ScenarioOutcome is an item's result against its gold.
+type ScenarioOutcome struct {
+	Gold, Final, Triage string
+	Correct, Under      bool
+	Disposition         string
+	Urgent              bool
+	SafetyStatus        string
+	Protocol            string
+	GoldProtocol        string
+	RedFlagsHit         []string
+	RedFlagsMissed      []string
+	FalseAlarms         []string
+}
+
+// ScenarioExchange is one exchange of an item's transcript.
+type ScenarioExchange struct {
+	N                          int // 1-based
+	Message, Reply             string
+	Choices                    []string
+	Urgent, Terminal, Replayed bool
+	Disposition, SafetyStatus  string
+}
+
+// ScenarioHandoff is the read-only subset of an item's handoff.
+type ScenarioHandoff struct {
+	SafetyStatus, Disposition, DispositionLabel string
+	SOAP                                        SOAPView
+	SafetyNotes                                 []string
+	Facts                                       []Fact
+	ActiveProtocol                              string
+	Scores                                      []ScoreView
+	Provenance                                  []Fact
+}
+
+// ScenarioComparePage is a head run compared with a base run.
+type ScenarioComparePage struct {
+	Layout
+	Base, Head                                                       ScenarioRunOption
+	Regressions, SetAside, Others, Improvements                      []ScenarioChange
+	OnlyInBase, OnlyInHead                                           []string
+	Paired, BothCorrect, BaseOnlyCorrect, HeadOnlyCorrect, BothWrong int
+	PValue                                                           string
+	AdjudicateAction                                                 string
+	BackURL                                                          string
+}
+
+// ScenarioChange is one vignette across the two runs, with its
+// adjudication form.
+type ScenarioChange struct {
+	Key                    string // unique on the page, for element ids
+	VignetteID, Title      string
+	Gold                   string
+	BaseFinal, HeadFinal   string
+	BaseCorrect            bool
+	HeadCorrect            bool
+	BaseScored, HeadScored string // "2 of 3 scored"
+	UnderTriage            bool
+	Adjudication           *ScenarioAdjudication // the verdict in force
+	// The form's values and errors after a refused adjudication (keys:
+	// verdict, note, vignette).
+	Verdict, Note string
+	Errors        FieldErrors
+}
+
+// ScenarioAdjudication is a verdict in force.
+type ScenarioAdjudication struct {
+	Verdict, Note, By, At string
+}

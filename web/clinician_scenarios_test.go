@@ -1,0 +1,703 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alexedwards/scs/v2/memstore"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/scenarios"
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
+	"github.com/clinical-intake/intake-web/web"
+)
+
+// The Scenarios section against a fake scenarios.Service: web.New with
+// fakes for everything the section does not use.
+
+// fakeAccounts knows one clinician, dr.ada, with clinPassword.
+type fakeAccounts struct{ bff.AccountService }
+
+func (fakeAccounts) ActiveClinician(_ context.Context, name string) (*bff.Clinician, error) {
+	if name == "dr.ada" {
+		return &bff.Clinician{Username: name}, nil
+	}
+	return nil, bff.Errorf(bff.ENOTFOUND, "no such clinician")
+}
+
+func (fakeAccounts) SignIn(_ context.Context, name, password, _ string) (*bff.Clinician, error) {
+	if name == "dr.ada" && password == clinPassword {
+		return &bff.Clinician{Username: name}, nil
+	}
+	return nil, bff.Errorf(bff.EUNAUTHORIZED, "The username or password is wrong.")
+}
+
+func (fakeAccounts) SignOut(context.Context, string) {}
+
+type startCall struct {
+	clinician string
+	form      scenarios.RunForm
+}
+
+type adjCall struct {
+	clinician, base, head, vignette, note string
+	verdict                               scenarios.Verdict
+}
+
+// fakeScenarios is a scenarios.Service over fixed runs, recording calls.
+type fakeScenarios struct {
+	mu       sync.Mutex
+	runs     []*scenarios.Run // newest first
+	items    map[string][]*scenarios.Item
+	results  map[string][]scenarios.Result
+	estimate scenarios.RunEstimate
+	// Errors to return, when set.
+	startErr, cancelErr, adjErr error
+
+	asked     []string // run ids the service was asked about
+	seqs      []int    // item seqs asked
+	started   []startCall
+	cancelled []string // clinician + " " + run id
+	adjudged  []adjCall
+}
+
+func (f *fakeScenarios) Suites() []scenarios.SuiteInfo {
+	return []scenarios.SuiteInfo{{Name: "builtin", Title: "Every built-in vignette", Vignettes: 12}, {Name: "builtin/heart_lungs", Title: "Heart and lungs", Vignettes: 4}}
+}
+
+func (f *fakeScenarios) Estimate(_ context.Context, rf scenarios.RunForm) (*scenarios.RunEstimate, error) {
+	if rf.Suite != "builtin" && rf.Suite != "builtin/heart_lungs" {
+		return nil, bff.Invalid("suite", "There is no suite named %q.", rf.Suite)
+	}
+	e := f.estimate
+	return &e, nil
+}
+
+func (f *fakeScenarios) StartRun(_ context.Context, clinician string, rf scenarios.RunForm) (*scenarios.Run, *scenarios.RunEstimate, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.started = append(f.started, startCall{clinician, rf})
+	if f.startErr != nil {
+		return nil, nil, f.startErr
+	}
+	e := f.estimate
+	return &scenarios.Run{ID: "sr_new"}, &e, nil
+}
+
+func (f *fakeScenarios) Runs(context.Context) ([]*scenarios.Run, error) { return f.runs, nil }
+
+func (f *fakeScenarios) run(id string) (*scenarios.Run, error) {
+	f.mu.Lock()
+	f.asked = append(f.asked, id)
+	f.mu.Unlock()
+	for _, r := range f.runs {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return nil, bff.Errorf(bff.ENOTFOUND, "There is no such run.")
+}
+
+func (f *fakeScenarios) Run(_ context.Context, id string) (*scenarios.Run, []*scenarios.Item, error) {
+	r, err := f.run(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, f.items[id], nil
+}
+
+func (f *fakeScenarios) Report(_ context.Context, id string) (*scenarios.Report, error) {
+	if _, err := f.run(id); err != nil {
+		return nil, err
+	}
+	return scenarios.NewReport(f.results[id]), nil
+}
+
+func (f *fakeScenarios) Item(_ context.Context, id string, seq int) (*scenarios.Run, *scenarios.Item, error) {
+	f.mu.Lock()
+	f.seqs = append(f.seqs, seq)
+	f.mu.Unlock()
+	r, err := f.run(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, it := range f.items[id] {
+		if it.Seq == seq {
+			return r, it, nil
+		}
+	}
+	return nil, nil, bff.Errorf(bff.ENOTFOUND, "There is no such item.")
+}
+
+func (f *fakeScenarios) Compare(_ context.Context, base, head string) (*scenarios.Comparison, error) {
+	if _, err := f.run(base); err != nil {
+		return nil, err
+	}
+	if _, err := f.run(head); err != nil {
+		return nil, err
+	}
+	if base == head {
+		return nil, bff.Invalid("head", "Choose two different runs to compare.")
+	}
+	adj, _ := f.Adjudications(context.Background())
+	c := scenarios.Compare(f.results[base], f.results[head], adj)
+	return &c, nil
+}
+
+func (f *fakeScenarios) Adjudicate(_ context.Context, clinician, base, head, vignette string, v scenarios.Verdict, note string) (*scenarios.RunAdjudication, error) {
+	f.mu.Lock()
+	f.adjudged = append(f.adjudged, adjCall{clinician, base, head, vignette, note, v})
+	f.mu.Unlock()
+	if f.adjErr != nil {
+		return nil, f.adjErr
+	}
+	for _, id := range []string{base, head} {
+		if _, err := f.run(id); err != nil {
+			return nil, err
+		}
+	}
+	return &scenarios.RunAdjudication{ID: 1, BaseRun: base, HeadRun: head,
+		Adjudication: scenarios.Adjudication{VignetteID: vignette, Verdict: v, Note: note, By: clinician}}, nil
+}
+
+func (f *fakeScenarios) Adjudications(context.Context) (map[string]scenarios.Adjudication, error) {
+	return map[string]scenarios.Adjudication{"chest_pain": {VignetteID: "chest_pain", Verdict: scenarios.EngineWrong, Note: "Sent home with chest pain.", By: "dr.bob"}}, nil
+}
+
+func (f *fakeScenarios) CancelRun(_ context.Context, clinician, id string) error {
+	f.mu.Lock()
+	f.cancelled = append(f.cancelled, clinician+" "+id)
+	f.mu.Unlock()
+	if f.cancelErr != nil {
+		return f.cancelErr
+	}
+	_, err := f.run(id)
+	return err
+}
+
+func (f *fakeScenarios) Progress(_ context.Context, id string) (*scenarios.RunProgress, error) {
+	r, err := f.run(id)
+	if err != nil {
+		return nil, err
+	}
+	p := &scenarios.RunProgress{Run: r}
+	for _, it := range f.items[id] {
+		if it.State == scenarios.ItemPlaying {
+			p.Current = it
+		}
+	}
+	return p, nil
+}
+
+func result(id string, repeat int, gold, final scenarios.Class) scenarios.Result {
+	r := scenarios.Result{VignetteID: id, Title: strings.ReplaceAll(id, "_", " "), Repeat: repeat, Gold: scenarios.Gold{Class: gold},
+		Final: final, Turns: 4, Terminal: true, Provenance: scenarios.Provenance{Release: "engine-2.4"}}
+	switch final {
+	case scenarios.Emergency:
+		r.Urgent = true
+	case scenarios.Urgent:
+		r.Disposition = "urgent_escalation"
+	case scenarios.Routine:
+		r.Disposition = "clinician_review"
+	case scenarios.SelfCare:
+		r.Disposition = "self_care"
+	}
+	return r
+}
+
+const itemHandoff = `{"encounter_id":"enc_1","captured_at":"2026-11-23T09:00:00Z","terminal":true,"urgent":true,
+"intake_status":"closed","safety_status":"cannot_miss_positive","safety_notes":["Chest pain radiating to the left arm: positive"],
+"disposition":"urgent_escalation","disposition_label":"Call emergency services","soap":{"subjective":"Crushing chest pain for 20 minutes.",
+"objective":"","assessment":"Possible acute coronary syndrome.","plan":"Emergency services now."},"captured_facts":{"age":"58","sex":"male","pregnancy":null},
+"active_protocol":"chest_pain.v2","candidate_protocols":[],"scores":[{"key":"heart_score","total":"7","band":"strong","components":"H2 E1 A2 R1 T1"}],
+"conversation":[],"provenance":{"release":"engine-2.4","server_model":"m-1","prompt_hash":"ph1","source_commit":null,"directory_hash":"dh1",
+"runtime_profile":null,"prompt_profile":null,"voice_profile":null,"audit_ref":"ar-77","latency_ms":12,"protocol_count":40}}`
+
+// newFakeScenarios has two runs: sr_base (done) and sr_head (active, 12 of
+// 61 played), where chest_pain regressed to under-triage.
+func newFakeScenarios() *fakeScenarios {
+	suite := &scenarios.Suite{Name: "builtin"}
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	base := &scenarios.Run{ID: "sr_base", Suite: suite, Repeats: 1, Label: "release 2.3", Target: "sandbox", StartedBy: "dr.bob",
+		State: scenarios.RunDone, Items: 3, Played: 3, CreatedAt: now.Add(-time.Hour), FinishedAt: now.Add(-30 * time.Minute)}
+	head := &scenarios.Run{ID: "sr_head", Suite: suite, Repeats: 1, Label: "release 2.4 candidate", Target: "service", StartedBy: "dr.ada",
+		State: scenarios.RunWaiting, Items: 61, Played: 12, TurnsUsed: 40, Estimate: 80, Note: "Today's turns for runs are spent.",
+		NotBefore: now.Add(15 * time.Hour), CreatedAt: now}
+	head2 := &scenarios.Run{ID: "sr_empty", Suite: suite, Repeats: 1, Label: "", Target: "sandbox", StartedBy: "dr.ada", State: scenarios.RunQueued, Items: 3, CreatedAt: now}
+	hr := []scenarios.Result{result("chest_pain", 1, scenarios.Emergency, scenarios.Routine), result("sore_throat", 1, scenarios.SelfCare, scenarios.SelfCare),
+		result("ankle", 1, scenarios.Routine, scenarios.Urgent)}
+	hr[0].Protocol, hr[0].SafetyStatus = "chest_pain.v2", "cannot_miss_positive"
+	return &fakeScenarios{
+		runs: []*scenarios.Run{head2, head, base},
+		results: map[string][]scenarios.Result{
+			"sr_base": {result("chest_pain", 1, scenarios.Emergency, scenarios.Emergency), result("sore_throat", 1, scenarios.SelfCare, scenarios.SelfCare),
+				result("ankle", 1, scenarios.Routine, scenarios.Urgent)},
+			"sr_head": hr,
+		},
+		items: map[string][]*scenarios.Item{
+			"sr_head": {
+				{RunID: "sr_head", Seq: 0, VignetteID: "chest_pain", Title: "chest pain", Repeat: 1, State: scenarios.ItemDone, Result: &hr[0],
+					Turns: []scenarios.Exchange{
+						{Message: "I have a crushing pain in my chest.", Reply: "How long has it lasted?", Choices: []string{"Minutes", "Hours"}},
+						{Message: "Twenty minutes.", Reply: "Please see a clinician today.", Terminal: true, Disposition: "clinician_review", SafetyStatus: "cannot_miss_positive"},
+					},
+					Handoff: []byte(itemHandoff)},
+				{RunID: "sr_head", Seq: 1, VignetteID: "sore_throat", Title: "sore throat", Repeat: 1, State: scenarios.ItemDone, Result: &hr[1]},
+				{RunID: "sr_head", Seq: 2, VignetteID: "ankle", Title: "ankle", Repeat: 1, State: scenarios.ItemDone, Result: &hr[2]},
+				{RunID: "sr_head", Seq: 3, VignetteID: "headache", Title: "headache", Repeat: 1, State: scenarios.ItemPlaying,
+					Turns: []scenarios.Exchange{{Message: "My head hurts.", Reply: "Since when?"}}},
+			},
+		},
+		estimate: scenarios.RunEstimate{Intakes: 12, Turns: 80, MaxTurns: 150, PerDay: 400, LeftToday: 60, Days: 2,
+			Finish: time.Date(2026, 11, 24, 3, 30, 0, 0, time.UTC)},
+	}
+}
+
+// startScenarioApp serves the web layer with svc as its Scenarios (nil: none).
+func startScenarioApp(t *testing.T, svc scenarios.Service, mutate ...func(*web.Config)) *app {
+	t.Helper()
+	cfg := web.Config{ListenAddr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	key := func(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
+	d := web.Deps{Accounts: fakeAccounts{}, Patients: struct{ bff.PatientService }{}, Reviews: struct{ bff.ReviewService }{},
+		Sessions: memstore.New(), CSRFKey: key(1), FlashHashKey: key(2), FlashBlockKey: key(3),
+		Ready:   func(context.Context) (map[string]string, bool) { return nil, true },
+		Metrics: prometheus.NewRegistry(), MetricsHandler: http.NotFoundHandler()}
+	if svc != nil {
+		d.Scenarios = svc
+	}
+	srv, err := web.New(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = srv.Shutdown(ctx)
+	})
+	return &app{t: t, web: &appwire.App{Server: srv}}
+}
+
+// signedIn is a browser signed in as dr.ada, and its CSRF token.
+func signedIn(t *testing.T, a *app) (*browser, string) {
+	t.Helper()
+	b := a.browser()
+	if p := b.signIn("dr.ada", clinPassword); p.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", p.status)
+	}
+	m := csrfMeta.FindStringSubmatch(b.get("/clinician/scenarios").body)
+	if m == nil {
+		t.Fatal("no csrf token on the scenarios page")
+	}
+	return b, m[1]
+}
+
+func (b *browser) postMultipart(path string, fields map[string]string, fileName string, file []byte) page {
+	b.a.t.Helper()
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	for k, v := range fields {
+		_ = w.WriteField(k, v)
+	}
+	fw, _ := w.CreateFormFile("upload", fileName)
+	_, _ = fw.Write(file)
+	_ = w.Close()
+	req, _ := http.NewRequest("POST", b.a.web.URL+path, &body)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	return b.do(req)
+}
+
+func wantAll(t *testing.T, what, body string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s lacks %q", what, w)
+		}
+	}
+}
+
+var scenarioPages = []string{
+	"/clinician/scenarios",
+	"/clinician/scenarios/new?suite=builtin&repeats=2&label=x",
+	"/clinician/scenarios/runs/sr_head",
+	"/clinician/scenarios/runs/sr_head/progress",
+	"/clinician/scenarios/runs/sr_head/items/0",
+	"/clinician/scenarios/compare?base=sr_base&head=sr_head",
+	"/clinician/scenarios/runs/sr_head/report.csv",
+}
+
+func TestScenarioPagesNeedASignedInClinician(t *testing.T) {
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
+	b := a.browser()
+	for _, path := range scenarioPages {
+		if p := b.get(path); p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/clinician/signin?next=") {
+			t.Errorf("GET %s without sign-in: %d %s", path, p.status, p.header.Get("Location"))
+		}
+	}
+	if p := b.get("/clinician/scenarios/runs/sr_head/report.json"); p.status != http.StatusUnauthorized {
+		t.Errorf("report.json without sign-in: %d", p.status)
+	}
+	// With a valid anonymous CSRF token: refused for want of a sign-in.
+	token := csrfMeta.FindStringSubmatch(b.get("/clinician/signin").body)[1]
+	for _, path := range []string{"/clinician/scenarios/runs", "/clinician/scenarios/runs/sr_head/cancel", "/clinician/scenarios/compare/adjudicate"} {
+		p := b.post(path, url.Values{"_csrf": {token}, "suite": {"builtin"}, "base": {"sr_base"}, "head": {"sr_head"},
+			"vignette": {"chest_pain"}, "verdict": {"gold_wrong"}, "note": {"n"}})
+		if p.status != http.StatusUnauthorized {
+			t.Errorf("POST %s without sign-in: %d", path, p.status)
+		}
+	}
+	if len(svc.started)+len(svc.cancelled)+len(svc.adjudged) != 0 {
+		t.Fatalf("the service was called without a sign-in: %d %d %d", len(svc.started), len(svc.cancelled), len(svc.adjudged))
+	}
+}
+
+func TestScenarioPagesRender(t *testing.T) {
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
+	b, _ := signedIn(t, a)
+	for _, path := range scenarioPages {
+		if p := b.get(path); p.status != http.StatusOK {
+			t.Errorf("GET %s: %d", path, p.status)
+		}
+	}
+	idx := b.get("/clinician/scenarios").body
+	wantAll(t, "the index", idx, `href="/clinician/scenarios" aria-current="page">Scenarios</a>`, "builtin/heart_lungs", "Heart and lungs",
+		`<label for="suite">Suite</label>`, `enctype="multipart/form-data"`, `<label for="upload">Suite file</label>`,
+		`<label for="upload-repeats">Repeats</label>`, "release 2.4 candidate", "12 of 61", "Unlabelled run of builtin",
+		`<label for="base">`, `<label for="head">`, "<caption", `scope="col"`)
+	// Scores only for runs that played something: the head's accuracy is 1 of 3.
+	wantAll(t, "the index", idx, "33.3%")
+	// The comparison form starts at the two newest runs that played something.
+	wantAll(t, "the index", idx, `<option value="sr_base" selected>`, `<option value="sr_head" selected>`)
+
+	est := b.get("/clinician/scenarios/new?suite=builtin&repeats=2&label=nightly").body
+	wantAll(t, "the estimate page", est, ">12<", ">80<", ">150<", ">400<", ">60<", "24 Nov 2026 03:30 UTC",
+		`method="post" action="/clinician/scenarios/runs"`, `name="repeats" value="2"`, `name="label" value="nightly"`, `name="_csrf"`)
+
+	run := b.get("/clinician/scenarios/runs/sr_head").body
+	wantAll(t, "the run page", run, "<progress", `max="61"`, `value="12"`, "12 of 61 played", "Waiting for quota",
+		"Today&#39;s turns for runs are spent. It goes on at 24 Nov 2026 00:00:00 UTC.", `aria-live="polite"`,
+		`data-progress-url="/clinician/scenarios/runs/sr_head/progress"`, `class="nojs-only" href="/clinician/scenarios/runs/sr_head">Refresh`,
+		`/static/js/scenarios.`, `action="/clinician/scenarios/runs/sr_head/cancel"`,
+		`href="/clinician/scenarios/runs/sr_head/report.json"`, `href="/clinician/scenarios/runs/sr_head/report.csv"`,
+		"Under-triage", "Accuracy", "Scores by gold class", `role="img"`, "Confusion matrix",
+		`href="/clinician/scenarios/runs/sr_head/items/0"`, "Playing: headache, repeat 1 (exchanges so far: 1).", "none: no gold red flags")
+	if strings.Index(run, "Under-triage") > strings.Index(run, "Accuracy") {
+		t.Error("under-triage is not the first figure")
+	}
+	if strings.Contains(run, "style=") || regexp.MustCompile(`<script(?:\s[^>]*)?>[^<]`).MatchString(run) {
+		t.Error("the run page has an inline style or script")
+	}
+
+	frag := b.get("/clinician/scenarios/runs/sr_head/progress")
+	if strings.Contains(frag.body, "<html") || !strings.Contains(frag.body, `data-ended="false"`) || !strings.Contains(frag.body, "12 of 61 played") {
+		t.Errorf("progress fragment: %s", frag.body)
+	}
+
+	item := b.get("/clinician/scenarios/runs/sr_head/items/0").body
+	wantAll(t, "the item page", item, "I have a crushing pain in my chest.", "How long has it lasted?", "Minutes; Hours", "Terminal",
+		"Crushing chest pain for 20 minutes.", "Chest pain radiating to the left arm: positive", "chest_pain.v2", "heart_score",
+		"engine-2.4", "ar-77", "Under-triage", `href="/clinician/scenarios/runs/sr_head"`)
+
+	// A handoff that does not decode is said so; the page still renders.
+	svc.items["sr_head"][1].Handoff = []byte("{not json")
+	if p := b.get("/clinician/scenarios/runs/sr_head/items/1"); p.status != http.StatusOK || !strings.Contains(p.body, "could not be read") {
+		t.Errorf("an item whose handoff does not decode: %d", p.status)
+	}
+	// Without limits (the embedded sandbox) the estimate says so.
+	svc.estimate = scenarios.RunEstimate{Intakes: 3, Turns: 20, MaxTurns: 45, Unlimited: true}
+	if p := b.get("/clinician/scenarios/new?suite=builtin").body; !strings.Contains(p, "Limits off: embedded sandbox") || strings.Contains(p, "Left today") {
+		t.Error("an unlimited estimate does not say the limits are off")
+	}
+
+	cmp := b.get("/clinician/scenarios/compare?base=sr_base&head=sr_head").body
+	wantAll(t, "the comparison", cmp, "Regressions (1)", "Newly under-triaged", "chest_pain", "The gold label is wrong", "The engine is wrong",
+		`value="gold_wrong"`, `value="engine_wrong"`, "Sent home with chest pain.", "dr.bob", "p = <span class=\"mono\">1</span>",
+		`action="/clinician/scenarios/compare/adjudicate"`)
+	if strings.Index(cmp, "Newly under-triaged") > strings.Index(cmp, "Improvements") {
+		t.Error("the regression is not listed first")
+	}
+}
+
+func TestScenarioRunEndedOffersNoCancelAndNoPolling(t *testing.T) {
+	a := startScenarioApp(t, newFakeScenarios())
+	b, _ := signedIn(t, a)
+	p := b.get("/clinician/scenarios/runs/sr_base").body
+	for _, unwanted := range []string{"/cancel", "data-progress-url", "scenarios.js", ">Refresh<"} {
+		if strings.Contains(p, unwanted) {
+			t.Errorf("an ended run's page has %q", unwanted)
+		}
+	}
+	if f := b.get("/clinician/scenarios/runs/sr_base/progress").body; !strings.Contains(f, `data-ended="true"`) {
+		t.Error("the progress of an ended run does not say it ended")
+	}
+}
+
+func TestScenariosAbsentWithoutTheService(t *testing.T) {
+	a := startScenarioApp(t, nil)
+	b := a.browser()
+	b.signIn("dr.ada", clinPassword)
+	if p := b.get("/clinician/scenarios"); p.status != http.StatusNotFound {
+		t.Errorf("scenarios without the service: %d", p.status)
+	}
+	if p := b.get("/clinician/scenarios/runs/sr_head"); p.status != http.StatusNotFound {
+		t.Errorf("a run without the service: %d", p.status)
+	}
+}
+
+func TestScenarioPostsNeedTheCSRFToken(t *testing.T) {
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
+	b, _ := signedIn(t, a)
+	for _, tok := range []string{"", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"} {
+		form := url.Values{"suite": {"builtin"}, "base": {"sr_base"}, "head": {"sr_head"}, "vignette": {"chest_pain"}, "verdict": {"gold_wrong"}, "note": {"n"}}
+		if tok != "" {
+			form.Set("_csrf", tok)
+		}
+		for _, path := range []string{"/clinician/scenarios/runs", "/clinician/scenarios/runs/sr_head/cancel", "/clinician/scenarios/compare/adjudicate"} {
+			if p := b.post(path, form); p.status != http.StatusForbidden {
+				t.Errorf("POST %s with token %q: %d", path, tok, p.status)
+			}
+		}
+		if p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": tok}, "s.yaml", []byte("suite: x")); p.status != http.StatusForbidden {
+			t.Errorf("upload with token %q: %d", tok, p.status)
+		}
+	}
+	if len(svc.started)+len(svc.cancelled)+len(svc.adjudged) != 0 {
+		t.Fatal("a POST without the CSRF token reached the service")
+	}
+}
+
+func TestStartScenarioRun(t *testing.T) {
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
+	b, token := signedIn(t, a)
+	p := b.post("/clinician/scenarios/runs", url.Values{"_csrf": {token}, "suite": {"builtin"}, "repeats": {"3"}, "label": {"nightly"}, "clinician": {"mallory"}})
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/clinician/scenarios/runs/sr_new" {
+		t.Fatalf("start: %d %s", p.status, p.header.Get("Location"))
+	}
+	want := startCall{"dr.ada", scenarios.RunForm{Suite: "builtin", Repeats: 3, Label: "nightly"}}
+	if len(svc.started) != 1 || svc.started[0].clinician != want.clinician || svc.started[0].form.Suite != "builtin" ||
+		svc.started[0].form.Repeats != 3 || svc.started[0].form.Label != "nightly" || svc.started[0].form.Upload != nil {
+		t.Fatalf("StartRun got %+v, want %+v", svc.started, want)
+	}
+	svc.runs = append(svc.runs, &scenarios.Run{ID: "sr_new", State: scenarios.RunQueued, Items: 24})
+	run := b.get("/clinician/scenarios/runs/sr_new").body
+	wantAll(t, "the new run's page", run, "Run started: 12 intakes, about 80 turns (at most 150). 400 turns a day for runs, 60 left today; 2 days, expected to finish 24 Nov 2026 03:30 UTC.")
+	if again := b.get("/clinician/scenarios/runs/sr_new").body; strings.Contains(again, "Run started") {
+		t.Error("the flash was shown twice")
+	}
+
+	// Refused: the index again, 422, the message beside the field, what was typed kept.
+	svc.startErr = bff.Invalid("label", "The label is at most 100 characters.")
+	p = b.post("/clinician/scenarios/runs", url.Values{"_csrf": {token}, "suite": {"builtin"}, "repeats": {"2"}, "label": {"my <label>"}})
+	if p.status != http.StatusUnprocessableEntity {
+		t.Fatalf("refused start: %d", p.status)
+	}
+	wantAll(t, "the refused form", p.body, `id="label-error"`, "The label is at most 100 characters.", `value="my &lt;label&gt;"`,
+		`href="#label"`, `aria-invalid="true"`, `<option value="builtin" selected>`)
+
+	// A repeats that is not a number is refused before the service.
+	calls := len(svc.started)
+	p = b.post("/clinician/scenarios/runs", url.Values{"_csrf": {token}, "suite": {"builtin"}, "repeats": {"many"}})
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, `id="repeats-error"`) || len(svc.started) != calls {
+		t.Fatalf("repeats=many: %d, %d calls", p.status, len(svc.started)-calls)
+	}
+	// The estimate page refuses an unknown suite the same way.
+	p = b.get("/clinician/scenarios/new?suite=nope&repeats=1&label=kept")
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, `id="suite-error"`) || !strings.Contains(p.body, `value="kept"`) {
+		t.Fatalf("estimate of an unknown suite: %d", p.status)
+	}
+}
+
+func TestStartScenarioRunFromAnUpload(t *testing.T) {
+	svc := newFakeScenarios()
+	// Above the server's default body limit, so the handler's own cap is what refuses.
+	a := startScenarioApp(t, svc, func(c *web.Config) { c.Limits.MaxBodyBytes = 4 << 20 })
+	b, token := signedIn(t, a)
+	suite := []byte("suite: mine\nvignettes: []\n")
+	p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token, "repeats": "2", "label": "upload"}, "dir/mine.yaml", suite)
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/clinician/scenarios/runs/sr_new" {
+		t.Fatalf("upload: %d %s", p.status, p.body)
+	}
+	got := svc.started[0]
+	if got.clinician != "dr.ada" || !bytes.Equal(got.form.Upload, suite) || got.form.UploadName != "mine.yaml" || got.form.Repeats != 2 || got.form.Label != "upload" {
+		t.Fatalf("StartRun got %+v", got)
+	}
+
+	big := bytes.Repeat([]byte("#"), 1<<20+1)
+	p = b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token, "label": "too big"}, "big.yaml", big)
+	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "at most 1 MiB is accepted") ||
+		!strings.Contains(p.body, `id="upload-error"`) || !strings.Contains(p.body, `value="too big"`) {
+		t.Fatalf("a file over 1 MiB: %d", p.status)
+	}
+	if len(svc.started) != 1 {
+		t.Fatal("a file over 1 MiB reached the service")
+	}
+	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 1 MiB") {
+		t.Error("the form does not say the limit")
+	}
+
+	svc.startErr = bff.Invalid("upload", "mine.yaml: vignette chest_pain: gold.class is required.")
+	p = b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token, "repeats": "1"}, "mine.yaml", suite)
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "gold.class is required") || !strings.Contains(p.body, `href="#upload"`) {
+		t.Fatalf("a suite that does not load: %d", p.status)
+	}
+}
+
+// With the server's default body limit (256 KiB), the form says the lower
+// limit, and a file over it but under the body limit is refused by the
+// handler with that limit; a body over the server's limit gets the
+// server's own 413.
+func TestScenarioUploadLimitFollowsTheServerBodyLimit(t *testing.T) {
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
+	b, token := signedIn(t, a)
+	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 252 KiB") {
+		t.Error("the form does not say the server's lower limit")
+	}
+	p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token}, "s.yaml", bytes.Repeat([]byte("#"), 253<<10))
+	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "at most 252 KiB is accepted") {
+		t.Fatalf("a 253 KiB file: %d", p.status)
+	}
+	if p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token}, "s.yaml", bytes.Repeat([]byte("#"), 300<<10)); p.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a 300 KiB file: %d", p.status)
+	}
+	if len(svc.started) != 0 {
+		t.Fatal("a file over the limit reached the service")
+	}
+}
+
+func TestScenarioMalformedParamsAre404(t *testing.T) {
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
+	b, _ := signedIn(t, a)
+	for _, path := range []string{
+		"/clinician/scenarios/runs/sr_head/items/abc", "/clinician/scenarios/runs/sr_head/items/-1", "/clinician/scenarios/runs/sr_head/items/1e3",
+		"/clinician/scenarios/runs/sr_head/items/99999999999999999999", "/clinician/scenarios/runs/sr_head/items/99",
+		"/clinician/scenarios/runs/sr_nope", "/clinician/scenarios/runs/sr%22x", "/clinician/scenarios/runs/" + strings.Repeat("a", 81),
+		"/clinician/scenarios/runs/sr%0d%0aX/report.json", "/clinician/scenarios/runs/sr_nope/report.csv",
+		"/clinician/scenarios/compare?base=sr_base&head=sr_nope", "/clinician/scenarios/compare?base=%3Cx%3E&head=sr_head",
+		"/clinician/scenarios/compare",
+	} {
+		if p := b.get(path); p.status != http.StatusNotFound {
+			t.Errorf("GET %s: %d", path, p.status)
+		}
+	}
+	// Malformed ids and seqs never reach the service.
+	for _, id := range svc.asked {
+		if id != "sr_head" && id != "sr_base" && id != "sr_nope" {
+			t.Errorf("the service was asked about run %q", id)
+		}
+	}
+	if len(svc.seqs) != 1 || svc.seqs[0] != 99 {
+		t.Errorf("the service was asked about items %v, want only 99", svc.seqs)
+	}
+	// The same run twice: the index, with the message beside the head select.
+	p := b.get("/clinician/scenarios/compare?base=sr_head&head=sr_head")
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "Choose two different runs to compare.") || !strings.Contains(p.body, `id="head-error"`) {
+		t.Fatalf("the same run twice: %d", p.status)
+	}
+}
+
+func TestScenarioReportDownloads(t *testing.T) {
+	a := startScenarioApp(t, newFakeScenarios())
+	b, _ := signedIn(t, a)
+	j := b.get("/clinician/scenarios/runs/sr_head/report.json")
+	if j.status != http.StatusOK || j.header.Get("Content-Disposition") != `attachment; filename="scenario-run-sr_head-report.json"` ||
+		!strings.HasPrefix(j.header.Get("Content-Type"), "application/json") {
+		t.Fatalf("report.json: %d %v", j.status, j.header)
+	}
+	var rep scenarios.Report
+	if err := json.Unmarshal([]byte(j.body), &rep); err != nil || rep.Summary.Scored != 3 || len(rep.Results) != 3 || rep.Results[0].Outcome == nil {
+		t.Fatalf("report.json body: %v %+v", err, rep.Summary)
+	}
+	c := b.get("/clinician/scenarios/runs/sr_head/report.csv")
+	if c.status != http.StatusOK || c.header.Get("Content-Disposition") != `attachment; filename="scenario-run-sr_head-report.csv"` ||
+		!strings.HasPrefix(c.header.Get("Content-Type"), "text/csv") {
+		t.Fatalf("report.csv: %d %v", c.status, c.header)
+	}
+	lines := strings.Split(strings.TrimSpace(c.body), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "vignette_id,title,repeat,gold,final,triage") || !strings.HasPrefix(lines[1], "chest_pain,chest pain,1,emergency,routine,under") {
+		t.Fatalf("report.csv body: %q", c.body)
+	}
+}
+
+func TestCancelScenarioRun(t *testing.T) {
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
+	b, token := signedIn(t, a)
+	p := b.post("/clinician/scenarios/runs/sr_head/cancel", url.Values{"_csrf": {token}, "clinician": {"mallory"}})
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/clinician/scenarios/runs/sr_head" {
+		t.Fatalf("cancel: %d %s", p.status, p.header.Get("Location"))
+	}
+	if len(svc.cancelled) != 1 || svc.cancelled[0] != "dr.ada sr_head" {
+		t.Fatalf("CancelRun got %v", svc.cancelled)
+	}
+	if page := b.get("/clinician/scenarios/runs/sr_head").body; !strings.Contains(page, "Run cancelled.") {
+		t.Error("no flash after cancelling")
+	}
+	svc.cancelErr = bff.Errorf(bff.ECONFLICT, "The run has ended.")
+	if p := b.post("/clinician/scenarios/runs/sr_head/cancel", url.Values{"_csrf": {token}}); p.status != http.StatusSeeOther {
+		t.Fatalf("cancel of an ended run: %d", p.status)
+	}
+	if page := b.get("/clinician/scenarios/runs/sr_head").body; !strings.Contains(page, "The run had already ended") {
+		t.Error("no flash after cancelling an ended run")
+	}
+	svc.cancelErr = nil
+	if p := b.post("/clinician/scenarios/runs/sr_nope/cancel", url.Values{"_csrf": {token}}); p.status != http.StatusNotFound {
+		t.Fatalf("cancel of no run: %d", p.status)
+	}
+}
+
+func TestAdjudicateScenario(t *testing.T) {
+	svc := newFakeScenarios()
+	a := startScenarioApp(t, svc)
+	b, token := signedIn(t, a)
+	form := url.Values{"_csrf": {token}, "base": {"sr_base"}, "head": {"sr_head"}, "vignette": {"chest_pain"}, "verdict": {"gold_wrong"},
+		"note": {"The vignette describes reflux."}, "clinician": {"mallory"}, "by": {"mallory"}}
+	p := b.post("/clinician/scenarios/compare/adjudicate", form)
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/clinician/scenarios/compare?base=sr_base&head=sr_head#chg-chest_pain" {
+		t.Fatalf("adjudicate: %d %s", p.status, p.header.Get("Location"))
+	}
+	want := adjCall{"dr.ada", "sr_base", "sr_head", "chest_pain", "The vignette describes reflux.", scenarios.GoldWrong}
+	if len(svc.adjudged) != 1 || svc.adjudged[0] != want {
+		t.Fatalf("Adjudicate got %+v, want %+v", svc.adjudged, want)
+	}
+	if page := b.get("/clinician/scenarios/compare?base=sr_base&head=sr_head").body; !strings.Contains(page, "Verdict recorded.") {
+		t.Error("no flash after adjudicating")
+	}
+
+	svc.adjErr = bff.Invalid("note", "Say why, in a note.")
+	form.Set("note", "  kept <text>")
+	p = b.post("/clinician/scenarios/compare/adjudicate", form)
+	if p.status != http.StatusUnprocessableEntity {
+		t.Fatalf("refused verdict: %d", p.status)
+	}
+	wantAll(t, "the refused verdict", p.body, `id="chg-chest_pain-note-error"`, "Say why, in a note.", "  kept &lt;text&gt;</textarea>",
+		`value="gold_wrong" id="chg-chest_pain-verdict" checked`, `href="#chg-chest_pain-note"`)
+
+	svc.adjErr = nil
+	form.Set("head", "sr_nope")
+	if p := b.post("/clinician/scenarios/compare/adjudicate", form); p.status != http.StatusNotFound {
+		t.Fatalf("adjudicate against no run: %d", p.status)
+	}
+}
