@@ -17,7 +17,6 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
-	"github.com/clinical-intake/intake-web/bff/upstream"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -551,15 +550,10 @@ func (s *Server) showScenarioItem(c *fiber.Ctx) error {
 		p.Turns = append(p.Turns, templates.ScenarioExchange{N: i + 1, Message: x.Message, Reply: x.Reply, Choices: x.Choices,
 			Urgent: x.Urgent, Terminal: x.Terminal, Replayed: x.Replayed, Disposition: x.Disposition, SafetyStatus: x.SafetyStatus})
 	}
-	if len(it.Handoff) > 0 {
-		// Decoded as the app decodes every stored handoff.
-		h, err := upstream.Decode(&bff.StoredHandoff{IntakeID: it.EncounterID, JSON: it.Handoff})
-		if err != nil {
-			s.log.Warn("scenario item handoff does not decode", "run", run.ID, "seq", it.Seq, "err", err)
-			p.HandoffError = "The handoff the service sent could not be read."
-		} else {
-			p.Handoff = handoffSubset(h)
-		}
+	if it.Decoded != nil {
+		p.Handoff = handoffSubset(it.Decoded)
+	} else if len(it.Handoff) > 0 {
+		p.HandoffError = "The handoff the service sent could not be read."
 	}
 	return render(c, http.StatusOK, templates.ScenarioItemPageView(p))
 }

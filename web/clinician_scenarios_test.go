@@ -225,6 +225,20 @@ const itemHandoff = `{"encounter_id":"enc_1","captured_at":"2026-11-23T09:00:00Z
 "conversation":[],"provenance":{"release":"engine-2.4","server_model":"m-1","prompt_hash":"ph1","source_commit":null,"directory_hash":"dh1",
 "runtime_profile":null,"prompt_profile":null,"voice_profile":null,"audit_ref":"ar-77","latency_ms":12,"protocol_count":40}}`
 
+// itemDecoded is itemHandoff as the service decodes it for Item.
+func itemDecoded() *bff.Handoff {
+	str := func(s string) *string { return &s }
+	num := func(f float64) *float64 { return &f }
+	return &bff.Handoff{IntakeID: "enc_1", CapturedAt: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), Terminal: true, Urgent: true,
+		IntakeStatus: str("closed"), SafetyStatus: str("cannot_miss_positive"), SafetyNotes: []string{"Chest pain radiating to the left arm: positive"},
+		Disposition: str("urgent_escalation"), DispositionLabel: str("Call emergency services"),
+		SOAP:  bff.SOAP{Subjective: "Crushing chest pain for 20 minutes.", Assessment: "Possible acute coronary syndrome.", Plan: "Emergency services now."},
+		Facts: bff.Facts{Age: str("58"), Sex: str("male")}, ActiveProtocol: str("chest_pain.v2"),
+		Scores:     []bff.Score{{Key: "heart_score", Total: "7", Band: "strong", Components: "H2 E1 A2 R1 T1"}},
+		Provenance: bff.Provenance{Release: str("engine-2.4"), ServerModel: str("m-1"), PromptHash: str("ph1"), DirectoryHash: str("dh1"), AuditRef: str("ar-77"), LatencyMS: num(12), ProtocolCount: num(40)},
+	}
+}
+
 // newFakeScenarios has two runs: sr_base (done) and sr_head (active, 12 of
 // 61 played), where chest_pain regressed to under-triage.
 func newFakeScenarios() *fakeScenarios {
@@ -253,7 +267,7 @@ func newFakeScenarios() *fakeScenarios {
 						{Message: "I have a crushing pain in my chest.", Reply: "How long has it lasted?", Choices: []string{"Minutes", "Hours"}},
 						{Message: "Twenty minutes.", Reply: "Please see a clinician today.", Terminal: true, Disposition: "clinician_review", SafetyStatus: "cannot_miss_positive"},
 					},
-					Handoff: []byte(itemHandoff)},
+					Handoff: []byte(itemHandoff), Decoded: itemDecoded()},
 				{RunID: "sr_head", Seq: 1, VignetteID: "sore_throat", Title: "sore throat", Repeat: 1, State: scenarios.ItemDone, Result: &hr[1]},
 				{RunID: "sr_head", Seq: 2, VignetteID: "ankle", Title: "ankle", Repeat: 1, State: scenarios.ItemDone, Result: &hr[2]},
 				{RunID: "sr_head", Seq: 3, VignetteID: "headache", Title: "headache", Repeat: 1, State: scenarios.ItemPlaying,
@@ -418,7 +432,7 @@ func TestScenarioPagesRender(t *testing.T) {
 		"engine-2.4", "ar-77", "Under-triage", `href="/clinician/scenarios/runs/sr_head"`)
 
 	// A handoff that does not decode is said so; the page still renders.
-	svc.items["sr_head"][1].Handoff = []byte("{not json")
+	svc.items["sr_head"][1].Handoff, svc.items["sr_head"][1].Decoded = []byte("{not json"), nil
 	if p := b.get("/clinician/scenarios/runs/sr_head/items/1"); p.status != http.StatusOK || !strings.Contains(p.body, "could not be read") {
 		t.Errorf("an item whose handoff does not decode: %d", p.status)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/upstream"
 )
 
 // Targets: where runs play.
@@ -250,6 +251,12 @@ func (s *Service) Item(ctx context.Context, runID string, seq int) (*scenarios.R
 	it, err := s.d.Store.ScenarioItem(ctx, runID, seq)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(it.Handoff) > 0 {
+		// Decoded as the app decodes every stored handoff.
+		if it.Decoded, err = upstream.Decode(&bff.StoredHandoff{IntakeID: it.EncounterID, JSON: it.Handoff}); err != nil {
+			s.log.Warn("a scenario item's handoff does not decode", "run", runID, "seq", seq, "err", err)
+		}
 	}
 	return r, it, nil
 }

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"context"
 	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
 )
 
 // A scenario run plays a suite of synthetic patients (bff/scenarios) against
@@ -103,7 +105,10 @@ type Item struct {
 	Result *Result
 	// Handoff is the handoff's JSON exactly as the service sent it (nil
 	// when it could not be read).
-	Handoff   []byte
+	Handoff []byte
+	// Decoded is Handoff decoded, as Service.Item returns it (never
+	// stored); nil when there is no handoff or it does not decode.
+	Decoded   *bff.Handoff
 	UpdatedAt time.Time
 }
 
@@ -234,8 +239,8 @@ type Service interface {
 	// Report scores a run's finished items (NewReport); a run
 	// still playing gives the report so far. ENOTFOUND for no such run.
 	Report(ctx context.Context, id string) (*Report, error)
-	// Item returns one item of a run (transcript, result, handoff);
-	// ENOTFOUND for no such run or item.
+	// Item returns one item of a run (transcript, result, handoff with
+	// Decoded set); ENOTFOUND for no such run or item.
 	Item(ctx context.Context, runID string, seq int) (*Run, *Item, error)
 	// Compare compares two runs per vignette, with every adjudication
 	// made so far applied. ENOTFOUND for either run missing; EINVALID
