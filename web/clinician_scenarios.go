@@ -83,7 +83,10 @@ func runLabel(r *scenarios.Run) string {
 }
 
 func suiteName(r *scenarios.Run) string {
-	if r.Suite != nil && r.Suite.Name != "" {
+	switch {
+	case r.SuiteName != "":
+		return r.SuiteName
+	case r.Suite != nil && r.Suite.Name != "":
 		return r.Suite.Name
 	}
 	return "an unnamed suite"
@@ -150,16 +153,8 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 	for _, r := range runs {
 		row := templates.ScenarioRunRow{ID: r.ID, URL: runPath(r.ID), Label: runLabel(r), Suite: suiteName(r), Target: r.Target,
 			State: string(r.State), StartedBy: r.StartedBy, Started: compact(r.CreatedAt), Played: r.Played, Items: r.Items}
-		if r.Played > 0 {
-			// The service lists runs without their scores: one report each
-			// of the runs that played something.
-			rep, err := svc.Report(ctx, r.ID)
-			switch {
-			case err == nil && rep.Summary.Scored > 0:
-				row.Scored, row.Accuracy, row.UnderTriage = true, percent(rep.Summary.Accuracy), percent(rep.Summary.UnderTriage)
-			case err != nil && bff.ErrorCode(err) != bff.ENOTFOUND:
-				return p, err
-			}
+		if sum := r.Summary; sum != nil && sum.Scored > 0 {
+			row.Scored, row.Accuracy, row.UnderTriage = true, percent(sum.Accuracy), percent(sum.UnderTriage)
 		}
 		p.Runs = append(p.Runs, row)
 		p.Compare.Runs = append(p.Compare.Runs, templates.ScenarioRunOption{ID: r.ID, Label: runLabel(r)})

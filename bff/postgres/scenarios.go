@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,9 +16,12 @@ import (
 
 var _ scenarios.RunStore = (*DB)(nil)
 
+// listColumns are runColumns without the suite (null): lists do not need it.
+var listColumns = strings.Replace(runColumns, "suite,", "'null'::jsonb,", 1)
+
 const runColumns = `id, suite, repeats, label, target, started_by, state, items, played,
 	turns_used, estimate, not_before, note, created_at, updated_at, finished_at, release,
-	lease_owner, lease_until`
+	lease_owner, lease_until, suite_name, summary`
 
 const itemColumns = `run_id, seq, vignette_id, title, repeat, state, encounter_id, turns,
 	result, handoff, updated_at`
@@ -44,16 +48,20 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 	if err != nil {
 		return fmt.Errorf("postgres: create scenario run: suite: %w", err)
 	}
+	summary, err := summaryJSON(r.Summary)
+	if err != nil {
+		return fmt.Errorf("postgres: create scenario run: %w", err)
+	}
 	state := r.State
 	if state == "" {
 		state = scenarios.RunQueued
 	}
 	var b pgx.Batch
 	b.Queue(`INSERT INTO scenario_runs (`+runColumns+`)
-		VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21::jsonb)`,
 		r.ID, string(suite), r.Repeats, r.Label, r.Target, r.StartedBy, string(state), r.Items,
 		r.Played, r.TurnsUsed, r.Estimate, nullTime(r.NotBefore), r.Note, r.CreatedAt,
-		r.UpdatedAt, nullTime(r.FinishedAt), r.Release, r.LeaseOwner, nullTime(r.LeaseUntil))
+		r.UpdatedAt, nullTime(r.FinishedAt), r.Release, r.LeaseOwner, nullTime(r.LeaseUntil), suiteName(r), summary)
 	for _, it := range items {
 		st := it.State
 		if st == "" {
@@ -103,7 +111,7 @@ func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*scenarios.Run, er
 	if limit > 0 {
 		lim = &limit
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+runColumns+` FROM scenario_runs
+	rows, err := db.pool.Query(ctx, `SELECT `+listColumns+` FROM scenario_runs
 		ORDER BY created_at DESC, id DESC LIMIT $1`, lim)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: scenario runs: %w", err)
@@ -154,11 +162,15 @@ func (db *DB) RenewScenarioLeases(ctx context.Context, owner string, until time.
 // PostgreSQL re-checks on the row a concurrent write left. ECONFLICT
 // otherwise; ENOTFOUND when there is no such run.
 func (db *DB) UpdateScenarioRun(ctx context.Context, r *scenarios.Run, owner string) error {
+	summary, err := summaryJSON(r.Summary)
+	if err != nil {
+		return fmt.Errorf("postgres: update scenario run: %w", err)
+	}
 	tag, err := db.pool.Exec(ctx, `UPDATE scenario_runs SET state = $1, not_before = $2, note = $3,
-		updated_at = $4, finished_at = $5, release = $6, lease_owner = $7, lease_until = $8
+		updated_at = $4, finished_at = $5, release = $6, lease_owner = $7, lease_until = $8, summary = $11::jsonb
 		WHERE id = $9 AND lease_owner = $10 AND lease_owner <> '' AND `+notEnded,
 		string(r.State), nullTime(r.NotBefore), r.Note, r.UpdatedAt, nullTime(r.FinishedAt),
-		r.Release, r.LeaseOwner, nullTime(r.LeaseUntil), r.ID, owner)
+		r.Release, r.LeaseOwner, nullTime(r.LeaseUntil), r.ID, owner, summary)
 	if err != nil {
 		return fmt.Errorf("postgres: update scenario run: %w", err)
 	}
@@ -353,14 +365,19 @@ func zeroTime(t *time.Time) time.Time {
 func scanRun(r pgx.Row) (*scenarios.Run, error) {
 	var (
 		run                             scenarios.Run
-		suite                           []byte
+		suite, summary                  []byte
 		state                           string
 		notBefore, finished, leaseUntil *time.Time
 	)
 	if err := r.Scan(&run.ID, &suite, &run.Repeats, &run.Label, &run.Target, &run.StartedBy, &state,
 		&run.Items, &run.Played, &run.TurnsUsed, &run.Estimate, &notBefore, &run.Note, &run.CreatedAt,
-		&run.UpdatedAt, &finished, &run.Release, &run.LeaseOwner, &leaseUntil); err != nil {
+		&run.UpdatedAt, &finished, &run.Release, &run.LeaseOwner, &leaseUntil, &run.SuiteName, &summary); err != nil {
 		return nil, err
+	}
+	if summary != nil {
+		if err := json.Unmarshal(summary, &run.Summary); err != nil {
+			return nil, fmt.Errorf("bad summary of scenario run %s: %w", run.ID, err)
+		}
 	}
 	run.State = scenarios.RunState(state)
 	if err := json.Unmarshal(suite, &run.Suite); err != nil {
@@ -392,4 +409,26 @@ func scanItem(r pgx.Row) (*scenarios.Item, error) {
 	}
 	it.UpdatedAt = utc(it.UpdatedAt)
 	return &it, nil
+}
+
+// suiteName is the name a run is listed under: its SuiteName, else its
+// suite's.
+func suiteName(r *scenarios.Run) string {
+	if r.SuiteName == "" && r.Suite != nil {
+		return r.Suite.Name
+	}
+	return r.SuiteName
+}
+
+// summaryJSON is a run's summary as a JSON parameter, nil for none.
+func summaryJSON(s *scenarios.Summary) (*string, error) {
+	if s == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("summary: %w", err)
+	}
+	str := string(b)
+	return &str, nil
 }

@@ -129,12 +129,13 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 			s.stopped(log, err)
 			return
 		}
-		if r.Release == "" && res.Provenance.Release != "" {
+		if r.Release == "" {
 			r.Release = res.Provenance.Release
-			if err := s.update(ctx, r); err != nil {
-				s.stopped(log, err)
-				return
-			}
+		}
+		r.Summary = summaryOf(items)
+		if err := s.update(ctx, r); err != nil {
+			s.stopped(log, err)
+			return
 		}
 	}
 	now := s.now().UTC()
@@ -202,4 +203,17 @@ func (s *Service) stopped(log interface {
 	default:
 		log.Error("scenario run stopped: its progress could not be recorded", "err", err)
 	}
+}
+
+// summaryOf scores the items that finished: the scores so far, kept with
+// the run for the list of runs.
+func summaryOf(items []*scenarios.Item) *scenarios.Summary {
+	var results []scenarios.Result
+	for _, it := range items {
+		if it.Result != nil {
+			results = append(results, *it.Result)
+		}
+	}
+	sum := scenarios.Score(results)
+	return &sum
 }

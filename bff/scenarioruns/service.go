@@ -169,7 +169,7 @@ func (s *Service) StartRun(ctx context.Context, clinician string, f scenarios.Ru
 	}
 	now := s.now().UTC()
 	r := &scenarios.Run{
-		ID: newRunID(), Suite: suite, Repeats: f.Repeats, Label: strings.TrimSpace(f.Label), Target: s.d.Target,
+		ID: newRunID(), Suite: suite, SuiteName: suite.Name, Repeats: f.Repeats, Label: strings.TrimSpace(f.Label), Target: s.d.Target,
 		StartedBy: clinician, State: scenarios.RunQueued, Items: len(suite.Vignettes) * f.Repeats,
 		Estimate: est.Turns, CreatedAt: now, UpdatedAt: now,
 	}

@@ -33,10 +33,14 @@ func (s RunState) Ended() bool { return s == RunDone || s == RunCancelled }
 
 // Run is one batch run of a suite.
 type Run struct {
-	ID      string // "sr_" and random hex
-	Suite   *Suite // the suite as it was when the run started: a resumed run plays the same vignettes
-	Repeats int    // 1-10
-	Label   string // what the clinician called it ("release 2.4 candidate"), at most 100 characters
+	ID string // "sr_" and random hex
+	// Suite is the suite as it was when the run started: a resumed run
+	// plays the same vignettes. nil in the lists of ScenarioRuns.
+	Suite *Suite
+	// SuiteName is its name, in lists too.
+	SuiteName string
+	Repeats   int    // 1-10
+	Label     string // what the clinician called it ("release 2.4 candidate"), at most 100 characters
 	// Target says where it plays: "sandbox" (an embedded sandbox with its
 	// limits off) or "service" (the configured key, within its budget).
 	Target    string
@@ -56,6 +60,9 @@ type Run struct {
 	FinishedAt time.Time // zero until it ends
 	// Release is the engine's release as the first handoff reported it.
 	Release string
+	// Summary is the scores of the items played so far (nil before any),
+	// kept with the run so lists show them without reading the items.
+	Summary *Summary
 
 	// The lease of the replica playing it (empty while nobody is).
 	LeaseOwner string
@@ -131,7 +138,8 @@ type RunStore interface {
 	CreateScenarioRun(ctx context.Context, r *Run, items []*Item) error
 	// ScenarioRun returns a run.
 	ScenarioRun(ctx context.Context, id string) (*Run, error)
-	// ScenarioRuns returns runs newest first, at most limit (0 = all).
+	// ScenarioRuns returns runs newest first, at most limit (0 = all),
+	// without their Suite (SuiteName is set).
 	ScenarioRuns(ctx context.Context, limit int) ([]*Run, error)
 	// ClaimScenarioRun leases to owner, until until, the oldest run (by
 	// CreatedAt) that has not ended, whose NotBefore is at or before now,
@@ -144,7 +152,7 @@ type RunStore interface {
 	// not ended to until, returning how many.
 	RenewScenarioLeases(ctx context.Context, owner string, until time.Time) (int, error)
 	// UpdateScenarioRun writes r's State, NotBefore, Note, UpdatedAt,
-	// FinishedAt and Release, and its lease (LeaseOwner "" releases it),
+	// FinishedAt, Release and Summary, and its lease (LeaseOwner "" releases it),
 	// if owner holds the run's lease and the run has not ended; ECONFLICT
 	// otherwise (another replica took it over, or a clinician cancelled
 	// it: the caller must stop playing it). Played and TurnsUsed are

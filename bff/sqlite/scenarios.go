@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
@@ -14,9 +15,12 @@ import (
 
 var _ scenarios.RunStore = (*DB)(nil)
 
+// listColumns are runColumns without the suite ('null'): lists do not need it.
+var listColumns = strings.Replace(runColumns, "suite,", "'null',", 1)
+
 const runColumns = `id, suite, repeats, label, target, started_by, state, items, played,
 	turns_used, estimate, not_before, note, created_at, updated_at, finished_at, release,
-	lease_owner, lease_until`
+	lease_owner, lease_until, suite_name, summary`
 
 const itemColumns = `run_id, seq, vignette_id, title, repeat, state, encounter_id, turns,
 	result, handoff, updated_at`
@@ -43,6 +47,10 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 	if err != nil {
 		return fmt.Errorf("store: create scenario run: suite: %w", err)
 	}
+	summary, err := summaryJSON(r.Summary)
+	if err != nil {
+		return fmt.Errorf("store: create scenario run: %w", err)
+	}
 	state := r.State
 	if state == "" {
 		state = scenarios.RunQueued
@@ -57,10 +65,11 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 		}
 	}()
 	_, err = tx.ExecContext(ctx, `INSERT INTO scenario_runs (`+runColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, string(suite), r.Repeats, r.Label, r.Target, r.StartedBy, string(state), r.Items,
 		r.Played, r.TurnsUsed, r.Estimate, nullTime(r.NotBefore), r.Note, formatTime(r.CreatedAt),
-		formatTime(r.UpdatedAt), nullTime(r.FinishedAt), r.Release, r.LeaseOwner, nullTime(r.LeaseUntil))
+		formatTime(r.UpdatedAt), nullTime(r.FinishedAt), r.Release, r.LeaseOwner, nullTime(r.LeaseUntil),
+		suiteName(r), summary)
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, msgRunExists)
 	} else if err != nil {
@@ -116,7 +125,7 @@ func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*scenarios.Run, er
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rs, err := collectRuns(db.r.QueryContext(ctx, `SELECT `+runColumns+` FROM scenario_runs
+	rs, err := collectRuns(db.r.QueryContext(ctx, `SELECT `+listColumns+` FROM scenario_runs
 		ORDER BY created_at DESC, id DESC LIMIT ?`, limit))
 	if err != nil {
 		return nil, fmt.Errorf("store: scenario runs: %w", err)
@@ -164,11 +173,15 @@ func (db *DB) RenewScenarioLeases(ctx context.Context, owner string, until time.
 // and the run has not ended: the check is the UPDATE's own condition.
 // ECONFLICT otherwise; ENOTFOUND when there is no such run.
 func (db *DB) UpdateScenarioRun(ctx context.Context, r *scenarios.Run, owner string) error {
+	summary, err := summaryJSON(r.Summary)
+	if err != nil {
+		return fmt.Errorf("store: update scenario run: %w", err)
+	}
 	res, err := db.w.ExecContext(ctx, `UPDATE scenario_runs SET state = ?, not_before = ?, note = ?,
-		updated_at = ?, finished_at = ?, release = ?, lease_owner = ?, lease_until = ?
+		updated_at = ?, finished_at = ?, release = ?, lease_owner = ?, lease_until = ?, summary = ?
 		WHERE id = ? AND lease_owner = ? AND lease_owner <> '' AND `+notEnded,
 		string(r.State), nullTime(r.NotBefore), r.Note, formatTime(r.UpdatedAt), nullTime(r.FinishedAt),
-		r.Release, r.LeaseOwner, nullTime(r.LeaseUntil), r.ID, owner)
+		r.Release, r.LeaseOwner, nullTime(r.LeaseUntil), summary, r.ID, owner)
 	if err != nil {
 		return fmt.Errorf("store: update scenario run: %w", err)
 	}
@@ -413,11 +426,17 @@ func scanRun(s scanner) (*scenarios.Run, error) {
 		r                               scenarios.Run
 		suite, state, created, updated  string
 		notBefore, finished, leaseUntil sql.NullString
+		summary                         sql.NullString
 	)
 	if err := s.Scan(&r.ID, &suite, &r.Repeats, &r.Label, &r.Target, &r.StartedBy, &state, &r.Items,
 		&r.Played, &r.TurnsUsed, &r.Estimate, &notBefore, &r.Note, &created, &updated, &finished,
-		&r.Release, &r.LeaseOwner, &leaseUntil); err != nil {
+		&r.Release, &r.LeaseOwner, &leaseUntil, &r.SuiteName, &summary); err != nil {
 		return nil, err
+	}
+	if summary.Valid {
+		if err := json.Unmarshal([]byte(summary.String), &r.Summary); err != nil {
+			return nil, fmt.Errorf("bad summary of scenario run %s: %w", r.ID, err)
+		}
 	}
 	r.State = scenarios.RunState(state)
 	if err := json.Unmarshal([]byte(suite), &r.Suite); err != nil {
@@ -466,4 +485,25 @@ func scanItem(s scanner) (*scenarios.Item, error) {
 		return nil, err
 	}
 	return &it, nil
+}
+
+// suiteName is the name a run is listed under: its SuiteName, else its
+// suite's.
+func suiteName(r *scenarios.Run) string {
+	if r.SuiteName == "" && r.Suite != nil {
+		return r.Suite.Name
+	}
+	return r.SuiteName
+}
+
+// summaryJSON is a run's summary as a JSON parameter, nil for none.
+func summaryJSON(s *scenarios.Summary) (any, error) {
+	if s == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("summary: %w", err)
+	}
+	return string(b), nil
 }

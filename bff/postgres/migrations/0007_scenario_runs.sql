@@ -1,4 +1,4 @@
--- 0006: scenario runs (bff/scenarios.RunStore): a batch run of a suite of
+-- 0007: scenario runs (bff/scenarios.RunStore): a batch run of a suite of
 -- synthetic patients, leased to the replica playing it like a pending turn,
 -- its items (one vignette, one repeat each) and the clinicians' verdicts on
 -- the vignettes two runs disagree about. As SQLite's 0010.
@@ -24,7 +24,12 @@ CREATE TABLE scenario_runs (
 	finished_at timestamptz,
 	release     text        NOT NULL DEFAULT '',
 	lease_owner text        NOT NULL DEFAULT '',
-	lease_until timestamptz
+	lease_until timestamptz,
+	-- The suite's name, and the scores so far (scenarios.Summary, NULL
+	-- before an item played): what the list of runs shows without reading
+	-- suites or items.
+	suite_name  text        NOT NULL DEFAULT '',
+	summary     jsonb
 );
 
 -- ScenarioRuns, newest first.

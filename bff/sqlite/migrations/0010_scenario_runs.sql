@@ -25,7 +25,12 @@ CREATE TABLE scenario_runs (
 	finished_at TEXT,
 	release     TEXT    NOT NULL DEFAULT '',
 	lease_owner TEXT    NOT NULL DEFAULT '',
-	lease_until TEXT
+	lease_until TEXT,
+	-- The suite's name, and the scores so far (scenarios.Summary as JSON,
+	-- NULL before an item played): what the list of runs shows without
+	-- reading suites or items.
+	suite_name  TEXT    NOT NULL DEFAULT '',
+	summary     TEXT    CHECK (summary IS NULL OR json_valid(summary))
 ) STRICT;
 
 -- ScenarioRuns, newest first.
