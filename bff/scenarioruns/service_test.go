@@ -16,6 +16,8 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/postgres"
+	"github.com/clinical-intake/intake-web/bff/postgres/pgtest"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/sandbox"
@@ -127,6 +129,9 @@ func newService(t *testing.T, d Deps) *Service {
 	if d.Replica == "" {
 		d.Replica = "test"
 	}
+	if d.Idle == 0 {
+		d.Idle = 20 * time.Millisecond // a replica waiting for a lease to run out looks again soon
+	}
 	s, err := New(d)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +170,7 @@ func serveUntil(t *testing.T, s *Service, cond func() bool) {
 	}
 }
 
-func runState(t *testing.T, db *sqlite.DB, id string) *scenarios.Run {
+func runState(t *testing.T, db scenarios.RunStore, id string) *scenarios.Run {
 	t.Helper()
 	r, err := db.ScenarioRun(context.Background(), id)
 	if err != nil {
@@ -174,16 +179,39 @@ func runState(t *testing.T, db *sqlite.DB, id string) *scenarios.Run {
 	return r
 }
 
+// runStore is a store the service runs on, as the restart test needs it.
+type runStore interface {
+	scenarios.RunStore
+	bff.AuditStore
+}
+
 // TestRestartResumesWithoutDrivingTwice kills a run in the middle of a
 // turn the engine has already run (its reply never recorded) and starts a
 // second process on the same database: the run finishes, every turn was
 // driven once (the interrupted one comes back as a replay), and the
-// report is the one an uninterrupted run gives.
+// report is the one an uninterrupted run gives. On SQLite the second
+// process is the app restarted; on PostgreSQL another replica, which takes
+// the run over once the dead one's lease runs out.
 func TestRestartResumesWithoutDrivingTwice(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testRestart(t, mustOpenDB(t), false) })
+	t.Run("postgres", func(t *testing.T) {
+		db, err := postgres.Open(t.Context(), pgtest.URL(t), slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		testRestart(t, db, true)
+	})
+}
+
+func testRestart(t *testing.T, db runStore, shared bool) {
 	eng := newEngine(t)
-	db := mustOpenDB(t)
 	suite := smallSuite(t, 4)
-	first := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox, Replica: "first"})
+	lease := 30 * time.Second
+	if shared {
+		lease = 300 * time.Millisecond // the survivor waits this long for the dead replica's lease
+	}
+	first := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox, Replica: "first", Shared: shared, Lease: lease})
 	r, _, err := first.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: suite, UploadName: "small.yaml", Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +242,7 @@ func TestRestartResumesWithoutDrivingTwice(t *testing.T) {
 		t.Fatalf("the run ended before the kill (%s, %d played): the test kills nothing", got.State, got.Played)
 	}
 
-	second := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox, Replica: "second"})
+	second := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox, Replica: "second", Shared: shared, Lease: lease})
 	serveUntil(t, second, func() bool { return runState(t, db, r.ID).State == scenarios.RunDone })
 
 	driven, replays, intakes, total := eng.counts()
