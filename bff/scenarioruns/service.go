@@ -167,6 +167,9 @@ func (s *Service) StartRun(ctx context.Context, clinician string, f scenarios.Ru
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := playable(suite, est); err != nil {
+		return nil, nil, err
+	}
 	now := s.now().UTC()
 	r := &scenarios.Run{
 		ID: newRunID(), Suite: suite, SuiteName: suite.Name, Repeats: f.Repeats, Label: strings.TrimSpace(f.Label), Target: s.d.Target,
@@ -189,6 +192,23 @@ func (s *Service) StartRun(ctx context.Context, clinician string, f scenarios.Ru
 	default:
 	}
 	return r, est, nil
+}
+
+// playable refuses a run that could never finish: an item starts only when
+// the day's turns left to runs cover its turn limit (mustWait).
+func playable(suite *scenarios.Suite, est *scenarios.RunEstimate) error {
+	if est.Unlimited {
+		return nil
+	}
+	if est.PerDay == 0 {
+		return bff.Errorf(bff.ECONFLICT, "Runs cannot spend any of the key's turns: the turns kept for patients (SCENARIO_PATIENT_RESERVE) take the whole daily quota.")
+	}
+	for i := range suite.Vignettes {
+		if n := maxTurns(&suite.Vignettes[i]); n > est.PerDay {
+			return bff.Invalid("suite", "Vignette %s may take %d turns, more than the %d a day runs may spend: it could never start.", suite.Vignettes[i].ID, n, est.PerDay)
+		}
+	}
+	return nil
 }
 
 // Estimate implements scenarios.Service.

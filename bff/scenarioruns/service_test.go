@@ -495,6 +495,17 @@ func TestEstimate(t *testing.T) {
 			t.Errorf("%+v: %v, want invalid %s", f.form, err, f.field)
 		}
 	}
+	// A run that could never finish is refused before it starts.
+	for _, c := range []struct {
+		reserve int
+		code    string
+	}{{100, bff.ECONFLICT}, {90, bff.EINVALID}} { // nothing for runs; 10 a day, below a turn limit of 15
+		tight := newService(t, Deps{Store: db, Target: TargetService, Reserve: c.reserve, Now: func() time.Time { return now },
+			TurnsToday: func(context.Context) (int, int, error) { return 0, 100, nil }})
+		if _, _, err := tight.StartRun(t.Context(), "alice", scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 1}); bff.ErrorCode(err) != c.code {
+			t.Errorf("reserve %d of 100: %v, want %s", c.reserve, err, c.code)
+		}
+	}
 	unlimited := newService(t, Deps{Store: db, Target: TargetSandbox})
 	if e, err := unlimited.Estimate(t.Context(), scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 1}); err != nil || !e.Unlimited {
 		t.Errorf("sandbox estimate %+v, %v: want unlimited", e, err)
