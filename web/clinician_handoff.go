@@ -95,14 +95,10 @@ func handoffPage(l templates.Layout, rec *bff.HandoffRecord) templates.HandoffPa
 		DownloadURL: "/clinician/intakes/" + in.ID + "/handoff.json", CSRF: l.CSRF,
 		FHIRURL:      "/clinician/intakes/" + in.ID + "/handoff.fhir.json",
 		SafetyStatus: val(h.SafetyStatus), Disposition: val(h.Disposition), DispositionLabel: val(h.DispositionLabel),
-		IntakeStatus: val(h.IntakeStatus),
-		SOAP:         templates.SOAPView{Subjective: h.SOAP.Subjective, Objective: h.SOAP.Objective, Assessment: h.SOAP.Assessment, Plan: h.SOAP.Plan},
-		SafetyNotes:  h.SafetyNotes,
-		Facts: []templates.Fact{
-			{Name: "age", Label: "Age", Value: val(h.Facts.Age)},
-			{Name: "sex", Label: "Sex", Value: val(h.Facts.Sex)},
-			{Name: "pregnancy", Label: "Pregnancy", Value: val(h.Facts.Pregnancy)},
-		},
+		IntakeStatus:   val(h.IntakeStatus),
+		SOAP:           templates.SOAPView{Subjective: h.SOAP.Subjective, Objective: h.SOAP.Objective, Assessment: h.SOAP.Assessment, Plan: h.SOAP.Plan},
+		SafetyNotes:    h.SafetyNotes,
+		Facts:          capturedFacts(h.Facts),
 		ActiveProtocol: val(h.ActiveProtocol), CandidateProtocols: h.CandidateProtocols,
 		ReviewAction: "/clinician/intakes/" + in.ID + "/review",
 	}
@@ -120,6 +116,15 @@ func handoffPage(l templates.Layout, rec *bff.HandoffRecord) templates.HandoffPa
 		p.Reviews = append(p.Reviews, templates.ReviewView{By: r.Clinician, At: clock(r.ReviewedAt), Note: r.Note})
 	}
 	return p
+}
+
+// capturedFacts lists the demographic facts a handoff captured.
+func capturedFacts(f bff.Facts) []templates.Fact {
+	return []templates.Fact{
+		{Name: "age", Label: "Age", Value: val(f.Age)},
+		{Name: "sex", Label: "Sex", Value: val(f.Sex)},
+		{Name: "pregnancy", Label: "Pregnancy", Value: val(f.Pregnancy)},
+	}
 }
 
 // provenanceFacts lists every provenance field in the spec's order.

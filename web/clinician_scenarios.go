@@ -83,11 +83,8 @@ func runLabel(r *scenarios.Run) string {
 }
 
 func suiteName(r *scenarios.Run) string {
-	switch {
-	case r.SuiteName != "":
-		return r.SuiteName
-	case r.Suite != nil && r.Suite.Name != "":
-		return r.Suite.Name
+	if n := r.SuiteLabel(); n != "" {
+		return n
 	}
 	return "an unnamed suite"
 }
@@ -556,13 +553,9 @@ func (s *Server) showScenarioItem(c *fiber.Ctx) error {
 // handoffSubset is the read-only part of a handoff an item page shows.
 func handoffSubset(h *bff.Handoff) *templates.ScenarioHandoff {
 	v := &templates.ScenarioHandoff{SafetyStatus: val(h.SafetyStatus), Disposition: val(h.Disposition), DispositionLabel: val(h.DispositionLabel),
-		SOAP:        templates.SOAPView{Subjective: h.SOAP.Subjective, Objective: h.SOAP.Objective, Assessment: h.SOAP.Assessment, Plan: h.SOAP.Plan},
-		SafetyNotes: h.SafetyNotes,
-		Facts: []templates.Fact{
-			{Name: "age", Label: "Age", Value: val(h.Facts.Age)},
-			{Name: "sex", Label: "Sex", Value: val(h.Facts.Sex)},
-			{Name: "pregnancy", Label: "Pregnancy", Value: val(h.Facts.Pregnancy)},
-		},
+		SOAP:           templates.SOAPView{Subjective: h.SOAP.Subjective, Objective: h.SOAP.Objective, Assessment: h.SOAP.Assessment, Plan: h.SOAP.Plan},
+		SafetyNotes:    h.SafetyNotes,
+		Facts:          capturedFacts(h.Facts),
 		ActiveProtocol: val(h.ActiveProtocol), Provenance: provenanceFacts(h.Provenance)}
 	for _, sc := range h.Scores {
 		v.Scores = append(v.Scores, templates.ScoreView{Key: sc.Key, Total: sc.Total, Band: sc.Band, Components: sc.Components})

@@ -61,7 +61,7 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 		VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21::jsonb)`,
 		r.ID, string(suite), r.Repeats, r.Label, r.Target, r.StartedBy, string(state), r.Items,
 		r.Played, r.TurnsUsed, r.Estimate, nullTime(r.NotBefore), r.Note, r.CreatedAt,
-		r.UpdatedAt, nullTime(r.FinishedAt), r.Release, r.LeaseOwner, nullTime(r.LeaseUntil), suiteName(r), summary)
+		r.UpdatedAt, nullTime(r.FinishedAt), r.Release, r.LeaseOwner, nullTime(r.LeaseUntil), r.SuiteLabel(), summary)
 	for _, it := range items {
 		st := it.State
 		if st == "" {
@@ -409,15 +409,6 @@ func scanItem(r pgx.Row) (*scenarios.Item, error) {
 	}
 	it.UpdatedAt = utc(it.UpdatedAt)
 	return &it, nil
-}
-
-// suiteName is the name a run is listed under: its SuiteName, else its
-// suite's.
-func suiteName(r *scenarios.Run) string {
-	if r.SuiteName == "" && r.Suite != nil {
-		return r.Suite.Name
-	}
-	return r.SuiteName
 }
 
 // summaryJSON is a run's summary as a JSON parameter, nil for none.

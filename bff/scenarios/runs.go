@@ -69,6 +69,15 @@ type Run struct {
 	LeaseUntil time.Time
 }
 
+// SuiteLabel is the name the run is listed under: SuiteName, else its
+// suite's name ("" when it has neither).
+func (r *Run) SuiteLabel() string {
+	if r.SuiteName == "" && r.Suite != nil {
+		return r.Suite.Name
+	}
+	return r.SuiteName
+}
+
 // ItemState is where one item of a run stands.
 type ItemState string
 

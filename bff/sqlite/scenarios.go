@@ -69,7 +69,7 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 		r.ID, string(suite), r.Repeats, r.Label, r.Target, r.StartedBy, string(state), r.Items,
 		r.Played, r.TurnsUsed, r.Estimate, nullTime(r.NotBefore), r.Note, formatTime(r.CreatedAt),
 		formatTime(r.UpdatedAt), nullTime(r.FinishedAt), r.Release, r.LeaseOwner, nullTime(r.LeaseUntil),
-		suiteName(r), summary)
+		r.SuiteLabel(), summary)
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, msgRunExists)
 	} else if err != nil {
@@ -485,15 +485,6 @@ func scanItem(s scanner) (*scenarios.Item, error) {
 		return nil, err
 	}
 	return &it, nil
-}
-
-// suiteName is the name a run is listed under: its SuiteName, else its
-// suite's.
-func suiteName(r *scenarios.Run) string {
-	if r.SuiteName == "" && r.Suite != nil {
-		return r.Suite.Name
-	}
-	return r.SuiteName
 }
 
 // summaryJSON is a run's summary as a JSON parameter, nil for none.
