@@ -102,3 +102,20 @@ func TestCheckRefusesIncompleteConfig(t *testing.T) {
 		t.Fatalf("bad URLs: %v", err)
 	}
 }
+
+func TestScenarioSettings(t *testing.T) {
+	c, err := FromEnv(env(map[string]string{"SCENARIO_TARGET": "service", "SCENARIO_PATIENT_RESERVE": "40"}))
+	if err != nil || c.ScenarioTarget != "service" || c.PatientReserve != 40 {
+		t.Fatalf("%v: target %q, reserve %d", err, c.ScenarioTarget, c.PatientReserve)
+	}
+	if d, _ := FromEnv(env(nil)); d.PatientReserve != DefaultPatientReserve {
+		t.Errorf("default reserve %d, want %d", d.PatientReserve, DefaultPatientReserve)
+	}
+	if _, err := FromEnv(env(map[string]string{"SCENARIO_PATIENT_RESERVE": "-1"})); err == nil || !strings.Contains(err.Error(), "SCENARIO_PATIENT_RESERVE") {
+		t.Errorf("a negative reserve: %v", err)
+	}
+	c, _ = FromEnv(env(map[string]string{"INTAKE_BASE_URL": "https://svc.example", "INTAKE_API_KEY": "k", "SCENARIO_TARGET": "prod"}))
+	if err := c.check(); err == nil || !strings.Contains(err.Error(), "SCENARIO_TARGET must be sandbox or service") {
+		t.Errorf("an unknown target: %v", err)
+	}
+}
