@@ -32,6 +32,10 @@ type appOptions struct {
 	// PacerPerMinute, when positive, paces the app's upstream calls to that
 	// many a minute (a queued wait to look at); 0 means no pacing.
 	PacerPerMinute int
+	// ScenarioSandbox makes scenario runs play on a limitless sandbox of
+	// their own (SCENARIO_TARGET=sandbox), not through the app's upstream
+	// and its budget.
+	ScenarioSandbox bool
 }
 
 // startApp serves a fresh app on a loopback port for the test: the real
@@ -48,8 +52,13 @@ func startApp(t *testing.T, opts ...appOptions) *app {
 		o.FragmentDelay = 40 * time.Millisecond
 	}
 	ao := apptest.Options{FragmentDelay: o.FragmentDelay, Clinicians: o.Clinicians}
-	if o.PacerPerMinute > 0 {
-		ao.App = func(c *appconfig.Config) { c.PacerPerMinute = o.PacerPerMinute }
+	ao.App = func(c *appconfig.Config) {
+		if o.PacerPerMinute > 0 {
+			c.PacerPerMinute = o.PacerPerMinute
+		}
+		if o.ScenarioSandbox {
+			c.ScenarioTarget = "sandbox"
+		}
 	}
 	st := apptest.Start(t, ao)
 	return &app{URL: st.URL, Key: st.Key, Sandbox: st.Sandbox, logs: st.Logs, stack: st}
