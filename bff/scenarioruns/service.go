@@ -283,16 +283,23 @@ func (s *Service) Item(ctx context.Context, runID string, seq int) (*scenarios.R
 
 // Progress implements scenarios.Service.
 func (s *Service) Progress(ctx context.Context, id string) (*scenarios.RunProgress, error) {
-	r, items, err := s.Run(ctx, id)
+	// Polled by every open run page: one run and at most one item, never
+	// the run's items. Items finish in Seq order, so the one playing is
+	// the one at Seq Played.
+	r, err := s.d.Store.ScenarioRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	p := &scenarios.RunProgress{Run: r}
-	for _, it := range items {
-		if it.State == scenarios.ItemPlaying {
-			p.Current = it
-			break
-		}
+	if r.State.Ended() || r.Played >= r.Items {
+		return p, nil
+	}
+	it, err := s.d.Store.ScenarioItem(ctx, id, r.Played)
+	if err != nil {
+		return nil, err
+	}
+	if it.State == scenarios.ItemPlaying {
+		p.Current = it
 	}
 	return p, nil
 }
