@@ -18,7 +18,7 @@ const turnTime = 30 * time.Second
 // vignette itself: one turn for the opening and one per fact, within its
 // turn limit (an engine asks roughly a question per fact it needs).
 func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats int) (*scenarios.RunEstimate, error) {
-	seen, err := s.pastTurns(ctx)
+	seen, err := s.pastTurns(ctx, suite)
 	if err != nil {
 		return nil, err
 	}
@@ -71,15 +71,23 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 	return e, nil
 }
 
-// pastTurns maps vignette ids to the turns their newest finished play took,
-// over the latest runs.
-func (s *Service) pastTurns(ctx context.Context) (map[string]int, error) {
+// pastTurns maps suite's vignette ids to the turns their newest finished
+// play took, over the latest runs; it reads no further run once every
+// vignette has one (the estimate page is shown before every start).
+func (s *Service) pastTurns(ctx context.Context, suite *scenarios.Suite) (map[string]int, error) {
 	runs, err := s.d.Store.ScenarioRuns(ctx, 5)
 	if err != nil {
 		return nil, err
 	}
+	want := make(map[string]bool, len(suite.Vignettes))
+	for _, v := range suite.Vignettes {
+		want[v.ID] = true
+	}
 	seen := map[string]int{}
 	for _, r := range runs { // newest first: the first seen wins
+		if len(seen) == len(want) {
+			break
+		}
 		if r.Played == 0 {
 			continue
 		}
@@ -88,7 +96,7 @@ func (s *Service) pastTurns(ctx context.Context) (map[string]int, error) {
 			return nil, err
 		}
 		for _, it := range items {
-			if _, ok := seen[it.VignetteID]; !ok && it.State == scenarios.ItemDone && it.Result != nil {
+			if _, ok := seen[it.VignetteID]; !ok && want[it.VignetteID] && it.State == scenarios.ItemDone && it.Result != nil {
 				seen[it.VignetteID] = it.Result.Turns
 			}
 		}

@@ -564,3 +564,37 @@ func TestRunsWaitBehindPatients(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateLearnsFromPastRuns: once a vignette has been played, its
+// estimate is the turns it took, not the guess from its facts.
+func TestEstimateLearnsFromPastRuns(t *testing.T) {
+	eng := newEngine(t)
+	db := mustOpenDB(t)
+	s := newService(t, Deps{Store: db, Client: eng.client(t), Target: TargetSandbox})
+	suite := smallSuite(t, 3)
+	r, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: suite, Repeats: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveUntil(t, s, func() bool { return runState(t, db, r.ID).State == scenarios.RunDone })
+	items, err := db.ScenarioItems(t.Context(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	played, guessed := 0, 0
+	for i, it := range items {
+		played += it.Result.Turns
+		v := r.Suite.Vignettes[i]
+		guessed += min(v.MaxTurns, len(v.Facts)+1)
+	}
+	if played == guessed {
+		t.Fatalf("the vignettes took exactly the guessed %d turns: the test cannot tell the two apart", played)
+	}
+	e, err := s.Estimate(t.Context(), scenarios.RunForm{Upload: suite, Repeats: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Turns != 2*played {
+		t.Errorf("estimate %d turns, want %d (2 × the %d played; the guess was %d)", e.Turns, 2*played, played, guessed)
+	}
+}
