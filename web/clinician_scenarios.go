@@ -359,18 +359,21 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.deps.Scenarios.Report(ctx, id)
-	if err != nil {
-		return err
-	}
+	// The report from the items just read (the service's Report would
+	// read them all again).
+	var results []scenarios.Result
 	var cur *scenarios.Item
 	seqOf := map[string]int{} // vignette and repeat -> item
 	for _, it := range items {
+		if it.Result != nil {
+			results = append(results, *it.Result)
+		}
 		seqOf[it.VignetteID+"\x00"+strconv.Itoa(it.Repeat)] = it.Seq
 		if it.State == scenarios.ItemPlaying && cur == nil {
 			cur = it
 		}
 	}
+	rep := scenarios.NewReport(results)
 	p := templates.ScenarioRunPage{Layout: s.clinicianLayout(c, "Scenario run "+runLabel(run)),
 		ID: run.ID, Label: runLabel(run), Suite: suiteName(run), Target: run.Target, StartedBy: run.StartedBy,
 		Repeats: run.Repeats, Created: clock(run.CreatedAt), Progress: progressView(run, cur),
