@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/postgres"
 	"github.com/clinical-intake/intake-web/bff/scenarioruns"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
@@ -64,7 +65,7 @@ func (a *App) newScenarios(ctx context.Context) error {
 		}
 	}
 	if d.PerMinute == 0 {
-		d.PerMinute = 6
+		d.PerMinute = pacer.DefaultPerMinute
 	}
 	if d.Target == scenarioruns.TargetSandbox {
 		client, closeSandbox, err := LimitlessSandbox(ctx, a.log)
@@ -75,7 +76,7 @@ func (a *App) newScenarios(ctx context.Context) error {
 	} else {
 		limit := cfg.TurnsPerDay
 		if limit == 0 {
-			limit = 100
+			limit = pacer.DefaultTurnsPerDay
 		}
 		d.TurnsToday = func(ctx context.Context) (int, int, error) {
 			_, used, err := a.budget.stats(ctx)
