@@ -421,3 +421,55 @@ func TestScenariosWithoutJavaScript(t *testing.T) {
 	must(t, expect.Locator(resultsTable(page).GetByRole("rowheader")).ToHaveCount(len(ids)), "one result row per vignette")
 	shot(t, page, "scenarios-08-nojs-done")
 }
+
+// A 2 MB suite file on the Scenarios page. With JavaScript the page
+// refuses it before sending: the field says the limit and takes the focus,
+// and nothing reaches the server. Without JavaScript the server's own 413
+// arrives whole (no connection reset), says the limit and leads back to
+// Scenarios.
+func TestScenarioUploadTooLarge(t *testing.T) {
+	t.Parallel()
+	a := startScenarioApp(t)
+	big := playwright.InputFile{Name: "big.yaml", MimeType: "application/yaml", Buffer: []byte(strings.Repeat("# padding\n", 200_000))}
+	chooseAndSend := func(page playwright.Page) {
+		t.Helper()
+		_, err := page.Goto(a.URL + "/clinician/scenarios")
+		must(t, err, "open Scenarios")
+		f := uploadForm(page)
+		must(t, expect.Locator(f).ToContainText("at most 252 KiB"), "the form says the limit before a file is chosen")
+		must(t, inForm(f, "Suite file").SetInputFiles(big), "choose a 2 MB file")
+		must(t, f.GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Upload and start", Exact: playwright.Bool(true)}).Click(), "click Upload and start")
+	}
+
+	t.Run("with JavaScript", func(t *testing.T) {
+		page := newPage(t)
+		clinicianSignIn(t, page, a)
+		var posts int
+		page.OnRequest(func(r playwright.Request) {
+			if r.Method() == "POST" && strings.HasSuffix(r.URL(), "/clinician/scenarios/runs") {
+				posts++
+			}
+		})
+		chooseAndSend(page)
+		input := inForm(uploadForm(page), "Suite file")
+		must(t, expect.Locator(input).ToHaveAttribute("aria-invalid", "true"), "the file field is marked invalid")
+		must(t, expect.Locator(input).ToHaveAccessibleDescription(regexp.MustCompile(`at most 252 KiB is accepted`)), "the field's description says the limit")
+		must(t, expect.Locator(input).ToBeFocused(), "the file field has the focus")
+		must(t, expect.Page(page).ToHaveURL(a.URL+"/clinician/scenarios"), "still on Scenarios")
+		shot(t, page, "scenarios-upload-too-large")
+		audit(t, page, "a file over the limit")
+		if posts != 0 {
+			t.Fatalf("the 2 MB file was sent (%d POSTs)", posts)
+		}
+	})
+
+	t.Run("without JavaScript", func(t *testing.T) {
+		page := newPage(t, playwright.BrowserNewContextOptions{JavaScriptEnabled: playwright.Bool(false)})
+		clinicianSignIn(t, page, a)
+		chooseAndSend(page)
+		must(t, expect.Locator(page.GetByText("What you sent is too large: at most 256 KiB is accepted.")).ToBeVisible(), "the server's 413 page says its limit")
+		shot(t, page, "scenarios-upload-too-large-nojs")
+		must(t, role(page, "link", "Back to Scenarios").Click(), "follow Back to Scenarios")
+		must(t, expect.Page(page).ToHaveURL(a.URL+"/clinician/scenarios"), "back on Scenarios")
+	})
+}

@@ -39,6 +39,10 @@ type ScenarioUploadForm struct {
 	Action         string
 	Repeats, Label string // kept after an error (a file input cannot be refilled)
 	MaxSize        string // "1 MiB"
+	// MaxBytes and TooLarge let clinician.js refuse a file over the limit
+	// before it is sent: the limit in bytes and the sentence it shows.
+	MaxBytes int
+	TooLarge string
 }
 
 // ScenarioRunRow is one run in the runs table.

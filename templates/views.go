@@ -157,6 +157,7 @@ type ErrorPage struct {
 	Status  int
 	Heading string
 	Message string
-	// BackURL is the "Go to the start page" link; "" means "/".
-	BackURL string
+	// BackURL and BackLabel are the page's way on; "" means the start
+	// page ("/", "Go to the start page").
+	BackURL, BackLabel string
 }

@@ -131,8 +131,9 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 	ctx := c.UserContext()
 	svc := s.deps.Scenarios
 	p := templates.ScenariosPage{Layout: s.clinicianLayout(c, "Scenarios"),
-		Start:   templates.ScenarioStartForm{Action: scenariosPath + "/new"},
-		Upload:  templates.ScenarioUploadForm{Action: scenariosPath + "/runs", MaxSize: sizeText(int64(s.uploadLimit()))},
+		Start: templates.ScenarioStartForm{Action: scenariosPath + "/new"},
+		Upload: templates.ScenarioUploadForm{Action: scenariosPath + "/runs", MaxSize: sizeText(int64(s.uploadLimit())),
+			MaxBytes: s.uploadLimit(), TooLarge: uploadTooLarge(0, s.uploadLimit())},
 		Compare: templates.ScenarioCompareForm{Action: scenariosPath + "/compare", Base: base, Head: head},
 	}
 	if in.upload {
@@ -274,7 +275,7 @@ func (s *Server) startScenarioRun(c *fiber.Ctx) error {
 		}
 		if limit := s.uploadLimit(); fh.Size > int64(limit) {
 			return s.refuseStart(c, in, http.StatusRequestEntityTooLarge,
-				in.fieldErrors("upload", fmt.Sprintf("The suite file is %s: at most %s is accepted. Split the suite into smaller files.", sizeText(fh.Size), sizeText(int64(limit)))))
+				in.fieldErrors("upload", uploadTooLarge(fh.Size, limit)))
 		}
 		file, err := fh.Open()
 		if err != nil {
@@ -307,6 +308,16 @@ func (s *Server) startScenarioRun(c *fiber.Ctx) error {
 // limit is refused by the server itself (413) before any handler runs.
 func (s *Server) uploadLimit() int {
 	return max(min(maxSuiteUpload, s.cfg.Limits.MaxBodyBytes-4<<10), 0)
+}
+
+// uploadTooLarge is the upload field's error for a file of size bytes (0:
+// not known, as in the sentence the page's script shows before sending).
+func uploadTooLarge(size int64, limit int) string {
+	is := "too large"
+	if size > 0 {
+		is = sizeText(size)
+	}
+	return fmt.Sprintf("The suite file is %s: at most %s is accepted. Split the suite into smaller files.", is, sizeText(int64(limit)))
 }
 
 // sizeText is a size for people: "1 MiB", "252 KiB", "1.3 MiB".

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -124,6 +125,10 @@ func TestHijackedStreamsCountAgainstTheConnectionCap(t *testing.T) {
 		t.Fatalf("a connection beyond the cap while a stream is open: %d, want 503", got)
 	}
 	close(hold) // the stream ends and closes its connection
+	if _, err := io.Copy(io.Discard, br); err != nil {
+		t.Fatalf("the stream did not end cleanly: %v", err)
+	}
+	streamConn.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for ln.Open() != 0 && time.Now().Before(deadline) {
 		runtime.Gosched()
@@ -131,4 +136,103 @@ func TestHijackedStreamsCountAgainstTheConnectionCap(t *testing.T) {
 	if got := statusOf(); got != http.StatusNotFound {
 		t.Fatalf("a connection after the stream ended: %d, want 404", got)
 	}
+}
+
+// overLimitServer is a Fiber app with a 4 KiB body limit behind the
+// listener, as routes() builds it.
+func overLimitServer(t *testing.T, ln *retryListener) string {
+	t.Helper()
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, BodyLimit: 4 << 10})
+	app.Post("/", func(c *fiber.Ctx) error { return c.SendString("taken") })
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+	return ln.Addr().String()
+}
+
+// A body over the limit is answered 413 before the server reads it. The
+// client, which sends the whole body before it reads, still gets that
+// answer and a clean end: never a reset that destroys the answer. Without
+// the lingering close the write or the read fails with "connection reset
+// by peer" (the kernel resets a socket closed with unread bytes).
+func TestOverLimitBodyGetsTheAnswerNotAReset(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := overLimitServer(t, newRetryListener(raw, 100, slog.New(slog.DiscardHandler)))
+	for _, size := range []int{300 << 10, 2 << 20} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		head := "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: " + strconv.Itoa(size) + "\r\n\r\n"
+		if _, err := c.Write(append([]byte(head), make([]byte, size)...)); err != nil {
+			t.Fatalf("%d bytes: sending the body: %v", size, err)
+		}
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("%d bytes: reading the answer: %v", size, err)
+		}
+		if _, err := io.ReadAll(res.Body); err != nil {
+			t.Fatalf("%d bytes: reading the answer's body: %v", size, err)
+		}
+		if res.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("%d bytes: status %d, want 413", size, res.StatusCode)
+		}
+		c.Close()
+	}
+}
+
+// The lingering is bounded: a client that goes on sending is cut off after
+// lingerBytes, one that neither sends nor closes after lingerTime, and
+// either way its connection's place is given back.
+func TestLingeringCloseIsBounded(t *testing.T) {
+	start := func(t *testing.T, bytes int64, wait time.Duration) (*retryListener, net.Conn) {
+		raw, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln := newRetryListener(raw, 100, slog.New(slog.DiscardHandler))
+		ln.lingerBytes, ln.lingerTime = bytes, wait
+		c, err := net.Dial("tcp", overLimitServer(t, ln))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10737418240\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		return ln, c
+	}
+	placeGivenBack := func(t *testing.T, ln *retryListener) {
+		deadline := time.Now().Add(10 * time.Second)
+		for ln.Open() != 0 && time.Now().Before(deadline) {
+			runtime.Gosched()
+		}
+		if n := ln.Open(); n != 0 {
+			t.Fatalf("%d connections still hold a place", n)
+		}
+	}
+	t.Run("in bytes", func(t *testing.T) {
+		ln, c := start(t, 64<<10, time.Hour)
+		// Send until the server gives up: well past lingerBytes plus what
+		// the kernel's buffers hold, and never the 10 GB announced.
+		chunk := make([]byte, 64<<10)
+		sent := 0
+		for ; sent < 256<<20; sent += len(chunk) {
+			if _, err := c.Write(chunk); err != nil {
+				break
+			}
+		}
+		if sent >= 256<<20 {
+			t.Fatal("the server read 256 MiB of an over-limit body")
+		}
+		placeGivenBack(t, ln)
+	})
+	t.Run("in time", func(t *testing.T) {
+		ln, _ := start(t, 1<<40, 50*time.Millisecond)
+		placeGivenBack(t, ln) // the client neither sends nor closes
+	})
 }

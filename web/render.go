@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -110,10 +111,17 @@ func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
 		return c.Status(status).JSON(fiber.Map{"error": fiber.Map{"code": errorCode(err, status), "message": msg, "field": fieldOf(err)}})
 	}
 	heading := http.StatusText(status)
-	if status == http.StatusNotFound {
+	switch status {
+	case http.StatusNotFound:
 		heading = "Not found"
+	case http.StatusRequestEntityTooLarge:
+		heading = "Too large to accept"
+	}
+	if status == http.StatusRequestEntityTooLarge && errors.As(err, &fe) { // the server's own: say its limit
+		msg = fmt.Sprintf("What you sent is too large: at most %s is accepted.", sizeText(int64(s.cfg.Limits.MaxBodyBytes)))
 	}
 	page := templates.ErrorPage{Layout: s.errorLayout(c, heading), Status: status, Heading: heading, Message: msg}
+	page.BackURL, page.BackLabel = backTo(c.Path())
 	if rerr := render(c, status, templates.ErrorPageView(page)); rerr != nil {
 		s.log.Error("render error page", "err", rerr)
 		c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
@@ -153,6 +161,18 @@ func publicMessage(err error, status int) string {
 		return bff.ErrorMessage(err) // the generic sentence: internals are logged, never shown
 	}
 	return http.StatusText(status)
+}
+
+// backTo is an error page's way back into the area the request came from.
+// The path is the client's: only fixed addresses come out.
+func backTo(path string) (url, label string) {
+	switch {
+	case path == scenariosPath || strings.HasPrefix(path, scenariosPath+"/"):
+		return scenariosPath, "Back to Scenarios"
+	case path == "/clinician" || strings.HasPrefix(path, "/clinician/"):
+		return "/clinician/", "Back to the worklist"
+	}
+	return "/", "Go to the start page"
 }
 
 // webError is a refusal decided by the web layer, with a message safe to show.

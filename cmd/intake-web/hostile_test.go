@@ -50,6 +50,7 @@ func TestHostileRequests(t *testing.T) {
 		{"300 KB form to /intakes", []byte(fmt.Sprintf("POST /intakes HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s", len(form), form)), false, []int{413}},
 		{"300 KB chunked form to /intakes", []byte(fmt.Sprintf("POST /intakes HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(form), form)), false, []int{413}},
 		{"300 KB form to the sign-in", []byte(fmt.Sprintf("POST /clinician/signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s", len(form), form)), false, []int{413}},
+		{"2 MB form to /intakes", []byte(fmt.Sprintf("POST /intakes HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s", 2<<20, big(2<<20))), false, []int{413}},
 		{"Content-Length of 10 GB", req("POST /intakes HTTP/1.1", "Host: x", "Content-Length: 10737418240"), false, []int{413}},
 		{"a form without a CSRF token", req("POST /intakes HTTP/1.1", "Host: x", "Content-Type: application/x-www-form-urlencoded", "Content-Length: 0"), false, []int{403}},
 		{"garbage request line", []byte("\x00\x01\x02" + leakMark + " garbage\r\n\r\n"), false, []int{400}},

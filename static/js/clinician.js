@@ -2,6 +2,7 @@
 // page works without this module. With it:
 //  - "Copy" buttons copy a value (the audit reference) to the clipboard;
 //  - the "Print" button prints the handoff;
+//  - a file over its input's limit is refused before it is sent;
 //  - the worklist follows the live feed: on a change it fetches that one
 //    row and puts it in place when it belongs on this page, else counts it
 //    behind a "changes elsewhere: show" link; both announced in
@@ -266,9 +267,63 @@ function focusErrorSummary() {
   if (summary instanceof HTMLElement) summary.focus();
 }
 
+// ---------------------------------------------------------------------------
+// File inputs with a size limit (data-max-bytes): a file over it is refused
+// on the page, with the server's own sentence (data-too-large) shown as the
+// field's error, before anything is sent. The server checks again; this only
+// spares a long upload and the server's bare 413 page.
+
+function fileTooLarge(input) {
+  const max = Number(input.dataset.maxBytes);
+  const file = input.files && input.files[0];
+  return Boolean(file && max > 0 && file.size > max);
+}
+
+function showFileError(input, show) {
+  const id = `${input.id}-error`;
+  let err = doc.getElementById(id);
+  const field = input.closest('.field');
+  if (show) {
+    if (!err) {
+      err = doc.createElement('p');
+      err.className = 'field-error';
+      err.id = id;
+      const hidden = doc.createElement('span');
+      hidden.className = 'visually-hidden';
+      hidden.textContent = 'Error: ';
+      err.append(hidden, doc.createTextNode(''));
+      input.before(err);
+    }
+    err.lastChild.textContent = input.dataset.tooLarge || 'The file is too large.';
+    input.setAttribute('aria-invalid', 'true');
+    const ids = (input.getAttribute('aria-describedby') || '').split(' ').filter(Boolean);
+    if (!ids.includes(id)) input.setAttribute('aria-describedby', [...ids, id].join(' '));
+    if (field) field.classList.add('field--error');
+  } else if (err) {
+    err.remove();
+    input.removeAttribute('aria-invalid');
+    const ids = (input.getAttribute('aria-describedby') || '').split(' ').filter((x) => x && x !== id);
+    input.setAttribute('aria-describedby', ids.join(' '));
+    if (field) field.classList.remove('field--error');
+  }
+}
+
+function initFileLimits() {
+  for (const input of doc.querySelectorAll('input[type=file][data-max-bytes]')) {
+    input.addEventListener('change', () => showFileError(input, fileTooLarge(input)));
+    input.form?.addEventListener('submit', (ev) => {
+      if (!fileTooLarge(input)) return;
+      ev.preventDefault();
+      showFileError(input, true);
+      input.focus();
+    });
+  }
+}
+
 function init() {
   focusErrorSummary();
   initWorklist();
+  initFileLimits();
 }
 
 if (doc.readyState === 'loading') doc.addEventListener('DOMContentLoaded', init);
