@@ -136,7 +136,12 @@ type ScenarioSummary struct {
 	RedFlagRecall, ProtocolMatch, ScoreBandAgreement string
 	FalseAlarms                                      int
 	MeanTurns                                        string
-	Provenance                                       []Fact
+	// SimulatorLimited counts the results left out of every rate because
+	// the simulated patient did not understand a question; Coverage is the
+	// simulator coverage ("98.5% of 320 questions understood").
+	SimulatorLimited int
+	Coverage         string
+	Provenance       []Fact
 	MixedProvenance                                  bool
 }
 
@@ -145,6 +150,7 @@ type ScenarioSummary struct {
 type ScenarioClassRow struct {
 	Class                             string
 	N, Correct, Under, Over           int
+	SimulatorLimited                  int // left out of N
 	Accuracy, UnderTriage, OverTriage string
 }
 
@@ -158,6 +164,10 @@ type ScenarioResultRow struct {
 	Under             bool
 	Turns             int
 	Error             string
+	// SimulatorLimited: not scored, the patient did not understand a
+	// question (listed first); Coverage is "9 of 10 questions understood".
+	SimulatorLimited bool
+	Coverage         string
 }
 
 // ScenarioItemPage is one item of a run: transcript, outcome, handoff.
@@ -187,6 +197,8 @@ type ScenarioOutcome struct {
 	RedFlagsHit         []string
 	RedFlagsMissed      []string
 	FalseAlarms         []string
+	SimulatorLimited    bool
+	Coverage            string // "9 of 10 questions understood"
 }
 
 // ScenarioExchange is one exchange of an item's transcript.
@@ -196,6 +208,10 @@ type ScenarioExchange struct {
 	Choices                    []string
 	Urgent, Terminal, Replayed bool
 	Disposition, SafetyStatus  string
+	// Why the simulated patient said Message, in one line; NotUnderstood
+	// marks a question it could not place.
+	Why           string
+	NotUnderstood bool
 }
 
 // ScenarioHandoff is the read-only subset of an item's handoff.

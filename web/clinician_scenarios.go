@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -396,7 +397,7 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 	if !run.State.Ended() {
 		p.CancelAction = runPath(id) + "/cancel"
 	}
-	if rep.Summary.Scored > 0 {
+	if rep.Summary.Scored > 0 || rep.Summary.SimulatorLimited > 0 {
 		sum := summaryView(rep.Summary)
 		p.Summary = &sum
 		p.ConfusionSVG = scenarios.ConfusionSVG(rep.Summary)
@@ -405,12 +406,17 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 		o := scenarios.Assess(r)
 		row := templates.ScenarioResultRow{VignetteID: r.VignetteID, Title: r.Title, Repeat: r.Repeat,
 			Gold: r.Gold.Class.Label(), Final: r.Final.Label(), Triage: string(o.Triage), Under: o.Triage == scenarios.TriageUnder,
-			Turns: r.Turns, Error: r.Error}
+			Turns: r.Turns, Error: r.Error, SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(r)}
 		if seq, ok := seqOf[r.VignetteID+"\x00"+strconv.Itoa(r.Repeat)]; ok {
 			row.URL = runPath(id) + "/items/" + strconv.Itoa(seq)
 		}
 		p.Results = append(p.Results, row)
 	}
+	// Simulator-limited results first: they are not the engine's, and the
+	// reader should see them before trusting the rest.
+	slices.SortStableFunc(p.Results, func(a, b templates.ScenarioResultRow) int {
+		return cmpBool(b.SimulatorLimited, a.SimulatorLimited)
+	})
 	return render(c, http.StatusOK, templates.ScenarioRunPageView(p))
 }
 
@@ -421,6 +427,24 @@ func rateOf(f float64, n int, what, more string) string {
 		return "none: no " + what
 	}
 	return percent(f) + " of " + strconv.Itoa(n) + " " + what + more
+}
+
+// coverageText is a result's simulator coverage for people.
+func coverageText(r scenarios.Result) string {
+	if r.Questions == 0 {
+		return "no question asked"
+	}
+	return fmt.Sprintf("%d of %d questions understood", r.Understood, r.Questions)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func reportName(id, ext string) string { return "scenario-run-" + id + "-report." + ext }
@@ -435,6 +459,8 @@ func summaryView(s scenarios.Summary) templates.ScenarioSummary {
 		ScoreBandAgreement: rateOf(s.ScoreBandAgreement, s.BandsChecked, "score bands expected", ""),
 		MeanTurns:          strconv.FormatFloat(s.MeanTurns, 'f', 1, 64),
 		MixedProvenance:    s.MixedProvenance,
+		SimulatorLimited:   s.SimulatorLimited,
+		Coverage:           rateOf(s.Coverage, s.Questions, "questions understood", ""),
 		Provenance: []templates.Fact{
 			{Name: "release", Label: "Engine release", Value: s.Provenance.Release},
 			{Name: "prompt_hash", Label: "Prompt hash", Value: s.Provenance.PromptHash},
@@ -443,7 +469,7 @@ func summaryView(s scenarios.Summary) templates.ScenarioSummary {
 		}}
 	for _, cl := range scenarios.Classes {
 		x := s.PerClass[cl]
-		row := templates.ScenarioClassRow{Class: cl.Label(), N: x.N, Correct: x.Correct, Under: x.Under, Over: x.Over,
+		row := templates.ScenarioClassRow{Class: cl.Label(), N: x.N, Correct: x.Correct, Under: x.Under, Over: x.Over, SimulatorLimited: x.SimulatorLimited,
 			Accuracy: "—", UnderTriage: "—", OverTriage: "—"}
 		if x.N > 0 {
 			row.Accuracy, row.UnderTriage, row.OverTriage = percent(x.Accuracy), percent(x.UnderTriage), percent(x.OverTriage)
@@ -549,12 +575,16 @@ func (s *Server) showScenarioItem(c *fiber.Ctx) error {
 		p.Outcome = &templates.ScenarioOutcome{Gold: res.Gold.Class.Label(), Final: res.Final.Label(), Triage: string(o.Triage),
 			Correct: o.Correct(), Under: o.Triage == scenarios.TriageUnder, Disposition: res.Disposition, Urgent: res.Urgent,
 			SafetyStatus: res.SafetyStatus, Protocol: res.Protocol, GoldProtocol: res.Gold.Protocol,
-			RedFlagsHit: o.RedFlagsHit, RedFlagsMissed: o.RedFlagsMissed, FalseAlarms: o.FalseAlarms}
+			RedFlagsHit: o.RedFlagsHit, RedFlagsMissed: o.RedFlagsMissed, FalseAlarms: o.FalseAlarms,
+			SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(*res)}
 		p.Error = res.Error
 	}
 	for i, x := range it.Turns {
 		p.Turns = append(p.Turns, templates.ScenarioExchange{N: i + 1, Message: x.Message, Reply: x.Reply, Choices: x.Choices,
 			Urgent: x.Urgent, Terminal: x.Terminal, Replayed: x.Replayed, Disposition: x.Disposition, SafetyStatus: x.SafetyStatus})
+		if x.Why != nil {
+			p.Turns[i].Why, p.Turns[i].NotUnderstood = x.Why.String(), !x.Why.Understood()
+		}
 	}
 	if it.Decoded != nil {
 		p.Handoff = handoffSubset(it.Decoded)

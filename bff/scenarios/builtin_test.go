@@ -164,8 +164,12 @@ func acceptPlay(t *testing.T, e *rules.Engine, v Vignette) (engine.Result, strin
 	if d.Sex == "other" {
 		d.Sex = "intersex" // the start form's word for it
 	}
-	p := NewPatient(&v)
-	msgs := []string{p.Opening()}
+	u, err := Understanding()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPatient(&v, u)
+	msgs := []string{p.Opening().Text}
 	var b strings.Builder
 	for {
 		res, err := e.Evaluate(context.Background(), engine.Input{Demographics: d, Patient: msgs})
@@ -176,11 +180,11 @@ func acceptPlay(t *testing.T, e *rules.Engine, v Vignette) (engine.Result, strin
 		if res.Terminal {
 			return res, b.String()
 		}
-		reply, ok := p.Answer(res.Reply, res.Choices)
+		said, ok := p.Answer(res.Reply, res.Choices)
 		if !ok {
 			return res, b.String()
 		}
-		msgs = append(msgs, reply)
+		msgs = append(msgs, said.Text)
 	}
 }
 

@@ -91,7 +91,11 @@ func Load(name string, data []byte) (*Suite, error) {
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	}
-	if err := validate(name, s); err != nil {
+	vocab, err := Understanding()
+	if err != nil {
+		return nil, err
+	}
+	if err := validate(name, s, vocab); err != nil {
 		return nil, err
 	}
 	for i := range s.Vignettes {
@@ -182,7 +186,7 @@ func typeProblems(name string, data []byte, te *yaml.TypeError) error {
 	return errors.Join(errs...)
 }
 
-func validate(name string, s *Suite) error {
+func validate(name string, s *Suite, vocab Understander) error {
 	var errs []error
 	if len(s.Vignettes) == 0 {
 		errs = append(errs, &Problem{File: name, Field: "vignettes", Rule: "at least one vignette"})
@@ -224,8 +228,11 @@ func validate(name string, s *Suite) error {
 		}
 		for j, f := range v.Facts {
 			field := fmt.Sprintf("facts[%d]", j+1)
-			if len(f.Asks) == 0 {
-				bad(field+".asks", "required")
+			if len(f.Asks) == 0 && strings.TrimSpace(f.Concept) == "" {
+				bad(field, "needs concept or asks")
+			}
+			if c := strings.TrimSpace(f.Concept); c != "" && vocab != nil && !vocab.Known(c) {
+				bad(field+".concept", "%q is not in the concept vocabulary (docs/scenarios.md lists them)", c)
 			}
 			for k, a := range f.Asks {
 				if strings.TrimSpace(a) == "" {

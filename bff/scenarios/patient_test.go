@@ -1,6 +1,11 @@
 package scenarios
 
-import "testing"
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
 
 func chestVignette() *Vignette {
 	return &Vignette{
@@ -21,8 +26,8 @@ func chestVignette() *Vignette {
 // TestPatientScripted plays the patient against scripted engine replies and
 // checks each answer in turn.
 func TestPatientScripted(t *testing.T) {
-	p := NewPatient(chestVignette())
-	if got := p.Opening(); got != "I have had chest pain since this morning" {
+	p := NewPatient(chestVignette(), fakeUnderstanding{"medicine": {Concept: "medicines", Kind: "value"}})
+	if got := p.Opening().Text; got != "I have had chest pain since this morning" {
 		t.Fatalf("opening = %q", got)
 	}
 	steps := []struct {
@@ -42,14 +47,14 @@ func TestPatientScripted(t *testing.T) {
 		{"Are you sweating?", nil, "I don't know."},
 	}
 	for i, s := range steps {
-		got, ok := p.Answer(s.question, s.choices)
-		if !ok || got != s.want {
+		said, ok := p.Answer(s.question, s.choices)
+		if got := said.Text; !ok || got != s.want {
 			t.Errorf("step %d %q: got %q, %v; want %q, true", i, s.question, got, ok, s.want)
 		}
 	}
 	// Opening + 5 answers = 6 = MaxTurns: the next answer is refused.
-	if got, ok := p.Answer("How old are you?", nil); ok || got != "" {
-		t.Errorf("past the limit: got %q, %v; want \"\", false", got, ok)
+	if said, ok := p.Answer("How old are you?", nil); ok || said.Text != "" {
+		t.Errorf("past the limit: got %q, %v; want \"\", false", said.Text, ok)
 	}
 	if p.Turns() != 6 {
 		t.Errorf("Turns = %d, want 6", p.Turns())
@@ -61,7 +66,7 @@ func TestPatientScripted(t *testing.T) {
 func TestPatientTurnLimit(t *testing.T) {
 	v := chestVignette()
 	v.MaxTurns = 2
-	p := NewPatient(v)
+	p := NewPatient(v, nil)
 	if _, ok := p.Answer("How old are you?", nil); !ok {
 		t.Fatal("first answer refused under MaxTurns 2")
 	}
@@ -69,7 +74,7 @@ func TestPatientTurnLimit(t *testing.T) {
 		t.Fatal("second answer given under MaxTurns 2")
 	}
 	v.MaxTurns = 0
-	p = NewPatient(v)
+	p = NewPatient(v, nil)
 	n := 0
 	for {
 		if _, ok := p.Answer("anything?", nil); !ok {
@@ -95,6 +100,7 @@ func TestPatientWordBoundaries(t *testing.T) {
 			{Asks: []string{"short of breath"}, Answer: "breath-fact"},
 		},
 		Default:  "default",
+		Unknown:  "default", // no understanding here: every other question is unknown
 		MaxTurns: 30,
 	}
 	cases := []struct{ q, want string }{
@@ -110,10 +116,10 @@ func TestPatientWordBoundaries(t *testing.T) {
 		{"Breath short of?", "default"},          // order matters
 		{"Short of sleep or breath?", "default"}, // adjacency matters
 	}
-	p := NewPatient(v)
+	p := NewPatient(v, nil)
 	for _, c := range cases {
-		if got, _ := p.Answer(c.q, nil); got != c.want {
-			t.Errorf("%q: got %q, want %q", c.q, got, c.want)
+		if said, _ := p.Answer(c.q, nil); said.Text != c.want {
+			t.Errorf("%q: got %q, want %q", c.q, said.Text, c.want)
 		}
 	}
 }
@@ -123,11 +129,11 @@ func TestPatientWordBoundaries(t *testing.T) {
 func TestPatientDeterministic(t *testing.T) {
 	qs := []string{"Does it spread?", "Breathless?", "Age?", "Pain?"}
 	ch := [][]string{{"to my arm", "no"}, nil, nil, {"a", "b"}}
-	a, b := NewPatient(chestVignette()), NewPatient(chestVignette())
+	a, b := NewPatient(chestVignette(), nil), NewPatient(chestVignette(), nil)
 	for i, q := range qs {
 		ra, oka := a.Answer(q, ch[i])
 		rb, okb := b.Answer(q, ch[i])
-		if ra != rb || oka != okb {
+		if ra.Text != rb.Text || oka != okb {
 			t.Errorf("%q: %q/%v vs %q/%v", q, ra, oka, rb, okb)
 		}
 	}
@@ -135,8 +141,141 @@ func TestPatientDeterministic(t *testing.T) {
 
 // TestPatientFallback: with no Default the patient still says something.
 func TestPatientFallback(t *testing.T) {
-	p := NewPatient(&Vignette{Opening: "hi"})
-	if got, ok := p.Answer("What brings you here?", nil); !ok || got != fallbackAnswer {
-		t.Errorf("got %q, %v", got, ok)
+	p := NewPatient(&Vignette{Opening: "hi"}, nil)
+	if said, ok := p.Answer("What brings you here?", nil); !ok || said.Text != unknownAnswer || said.Why.Kind != WhyNotUnderstood {
+		t.Errorf("got %q %v, %v", said.Text, said.Why, ok)
+	}
+}
+
+// fakeUnderstanding places a question by the first of its keys the
+// question contains (the real understanding is tested in concepts).
+type fakeUnderstanding map[string]Asked
+
+func (f fakeUnderstanding) Understand(q string) []Asked {
+	q = strings.ToLower(q)
+	var out []Asked
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		if strings.Contains(q, k) {
+			out = append(out, f[k])
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Asked) int {
+		return strings.Index(q, keyOf(f, a)) - strings.Index(q, keyOf(f, b))
+	})
+	return out
+}
+
+func (f fakeUnderstanding) Known(id string) bool {
+	for _, a := range f {
+		if a.Concept == id {
+			return true
+		}
+	}
+	return false
+}
+
+func keyOf(f fakeUnderstanding, a Asked) string {
+	for k, v := range f {
+		if v == a {
+			return k
+		}
+	}
+	return ""
+}
+
+func conceptVignette() *Vignette {
+	age := 52
+	return &Vignette{
+		ID: "jaw", Opening: "I have a pain in my chest", Complaint: "a heavy feeling in my chest", AgeYears: &age, Sex: "female",
+		Facts: []Fact{
+			{Concept: "spread", Answer: "yes, it goes up into my jaw"},
+			{Concept: "duration", Choose: "today", Answer: "about an hour"},
+			{Concept: "sweating_nausea", Answer: "no, I'm not sweaty"},
+			{Concept: "cannot_bear_weight", Choose: "yes", Answer: "Yes, I can't put weight on it"},
+			{Asks: []string{"jaw"}, Answer: "asks win"},
+		},
+		Default: "no", Unknown: "I'm not sure what you mean.",
+	}
+}
+
+var understanding = fakeUnderstanding{
+	"spread":     {Concept: "spread", Kind: "yes_no", Cue: "spread"},
+	"stay put":   {Concept: "spread", Kind: "yes_no", Inverse: true, Cue: "stay put"},
+	"how long":   {Concept: "duration", Kind: "value"},
+	"sweat":      {Concept: "sweating_nausea", Kind: "yes_no"},
+	"main":       {Concept: "main_problem", Kind: "open"},
+	"old":        {Concept: "age", Kind: "value"},
+	"sex":        {Concept: "sex", Kind: "value"},
+	"fever":      {Concept: "fever", Kind: "yes_no"},
+	"walk on it": {Concept: "cannot_bear_weight", Kind: "yes_no", Inverse: true},
+}
+
+// Facts stated by concept answer whatever the question's words, keep their
+// meaning for opposite questions, answer two at once, restate the
+// complaint to open questions, and every message says why it was said.
+func TestPatientByConcept(t *testing.T) {
+	cases := []struct {
+		q       string
+		choices []string
+		want    string
+		kind    WhyKind
+		facts   []int
+		choice  string
+		turned  bool
+	}{
+		{"Does the discomfort spread anywhere?", nil, "yes, it goes up into my jaw", WhyConcept, []int{1}, "", false},
+		{"Does it stay put in one place?", nil, "no, it goes up into my jaw", WhyConcept, []int{1}, "", true},
+		{"How long has this been going on?", []string{"Started today", "A few days"}, "Started today", WhyConcept, []int{2}, "Started today", false},
+		{"How long has this been going on?", nil, "about an hour", WhyConcept, []int{2}, "", false},
+		// Two at once: the one that says yes first.
+		{"Are you sweaty, and does it spread?", nil, "yes, it goes up into my jaw no, I'm not sweaty", WhyConcept, []int{3, 1}, "", false},
+		{"What's the main problem today?", nil, "a heavy feeling in my chest", WhyOpen, nil, "", false},
+		{"What's the main problem today?", []string{"Tummy pain", "Chest pain", "Headache"}, "Chest pain", WhyOpen, nil, "Chest pain", false},
+		{"How old are you?", nil, "I'm 52.", WhyDemographics, nil, "", false},
+		{"What sex are you?", []string{"Male", "Female"}, "Female", WhyDemographics, nil, "", false},
+		// Understood, no fact: the default; not understood: the unknown answer.
+		{"Any fever?", nil, "no", WhyDefault, nil, "", false},
+		{"Do you smoke?", nil, "I'm not sure what you mean.", WhyNotUnderstood, nil, "", false},
+		// An opposite question picks the opposite Yes/No quick reply.
+		{"Can you walk on it?", []string{"Yes", "No"}, "No", WhyConcept, []int{4}, "No", true},
+		// Asks win over concepts.
+		{"Does it spread to your jaw?", nil, "asks win", WhyAsks, []int{5}, "", false},
+	}
+	for _, c := range cases {
+		v := conceptVignette()
+		v.MaxTurns = 30
+		said, ok := NewPatient(v, understanding).Answer(c.q, c.choices)
+		if !ok || said.Text != c.want || said.Why.Kind != c.kind || !slices.Equal(said.Why.Facts, c.facts) ||
+			said.Why.Choice != c.choice || said.Why.Inverted != c.turned {
+			t.Errorf("%q: said %q, why %+v; want %q, %s, facts %v, choice %q, turned %v", c.q, said.Text, said.Why, c.want, c.kind, c.facts, c.choice, c.turned)
+		}
+		if said.Why.String() == "" {
+			t.Errorf("%q: no reason in words", c.q)
+		}
+	}
+}
+
+// A result accounts for every answer: the reasons in order, the coverage,
+// and simulator-limited as soon as one question was not understood.
+func TestAccountCoverage(t *testing.T) {
+	p := NewPatient(conceptVignette(), understanding)
+	turns := []Exchange{}
+	msg := p.Opening()
+	for _, q := range []string{"Does it spread?", "Do you smoke?", "How long?", "Any fever?"} {
+		why := msg.Why
+		turns = append(turns, Exchange{Message: msg.Text, Why: &why, Reply: q})
+		msg, _ = p.Answer(q, nil)
+	}
+	var r Result
+	Account(&r, turns)
+	if r.Questions != 3 || r.Understood != 2 || !r.SimulatorLimited || len(r.Answers) != 4 {
+		t.Fatalf("questions %d, understood %d, limited %v, answers %d", r.Questions, r.Understood, r.SimulatorLimited, len(r.Answers))
+	}
+	if a := r.Answers[2]; a.Why.Kind != WhyNotUnderstood || a.Question != "Do you smoke?" || a.Reason == "" {
+		t.Fatalf("the not-understood answer: %+v", a)
+	}
+	Account(&r, turns[:2])
+	if r.SimulatorLimited || r.Coverage() != 1 {
+		t.Fatalf("all understood: limited %v, coverage %v", r.SimulatorLimited, r.Coverage())
 	}
 }

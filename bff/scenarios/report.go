@@ -37,6 +37,7 @@ var csvHeader = []string{
 	"turns", "terminal", "red_flags_hit", "red_flags_missed", "false_alarms",
 	"bands_expected", "bands_agreed",
 	"release", "prompt_hash", "directory_hash", "server_model", "error",
+	"simulator_limited", "questions", "understood", "not_understood", "answers",
 }
 
 // WriteCSV writes one row per result after a header (csvHeader's columns);
@@ -63,6 +64,8 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			strings.Join(o.RedFlagsHit, "; "), strings.Join(o.RedFlagsMissed, "; "), strings.Join(o.FalseAlarms, "; "),
 			strconv.Itoa(o.BandsExpected), strconv.Itoa(o.BandsAgreed),
 			x.Provenance.Release, x.Provenance.PromptHash, x.Provenance.DirectoryHash, x.Provenance.ServerModel, x.Error,
+			strconv.FormatBool(o.SimulatorLimited), strconv.Itoa(x.Questions), strconv.Itoa(x.Understood),
+			strings.Join(notUnderstood(x), " | "), answersText(x),
 		}
 		for i, c := range row {
 			row[i] = defuseCell(c)
@@ -83,4 +86,25 @@ func defuseCell(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// notUnderstood are the engine questions of r the patient could not place.
+func notUnderstood(r Result) []string {
+	var out []string
+	for _, a := range r.Answers {
+		if !a.Why.Understood() {
+			out = append(out, a.Question)
+		}
+	}
+	return out
+}
+
+// answersText is every patient message of r with why it was said, one per
+// line: "2. yes, it goes up into my jaw [concept spread → facts[1]]".
+func answersText(r Result) string {
+	var b strings.Builder
+	for _, a := range r.Answers {
+		fmt.Fprintf(&b, "%d. %s [%s]\n", a.Turn, a.Message, a.Reason)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -92,7 +92,10 @@ const (
 // Exchange is one exchange of an item as it happened: the patient's
 // message and the engine's blocking reply.
 type Exchange struct {
-	Message      string   `json:"message"`
+	Message string `json:"message"`
+	// Why the simulated patient said Message (nil in exchanges recorded
+	// before reasons were kept).
+	Why          *Why     `json:"why,omitempty"`
 	Reply        string   `json:"reply"`
 	Choices      []string `json:"choices,omitempty"`
 	Terminal     bool     `json:"terminal"`

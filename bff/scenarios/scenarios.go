@@ -71,11 +71,18 @@ type Vignette struct {
 
 	// Opening is the patient's first message.
 	Opening string `yaml:"opening"`
-	// Facts answer the engine's questions: the first fact whose patterns
-	// match the question gives the answer.
+	// Complaint is the problem in the patient's words, restated to an open
+	// question ("what is the main problem?"); "" = the opening.
+	Complaint string `yaml:"complaint"`
+	// Facts answer the engine's questions: by concept (the question is
+	// understood by meaning) or by the words of their asks (which win).
 	Facts []Fact `yaml:"facts"`
-	// Default answers a question no fact covers.
+	// Default answers a question understood that no fact covers.
 	Default string `yaml:"default"`
+	// Unknown answers a question the patient cannot place at all (the
+	// result is then simulator-limited); "" = "Sorry, I don't understand
+	// the question."
+	Unknown string `yaml:"unknown"`
 	// MaxTurns stops the patient after this many messages (opening
 	// included); 1-30, default 15.
 	MaxTurns int `yaml:"max_turns"`
@@ -85,9 +92,15 @@ type Vignette struct {
 
 // Fact is something the simulated patient knows and says when asked.
 type Fact struct {
-	// Asks are what questions it answers: case-insensitive words or
-	// phrases; a question matches when it contains any of them. A phrase
-	// may hold "*" (any run of letters) at a word's end.
+	// Concept is what the fact is about, from the concept vocabulary
+	// (bff/scenarios/concepts/vocabulary.yaml): it answers any question
+	// understood to ask about it, whatever its words. Its Answer is written
+	// in the concept's polarity ("yes, it goes up into my jaw" for spread).
+	Concept string `yaml:"concept"`
+	// Asks are what questions it answers by their words: case-insensitive
+	// words or phrases; a question matches when it contains any of them. A
+	// phrase may hold "*" (any run of letters) at a word's end. A match by
+	// asks wins over understanding by meaning.
 	Asks []string `yaml:"asks"`
 	// Answer is what the patient says, in their own words.
 	Answer string `yaml:"answer"`

@@ -47,6 +47,20 @@ type Result struct {
 	Terminal   bool       `json:"terminal"`
 	Provenance Provenance `json:"provenance"`
 	Transcript []Message  `json:"transcript"`
+	// Answers say why the simulated patient said each of its messages, in
+	// order, the opening first.
+	Answers []Answer `json:"answers,omitempty"`
+	// Questions counts the engine messages the patient answered; Understood
+	// those it placed (by a fact's asks, a concept, an open question, the
+	// demographics, or its default for a concept no fact covers).
+	// Coverage() is their ratio: the simulator coverage.
+	Questions  int `json:"questions"`
+	Understood int `json:"understood"`
+	// SimulatorLimited: the patient did not understand at least one of the
+	// engine's questions, so the course of the intake depended on the
+	// simulator, not only on the engine. Such a result is counted apart
+	// and never in the engine's rates.
+	SimulatorLimited bool `json:"simulator_limited"`
 	// Error says why the play could not be completed (the app or the
 	// transport failed, not the engine's decision); such a result is not
 	// scored. "" for a completed play, terminal or not.
@@ -107,10 +121,15 @@ type Outcome struct {
 	// the engine reported with the same band.
 	BandsExpected int `json:"bands_expected"`
 	BandsAgreed   int `json:"bands_agreed"`
+	// SimulatorLimited copies the result's: Triage still says how the final
+	// class stands against the gold, but the outcome is not the engine's
+	// alone and is not scored.
+	SimulatorLimited bool `json:"simulator_limited,omitempty"`
 }
 
-// Scored reports whether the outcome counts in the rates.
-func (o Outcome) Scored() bool { return o.Triage != TriageError }
+// Scored reports whether the outcome counts in the engine's rates: not an
+// error, and not simulator-limited.
+func (o Outcome) Scored() bool { return o.Triage != TriageError && !o.SimulatorLimited }
 
 // Correct reports whether the final class is the gold one with an accepted
 // disposition.
@@ -131,7 +150,7 @@ func (o Outcome) Correct() bool { return o.Triage == TriageCorrect }
 //   - Protocol: equal ignoring case and surrounding space.
 //   - Score bands: an expected key the engine did not report disagrees.
 func Assess(r Result) Outcome {
-	o := Outcome{Triage: triageOf(r)}
+	o := Outcome{Triage: triageOf(r), SimulatorLimited: r.SimulatorLimited && r.Error == ""}
 	for _, f := range r.Gold.RedFlagsPositive {
 		if shownPositive(f, r.RedFlagsFound) {
 			o.RedFlagsHit = append(o.RedFlagsHit, f)
@@ -197,7 +216,15 @@ type Summary struct {
 	Vignettes int `json:"vignettes"` // distinct vignette ids among the results
 	Runs      int `json:"runs"`      // results, repeats included
 	Scored    int `json:"scored"`
-	Errors    int `json:"errors"` // results not scored
+	Errors    int `json:"errors"` // results not scored: the play failed
+	// SimulatorLimited counts the results not scored because the simulated
+	// patient did not understand a question (Result.SimulatorLimited);
+	// PerClass counts them by gold class too.
+	SimulatorLimited int `json:"simulator_limited"`
+	// Coverage is the simulator coverage over every result that answered a
+	// question: the engine's questions understood over those asked.
+	Coverage  float64 `json:"coverage"`
+	Questions int     `json:"questions"`
 
 	Accuracy    float64 `json:"accuracy"`
 	UnderTriage float64 `json:"under_triage"`
@@ -235,7 +262,10 @@ type Summary struct {
 
 // ClassSummary is the scores of the scored results of one gold class.
 type ClassSummary struct {
-	N           int     `json:"n"`
+	N int `json:"n"` // scored
+	// SimulatorLimited counts this class's results left out of N because
+	// the simulated patient did not understand a question.
+	SimulatorLimited int `json:"simulator_limited"`
 	Correct     int     `json:"correct"`
 	Under       int     `json:"under"`
 	Over        int     `json:"over"`
@@ -248,7 +278,7 @@ type ClassSummary struct {
 func Score(results []Result) Summary {
 	s := Summary{Runs: len(results), PerClass: map[Class]ClassSummary{}}
 	ids := map[string]bool{}
-	var correct, under, over, turns, flagsHit, protoMatch, bandsAgreed int
+	var correct, under, over, turns, flagsHit, protoMatch, bandsAgreed, understood int
 	per := make([]ClassSummary, len(Classes))
 	for i, r := range results {
 		ids[r.VignetteID] = true
@@ -257,7 +287,16 @@ func Score(results []Result) Summary {
 		} else if r.Provenance != s.Provenance {
 			s.MixedProvenance = true
 		}
+		s.Questions += r.Questions
+		understood += r.Understood
 		o := Assess(r)
+		if o.SimulatorLimited {
+			s.SimulatorLimited++
+			if g := r.Gold.Class.Rank(); g < len(Classes) {
+				per[g].SimulatorLimited++
+			}
+			continue
+		}
 		if !o.Scored() {
 			s.Errors++
 			continue
@@ -305,6 +344,10 @@ func Score(results []Result) Summary {
 		p := per[i]
 		p.Accuracy, p.UnderTriage, p.OverTriage = frac(p.Correct, p.N), frac(p.Under, p.N), frac(p.Over, p.N)
 		s.PerClass[c] = p
+	}
+	s.Coverage = 1
+	if s.Questions > 0 {
+		s.Coverage = frac(understood, s.Questions)
 	}
 	s.RedFlagRecall = frac(flagsHit, s.RedFlagsExpected)
 	s.ProtocolMatch = frac(protoMatch, s.ProtocolsChecked)

@@ -168,3 +168,32 @@ func TestScoreEmpty(t *testing.T) {
 		t.Errorf("empty: %+v", s)
 	}
 }
+
+// A simulator-limited result is counted apart, overall and by gold class,
+// and never in the engine's rates or its comparisons: an emergency the
+// patient could not describe is not the engine's under-triage.
+func TestSimulatorLimitedIsCountedApart(t *testing.T) {
+	right := res("right", Emergency, Emergency)
+	right.Questions, right.Understood = 4, 4
+	missed := res("missed", Emergency, Routine)
+	missed.Questions, missed.Understood, missed.SimulatorLimited = 5, 3, true
+	s := Score([]Result{right, missed})
+	if s.Scored != 1 || s.SimulatorLimited != 1 || s.Errors != 0 || s.UnderTriage != 0 || s.Accuracy != 1 {
+		t.Fatalf("scored %d, limited %d, errors %d, under %v, accuracy %v", s.Scored, s.SimulatorLimited, s.Errors, s.UnderTriage, s.Accuracy)
+	}
+	if e := s.PerClass[Emergency]; e.N != 1 || e.Under != 0 || e.SimulatorLimited != 1 {
+		t.Fatalf("emergency class: %+v", e)
+	}
+	if s.Questions != 9 || !near(s.Coverage, 7.0/9) {
+		t.Fatalf("coverage %v of %d", s.Coverage, s.Questions)
+	}
+	o := Assess(missed)
+	if o.Scored() || !o.SimulatorLimited || o.Triage != TriageUnder {
+		t.Fatalf("the limited outcome: %+v", o)
+	}
+	base := res("missed", Emergency, Emergency)
+	c := Compare([]Result{base}, []Result{missed}, nil)
+	if len(c.Regressions) != 0 || c.Paired != 0 {
+		t.Fatalf("a simulator-limited head is not the engine's regression: %+v", c)
+	}
+}

@@ -119,7 +119,11 @@ func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, 
 			return r, nil, err
 		}
 	}
-	p := scenarios.NewPatient(v)
+	u, err := scenarios.Understanding()
+	if err != nil {
+		return r, nil, err
+	}
+	p := scenarios.NewPatient(v, u)
 	msg, more := p.Opening(), true
 	for _, e := range st.Turns { // replay what was recorded: no request
 		if e.Terminal {
@@ -132,7 +136,7 @@ func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, 
 	}
 	for more {
 		n := len(st.Turns) + 1
-		t, meta, err := client.Turn(ctx, st.EncounterID, msg, Key(runID, st.EncounterID, v.ID, repeat, n))
+		t, meta, err := client.Turn(ctx, st.EncounterID, msg.Text, Key(runID, st.EncounterID, v.ID, repeat, n))
 		if err != nil {
 			if stop := interrupted(ctx, err); stop != nil {
 				return r, nil, stop
@@ -194,8 +198,9 @@ func newIntake(v *scenarios.Vignette) intakeapi.NewIntake {
 	return intakeapi.NewIntake{AgeYears: v.AgeYears, Sex: sex, PatientHistory: v.History}
 }
 
-func exchange(msg string, t *intakeapi.Turn, replayed bool) scenarios.Exchange {
-	e := scenarios.Exchange{Message: msg, Reply: t.AssistantMessage, Choices: t.Choices,
+func exchange(msg scenarios.Said, t *intakeapi.Turn, replayed bool) scenarios.Exchange {
+	why := msg.Why
+	e := scenarios.Exchange{Message: msg.Text, Why: &why, Reply: t.AssistantMessage, Choices: t.Choices,
 		Terminal: t.Terminal, Urgent: t.Urgent, Replayed: replayed}
 	if t.Disposition != nil {
 		e.Disposition = string(*t.Disposition)
@@ -212,6 +217,7 @@ func conclude(r *scenarios.Result, turns []scenarios.Exchange) {
 	if len(turns) == 0 {
 		return
 	}
+	scenarios.Account(r, turns)
 	last := turns[len(turns)-1]
 	r.Terminal, r.Urgent, r.Disposition, r.SafetyStatus = last.Terminal, last.Urgent, last.Disposition, last.SafetyStatus
 	if r.Terminal {

@@ -1,0 +1,116 @@
+package scenarios
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Asked is one thing an engine message asks about, as an Understander found
+// it: a concept of the vocabulary (bff/scenarios/concepts/vocabulary.yaml).
+type Asked struct {
+	Concept string
+	Kind    string // "open", "yes_no" or "value"
+	// Inverse: the question asks the opposite of the concept's "yes" ("can
+	// you walk on it?" for cannot_bear_weight).
+	Inverse bool
+	Cue     string // what matched, for the audit trail
+}
+
+// Understander works out which concepts an engine message asks about,
+// whatever its words. It returns them in the order asked, at most one per
+// concept, and nothing for a message it cannot place; it never errs and is
+// safe for concurrent use. Known reports whether id is in its vocabulary.
+type Understander interface {
+	Understand(message string) []Asked
+	Known(id string) bool
+}
+
+// WhyKind is what decided a patient message.
+type WhyKind string
+
+// The reasons for a patient message.
+const (
+	WhyOpening WhyKind = "opening" // the vignette's opening
+	WhyAsks    WhyKind = "asks"    // a fact whose asks matched the words
+	WhyConcept WhyKind = "concept" // a fact stated by the concept asked
+	// WhyOpen: an open question ("what is the main problem?"): the
+	// complaint restated, or the quick reply that names it.
+	WhyOpen WhyKind = "open"
+	// WhyDemographics: age or sex, from the vignette's demographics.
+	WhyDemographics WhyKind = "demographics"
+	// WhyDefault: the question was understood but no fact covers it: the
+	// vignette's default.
+	WhyDefault WhyKind = "default"
+	// WhyNotUnderstood: no fact's asks match and no concept was found: the
+	// vignette's answer for unknown questions. The result is
+	// simulator-limited.
+	WhyNotUnderstood WhyKind = "not_understood"
+)
+
+// Why is why the simulated patient said one message: kept with the
+// exchange, shown on the item page and in the reports.
+type Why struct {
+	Kind WhyKind `json:"kind"`
+	// Concepts the engine message was understood to ask about, in order.
+	Concepts []string `json:"concepts,omitempty"`
+	// Facts are the 1-based indexes of the vignette's facts that answered.
+	Facts []int `json:"facts,omitempty"`
+	// Ask is the ask that matched (WhyAsks); Cue the understanding's cue.
+	Ask string `json:"ask,omitempty"`
+	Cue string `json:"cue,omitempty"`
+	// Choice is the quick reply chosen, exactly as offered.
+	Choice string `json:"choice,omitempty"`
+	// Inverted: the question was worded as the opposite of its concept, and
+	// the answer's leading yes or no was turned to keep its meaning.
+	Inverted bool `json:"inverted,omitempty"`
+}
+
+// Understood reports whether the message answered a question the patient
+// placed (everything but WhyNotUnderstood).
+func (w Why) Understood() bool { return w.Kind != WhyNotUnderstood }
+
+// String is the reason in one line for people, e.g.
+// "concept spread (cue: spread + arm|jaw) → facts[1], yes/no turned".
+func (w Why) String() string {
+	var b strings.Builder
+	switch w.Kind {
+	case WhyOpening:
+		return "the vignette's opening"
+	case WhyAsks:
+		b.WriteString("asks " + quote(w.Ask))
+	case WhyConcept:
+		b.WriteString("concept " + strings.Join(w.Concepts, " + "))
+	case WhyOpen:
+		b.WriteString("open question (" + strings.Join(w.Concepts, " + ") + "): the complaint")
+	case WhyDemographics:
+		b.WriteString("concept " + strings.Join(w.Concepts, " + ") + ": from the demographics")
+	case WhyDefault:
+		b.WriteString("concept " + strings.Join(w.Concepts, " + ") + ": no fact, the vignette's default")
+	case WhyNotUnderstood:
+		return "not understood: the vignette's answer for unknown questions"
+	default:
+		return string(w.Kind)
+	}
+	if w.Cue != "" {
+		b.WriteString(" (cue: " + w.Cue + ")")
+	}
+	for i, f := range w.Facts {
+		if i == 0 {
+			b.WriteString(" → ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString("facts[" + itoa(f) + "]")
+	}
+	if w.Choice != "" {
+		b.WriteString(", chose " + quote(w.Choice))
+	}
+	if w.Inverted {
+		b.WriteString(", yes/no turned for an opposite question")
+	}
+	return b.String()
+}
+
+func quote(s string) string { return "“" + s + "”" }
+
+func itoa(n int) string { return strconv.Itoa(n) }
