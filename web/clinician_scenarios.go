@@ -466,6 +466,7 @@ func summaryView(s scenarios.Summary) templates.ScenarioSummary {
 			{Name: "prompt_hash", Label: "Prompt hash", Value: s.Provenance.PromptHash},
 			{Name: "directory_hash", Label: "Protocol library hash", Value: s.Provenance.DirectoryHash},
 			{Name: "server_model", Label: "Model run", Value: s.Provenance.ServerModel},
+			{Name: "voice_profile", Label: "Voice profile", Value: s.Provenance.VoiceProfile},
 		}}
 	for _, cl := range scenarios.Classes {
 		x := s.PerClass[cl]

@@ -36,7 +36,7 @@ var csvHeader = []string{
 	"disposition", "urgent", "safety_status", "protocol", "gold_protocol",
 	"turns", "terminal", "red_flags_hit", "red_flags_missed", "false_alarms",
 	"bands_expected", "bands_agreed",
-	"release", "prompt_hash", "directory_hash", "server_model", "error",
+	"release", "prompt_hash", "directory_hash", "server_model", "voice_profile", "error",
 	"simulator_limited", "questions", "understood", "not_understood", "answers",
 }
 
@@ -63,7 +63,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			strconv.Itoa(x.Turns), strconv.FormatBool(x.Terminal),
 			strings.Join(o.RedFlagsHit, "; "), strings.Join(o.RedFlagsMissed, "; "), strings.Join(o.FalseAlarms, "; "),
 			strconv.Itoa(o.BandsExpected), strconv.Itoa(o.BandsAgreed),
-			x.Provenance.Release, x.Provenance.PromptHash, x.Provenance.DirectoryHash, x.Provenance.ServerModel, x.Error,
+			x.Provenance.Release, x.Provenance.PromptHash, x.Provenance.DirectoryHash, x.Provenance.ServerModel, x.Provenance.VoiceProfile, x.Error,
 			strconv.FormatBool(o.SimulatorLimited), strconv.Itoa(x.Questions), strconv.Itoa(x.Understood),
 			strings.Join(notUnderstood(x), " | "), answersText(x),
 		}

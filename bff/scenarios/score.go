@@ -12,6 +12,10 @@ type Provenance struct {
 	PromptHash    string `json:"prompt_hash"`
 	DirectoryHash string `json:"directory_hash"` // the protocol library's hash
 	ServerModel   string `json:"server_model"`
+	// VoiceProfile is how the engine words its messages (the sandbox's
+	// plain or conversational voice): a run's figures are worth something
+	// only if they hold across voices.
+	VoiceProfile string `json:"voice_profile,omitempty"`
 }
 
 // Message is one line of a played conversation.
@@ -265,13 +269,13 @@ type ClassSummary struct {
 	N int `json:"n"` // scored
 	// SimulatorLimited counts this class's results left out of N because
 	// the simulated patient did not understand a question.
-	SimulatorLimited int `json:"simulator_limited"`
-	Correct     int     `json:"correct"`
-	Under       int     `json:"under"`
-	Over        int     `json:"over"`
-	Accuracy    float64 `json:"accuracy"`
-	UnderTriage float64 `json:"under_triage"`
-	OverTriage  float64 `json:"over_triage"`
+	SimulatorLimited int     `json:"simulator_limited"`
+	Correct          int     `json:"correct"`
+	Under            int     `json:"under"`
+	Over             int     `json:"over"`
+	Accuracy         float64 `json:"accuracy"`
+	UnderTriage      float64 `json:"under_triage"`
+	OverTriage       float64 `json:"over_triage"`
 }
 
 // Score summarises results; see Assess for how each is judged.

@@ -213,16 +213,29 @@ func orNone(c scenarios.Class) string {
 func printSummary(w io.Writer, r *scenarios.Report) {
 	s := r.Summary
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "class\tvignettes\taccuracy\tunder-triage\tover-triage")
+	fmt.Fprintln(tw, "class\tscored\taccuracy\tunder-triage\tover-triage\tsimulator-limited")
 	for _, c := range scenarios.Classes {
 		cs, ok := s.PerClass[c]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", c, cs.N, pct(cs.Accuracy), pct(cs.UnderTriage), pct(cs.OverTriage))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\n", c, cs.N, pct(cs.Accuracy), pct(cs.UnderTriage), pct(cs.OverTriage), cs.SimulatorLimited)
 	}
-	fmt.Fprintf(tw, "all\t%d\t%s\t%s\t%s\n", s.Vignettes, pct(s.Accuracy), pct(s.UnderTriage), pct(s.OverTriage))
+	fmt.Fprintf(tw, "all\t%d\t%s\t%s\t%s\t%d\n", s.Scored, pct(s.Accuracy), pct(s.UnderTriage), pct(s.OverTriage), s.SimulatorLimited)
 	_ = tw.Flush()
+	fmt.Fprintf(w, "simulator coverage: %s of %d engine questions understood", pct(s.Coverage), s.Questions)
+	if v := s.Provenance.VoiceProfile; v != "" {
+		fmt.Fprintf(w, " (engine voice %s)", v)
+	}
+	fmt.Fprintln(w)
+	if s.SimulatorLimited > 0 {
+		fmt.Fprintf(w, "%d results are simulator-limited (a question the patient did not understand) and are not in the rates above:\n", s.SimulatorLimited)
+		for _, x := range r.Results {
+			if x.SimulatorLimited {
+				fmt.Fprintf(w, "  %s (repeat %d): %d of %d questions understood\n", x.VignetteID, x.Repeat, x.Understood, x.Questions)
+			}
+		}
+	}
 }
 
 func printComparison(w io.Writer, c scenarios.Comparison) {

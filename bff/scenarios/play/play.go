@@ -239,6 +239,7 @@ func FromHandoff(r *scenarios.Result, h *intakeapi.Handoff) {
 	r.Provenance = scenarios.Provenance{
 		Release: deref(h.Provenance.Release), PromptHash: deref(h.Provenance.PromptHash),
 		DirectoryHash: deref(h.Provenance.DirectoryHash), ServerModel: deref(h.Provenance.ServerModel),
+		VoiceProfile: deref(h.Provenance.VoiceProfile),
 	}
 	for _, m := range h.Conversation {
 		r.Transcript = append(r.Transcript, scenarios.Message{Role: string(m.Role), Text: m.Text})
