@@ -47,6 +47,12 @@ func NewVoice(name string) (*Engine, error) {
 			return nil, err
 		}
 	}
+	return buildEngine(name, overlay, voice)
+}
+
+// buildEngine loads the library and the replies, and overlays voice (nil for
+// the plain voice), whose file is named and holds overlay.
+func buildEngine(name string, overlay []byte, voice *voiceData) (*Engine, error) {
 	lexData, err := fs.ReadFile(libraryFiles, lexiconFile)
 	if err != nil {
 		return nil, err
