@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -50,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	profile := fs.String("profile", "fast", "streaming pace: fast, or realistic (a few seconds to first token, 20-40 s a reply)")
 	fs.BoolVar(&cfg.Faults, "faults", false, "enable fault injection at POST /v1/sandbox/faults")
 	fs.StringVar(&cfg.Release, "release", cfg.Release, "release name reported in x-service-release, health and provenance")
+	voice := fs.String("voice", rules.VoicePlain, "the engine's wording, same decisions in every voice: "+strings.Join(rules.Voices(), ", "))
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -58,6 +60,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	}
 	if err := cfg.ApplyProfile(*profile); err != nil {
 		return err
+	}
+	if !slices.Contains(rules.Voices(), *voice) {
+		return fmt.Errorf("-voice %q: unknown voice; use one of %s", *voice, strings.Join(rules.Voices(), ", "))
 	}
 	for _, k := range strings.Split(getenv("SANDBOX_API_KEYS"), ",") {
 		if k = strings.TrimSpace(k); k != "" {
@@ -72,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.Logger = log
-	eng, err := rules.New()
+	eng, err := rules.NewVoice(*voice)
 	if err != nil {
 		return fmt.Errorf("load the protocol library: %w", err)
 	}
@@ -89,7 +94,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 		fmt.Fprintf(stdout, "sandbox API key (generated): %s\n", keys[0])
 	}
 	fmt.Fprintf(stdout, "sandbox Clinical Intake Service on %s (faults %v, %d rpm, %d turns/day)\n", srv.URL, cfg.Faults, cfg.RPM, cfg.TurnsPerDay)
-	log.Info("sandbox started", "url", srv.URL, "release", cfg.Release, "keys", len(keys), "profile", *profile)
+	log.Info("sandbox started", "url", srv.URL, "release", cfg.Release, "keys", len(keys), "profile", *profile, "voice", *voice)
 	<-ctx.Done()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

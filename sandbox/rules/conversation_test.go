@@ -40,13 +40,17 @@ type want struct {
 	subjective  string   // fragment of the SOAP subjective
 }
 
-func TestConversations(t *testing.T) {
-	e := newEngine(t)
-	cases := []struct {
-		name string
-		s    script
-		w    want
-	}{
+// conversationCase is a scripted conversation and what it must lead to.
+type conversationCase struct {
+	name string
+	s    script
+	w    want
+}
+
+// conversationCases are the scripted conversations of TestConversations,
+// also played on every voice by TestVoicesDecideTheSame.
+func conversationCases() []conversationCase {
+	return []conversationCase{
 		// Sore throat: Centor/McIsaac at each threshold.
 		{"sore throat, McIsaac 0, self-care",
 			script{Age: 30, Sex: "male", Messages: msgs("I have a sore throat", no(3), "No", "Yes", "No", "No", "1 to 2 days")},
@@ -249,6 +253,11 @@ func TestConversations(t *testing.T) {
 			script{Age: 30, Sex: "male", Messages: msgs("headache and a sore throat", "Sore throat")},
 			want{protocol: "sore_throat.v1", asked: []string{"Which one is bothering you most?"}}},
 	}
+}
+
+func TestConversations(t *testing.T) {
+	e := newEngine(t)
+	cases := conversationCases()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tr := run(t, e, c.s)

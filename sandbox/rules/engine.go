@@ -29,8 +29,30 @@ type Engine struct {
 
 var _ engine.Engine = (*Engine)(nil)
 
-// New loads and validates the embedded protocol library.
+// New loads and validates the embedded protocol library, in the plain
+// voice.
 func New() (*Engine, error) {
+	return NewVoice(VoicePlain)
+}
+
+// NewVoice is New in the named voice (one of Voices()): the same decisions,
+// worded by voices/<name>.json. An unknown name is an error that lists the
+// voices.
+func NewVoice(name string) (*Engine, error) {
+	var overlay []byte
+	var voice *voiceData
+	if name != VoicePlain {
+		var err error
+		if overlay, voice, err = loadVoice(name); err != nil {
+			return nil, err
+		}
+	}
+	return buildEngine(name, overlay, voice)
+}
+
+// buildEngine loads the library and the replies, and overlays voice (nil for
+// the plain voice), whose file is named and holds overlay.
+func buildEngine(name string, overlay []byte, voice *voiceData) (*Engine, error) {
 	lexData, err := fs.ReadFile(libraryFiles, lexiconFile)
 	if err != nil {
 		return nil, err
@@ -50,7 +72,15 @@ func New() (*Engine, error) {
 	if err := r.prepare(lx); err != nil {
 		return nil, fmt.Errorf("rules: built-in replies: %w", err)
 	}
+	profile := plainVoiceProfile
 	promptHash, err := r.hash()
+	if voice != nil {
+		if err := applyVoice(voice, lx, lib, r); err != nil {
+			return nil, fmt.Errorf("rules: voices/%s.json: %w", name, err)
+		}
+		profile = voice.VoiceProfile
+		promptHash, err = voiceHash(r, overlay)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rules: hashing replies: %w", err)
 	}
@@ -65,7 +95,7 @@ func New() (*Engine, error) {
 			ProtocolCount:  len(lib.protocols),
 			RuntimeProfile: "deterministic-rules",
 			PromptProfile:  "reply-templates-en/1",
-			VoiceProfile:   "plain-short-en/1",
+			VoiceProfile:   profile,
 		},
 	}, nil
 }

@@ -124,6 +124,7 @@ func (p *Protocol) prepare(lx *lexicon) error {
 		bad("title and patient_term are required")
 	}
 	p.title = lx.normalisePhrase(p.Title)
+	p.shownTitle, p.shownTerm = p.Title, p.PatientTerm
 	if len(p.Triggers) == 0 {
 		bad("no triggers")
 	}

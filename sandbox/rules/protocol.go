@@ -22,6 +22,11 @@ type Protocol struct {
 	triggers [][][]string // trigger → parts → tokens
 	title    []string
 	redFlags []Question // the red flags as yes/no questions, same order
+	// What the patient sees: Title and PatientTerm in the plain voice, the
+	// voice's own words otherwise (voice.go). Matching and the SOAP note
+	// use Title and PatientTerm.
+	shownTitle string
+	shownTerm  string
 }
 
 // RedFlag is a cannot-miss finding, screened before any non-urgent

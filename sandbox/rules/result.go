@@ -63,19 +63,19 @@ func (s *session) result() engine.Result {
 	case phaseMainProblem:
 		res.Reply = joinSentences(s.prefix, r.AskMainProblem)
 		for _, p := range s.e.lib.protocols {
-			res.Choices = append(res.Choices, p.Title)
+			res.Choices = append(res.Choices, p.shownTitle)
 		}
 	case phaseWhich:
 		res.Reply = joinSentences(s.prefix, r.AskWhichProblem)
 		res.IntakeStatus = needsMainComplaint
 		for _, p := range s.candidates {
-			res.Choices = append(res.Choices, p.Title)
+			res.Choices = append(res.Choices, p.shownTitle)
 		}
 	case phaseQuestion:
 		q := s.pending
 		intro := ""
 		if s.committed {
-			intro = strings.ReplaceAll(r.Committed, "{complaint}", s.active.PatientTerm)
+			intro = strings.ReplaceAll(r.Committed, "{complaint}", s.active.shownTerm)
 		}
 		ask := q.Ask
 		if s.asked[q.Fact] > 1 && q.AskAgain != "" {
