@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -22,13 +24,15 @@ import (
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/play"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
+	"github.com/clinical-intake/intake-web/sandbox/rules"
 )
 
-const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-baseline FILE] [-json FILE]
+const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-voice NAME] [-baseline FILE] [-json FILE]
 
 Plays a scenario suite (the built-in one without -suite) against the intake
 service: INTAKE_BASE_URL and INTAKE_API_KEY, or an embedded sandbox with its
-limits off when INTAKE_BASE_URL is unset. Prints a summary table; writes the
+limits off when INTAKE_BASE_URL is unset (-voice chooses its engine's
+wording: plain or conversational). Prints a summary table; writes the
 JSON report to -json; exits 1 when a vignette regressed against -baseline (a
 report of an earlier run), 2 on a usage or suite error.`
 
@@ -45,6 +49,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	repeats := fs.Int("repeats", 1, "runs of each vignette (1-20)")
 	baseline := fs.String("baseline", "", "the JSON report of an earlier run to compare with")
 	jsonOut := fs.String("json", "", "write the JSON report to this file")
+	voice := fs.String("voice", "", "the embedded sandbox engine's voice: "+strings.Join(rules.Voices(), " or ")+" (default "+rules.VoicePlain+"); the real service words its own")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -53,6 +58,14 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	}
 	if *repeats < 1 || *repeats > 20 {
 		fmt.Fprintln(stderr, "intake-web scenarios: -repeats must be from 1 to 20")
+		return 2
+	}
+	if *voice != "" && !slices.Contains(rules.Voices(), *voice) {
+		fmt.Fprintf(stderr, "intake-web scenarios: -voice must be one of %s, got %q\n", strings.Join(rules.Voices(), ", "), *voice)
+		return 2
+	}
+	if *voice != "" && getenv("INTAKE_BASE_URL") != "" {
+		fmt.Fprintln(stderr, "intake-web scenarios: -voice chooses the embedded sandbox's wording; the service at INTAKE_BASE_URL words its own")
 		return 2
 	}
 	suite, err := loadSuite(*suiteFile)
@@ -69,7 +82,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, closeUpstream, where, err := scenarioClient(ctx, getenv)
+	client, closeUpstream, where, err := scenarioClient(ctx, getenv, *voice)
 	if err != nil {
 		fmt.Fprintln(stderr, "intake-web scenarios:", err)
 		return 2
@@ -119,18 +132,18 @@ func loadSuite(file string) (*scenarios.Suite, error) {
 // scenarioClient is the app's client of the service: the configured one
 // behind a pacer at the key's limits, or an embedded sandbox without limits
 // (a run of the built-in suite takes hundreds of turns).
-func scenarioClient(ctx context.Context, getenv func(string) string) (*intakeapi.Client, func(), string, error) {
+func scenarioClient(ctx context.Context, getenv func(string) string, voice string) (*intakeapi.Client, func(), string, error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg, err := app.FromEnv(getenv)
 	if err != nil {
 		return nil, nil, "", err
 	}
 	if cfg.UpstreamURL == "" {
-		client, closeSandbox, err := app.LimitlessSandbox(ctx, log)
+		client, closeSandbox, err := app.LimitlessSandbox(ctx, log, voice)
 		if err != nil {
 			return nil, nil, "", err
 		}
-		return client, closeSandbox, "an embedded sandbox (limits off)", nil
+		return client, closeSandbox, "an embedded sandbox (limits off, voice " + cmp.Or(voice, rules.VoicePlain) + ")", nil
 	}
 	p := pacer.New(pacer.Config{PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay, Logger: log})
 	client, err := intakeapi.New(intakeapi.Config{BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: p, Logger: log})

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/clinical-intake/intake-web/sandbox/rules"
 	"github.com/clinical-intake/intake-web/web"
 )
 
@@ -47,6 +49,11 @@ type Config struct {
 	// sandbox) or "service" (the upstream, through the key's budget; the
 	// default otherwise).
 	ScenarioTarget string
+	// ScenarioVoice is the voice of the scenario sandbox's engine (rules.Voices:
+	// plain, the default, or conversational): every question worded
+	// differently with the same decisions, to show a suite's figures do not
+	// hang on the engine's wording. Only with ScenarioTarget sandbox.
+	ScenarioVoice string
 	// PatientReserve is the turns of each day's quota scenario runs leave
 	// to patients (default 30).
 	PatientReserve int
@@ -137,6 +144,7 @@ func (c *Config) options() []option {
 		signedIntOpt("PACER_TURNS_PER_DAY", &c.TurnsPerDay),
 		signedIntOpt("PACER_INTAKES_PER_DAY", &c.IntakesPerDay),
 		stringOpt("SCENARIO_TARGET", &c.ScenarioTarget),
+		stringOpt("SCENARIO_VOICE", &c.ScenarioVoice),
 		intOpt("SCENARIO_PATIENT_RESERVE", &c.PatientReserve, 0),
 		durationOpt("SHUTDOWN_GRACE", &c.ShutdownGrace),
 		durationOpt("CLINICIAN_IDLE", &c.ClinicianIdle),
@@ -177,6 +185,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("INTAKE_API_KEY_FILE: %w", err))
 		}
 		c.APIKey = strings.TrimSpace(string(b))
+	}
+	if c.ScenarioVoice != "" && !slices.Contains(rules.Voices(), c.ScenarioVoice) {
+		errs = append(errs, fmt.Errorf("SCENARIO_VOICE must be one of %s, got %q", strings.Join(rules.Voices(), ", "), c.ScenarioVoice))
 	}
 	return c, errors.Join(errs...)
 }

@@ -118,4 +118,10 @@ func TestScenarioSettings(t *testing.T) {
 	if err := c.check(); err == nil || !strings.Contains(err.Error(), "SCENARIO_TARGET must be sandbox or service") {
 		t.Errorf("an unknown target: %v", err)
 	}
+	if c, err := FromEnv(env(map[string]string{"SCENARIO_VOICE": "conversational"})); err != nil || c.ScenarioVoice != "conversational" {
+		t.Errorf("the conversational voice: %v, %q", err, c.ScenarioVoice)
+	}
+	if _, err := FromEnv(env(map[string]string{"SCENARIO_VOICE": "chatty"})); err == nil || !strings.Contains(err.Error(), `SCENARIO_VOICE must be one of plain, conversational, got "chatty"`) {
+		t.Errorf("an unknown voice: %v", err)
+	}
 }

@@ -22,9 +22,13 @@ const DefaultPatientReserve = 30
 // requests a minute, no daily quotas, no delay between fragments) and
 // returns a client of it: where scenario runs play when the app's upstream
 // is the embedded sandbox, since a run of the built-in suite takes
-// hundreds of turns. close stops it.
-func LimitlessSandbox(ctx context.Context, log *slog.Logger) (client *intakeapi.Client, close func(), err error) {
-	eng, err := rules.New()
+// hundreds of turns. voice is its engine's voice ("" = plain). close stops
+// it.
+func LimitlessSandbox(ctx context.Context, log *slog.Logger, voice string) (client *intakeapi.Client, close func(), err error) {
+	if voice == "" {
+		voice = rules.VoicePlain
+	}
+	eng, err := rules.NewVoice(voice)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load the sandbox protocol library: %w", err)
 	}
@@ -68,7 +72,7 @@ func (a *App) newScenarios(ctx context.Context) error {
 		d.PerMinute = pacer.DefaultPerMinute
 	}
 	if d.Target == scenarioruns.TargetSandbox {
-		client, closeSandbox, err := LimitlessSandbox(ctx, a.log)
+		client, closeSandbox, err := LimitlessSandbox(ctx, a.log, cfg.ScenarioVoice)
 		if err != nil {
 			return fmt.Errorf("start the scenario sandbox: %w", err)
 		}
