@@ -742,3 +742,28 @@ func TestAdjudicateScenario(t *testing.T) {
 		t.Fatalf("adjudicate against no run: %d", p.status)
 	}
 }
+
+// A simulator-limited result is listed first on its run's page and counted
+// apart in the scores; the item page says why the patient said each
+// message, a question it did not understand marked.
+func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
+	svc := newFakeScenarios()
+	hr := svc.results["sr_head"]
+	hr[2].SimulatorLimited, hr[2].Questions, hr[2].Understood = true, 4, 3
+	hr[0].Questions, hr[0].Understood = 1, 1
+	it := svc.items["sr_head"][0]
+	it.Turns[0].Why = &scenarios.Why{Kind: scenarios.WhyOpening}
+	it.Turns[1].Why = &scenarios.Why{Kind: scenarios.WhyNotUnderstood}
+	a := startScenarioApp(t, svc)
+	b, _ := signedIn(t, a)
+	page := b.get("/clinician/scenarios/runs/sr_head").body
+	limited, chest := strings.Index(page, `>ankle</span>`), strings.Index(page, `>chest_pain</span>`)
+	if limited < 0 || chest < 0 || limited > chest {
+		t.Fatalf("the simulator-limited result is not listed first (ankle at %d, chest_pain at %d)", limited, chest)
+	}
+	wantAll(t, "the run page", page, "Simulator-limited", "1 not scored: the simulated patient did not understand a question",
+		"3 of 4 questions understood", "80.0% of 5 questions understood")
+	item := b.get("/clinician/scenarios/runs/sr_head/items/0").body
+	wantAll(t, "the item page", item, "Why: the vignette&#39;s opening", "msg__why--not-understood",
+		"Why: not understood: the vignette&#39;s answer for unknown questions", "1 of 1 questions understood")
+}

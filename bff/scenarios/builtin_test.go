@@ -78,24 +78,59 @@ func TestBuiltinCoverage(t *testing.T) {
 // built-in vignette played against the sandbox's rules engine by the
 // simulated patient ends in its gold class, protocol, score bands and red
 // flags, except the vignettes marked `# finding:` in their YAML, which must
-// end in another class (a finding that no longer holds is stale).
+// end in another class (a finding that no longer holds is stale). It plays
+// the suite on every voice of the engine (each words every question, fixed
+// sentence and quick reply its own way, with the same decisions): every
+// vignette must end in the same class on each, and the patient must
+// understand every question of both (no simulator-limited result).
 func TestBuiltinAgainstRulesEngine(t *testing.T) {
 	s, err := Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
 	findings := builtinFindings(t)
-	e, err := rules.New()
-	if err != nil {
-		t.Fatal(err)
+	finals := map[string]map[string]Class{} // vignette -> voice -> final class
+	for _, voice := range rules.Voices() {
+		e, err := rules.NewVoice(voice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(voice, func(t *testing.T) { builtinOnVoice(t, e, s, findings, finals, voice) })
 	}
+	for _, v := range s.Vignettes {
+		var first Class
+		for i, voice := range rules.Voices() {
+			got := finals[v.ID][voice]
+			if i == 0 {
+				first = got
+			} else if got != first {
+				t.Errorf("%s: class %q on voice %s but %q on %s: the outcome hangs on the engine's wording", v.ID, got, voice, first, rules.Voices()[0])
+			}
+		}
+	}
+}
+
+func builtinOnVoice(t *testing.T, e *rules.Engine, s *Suite, findings map[string]string, finals map[string]map[string]Class, voice string) {
 	table := map[string]map[Class]int{}
+	questions, understood := 0, 0
 	for _, v := range s.Vignettes {
 		t.Run(v.ID, func(t *testing.T) {
-			res, transcript := acceptPlay(t, e, v)
+			res, transcript, whys := acceptPlay(t, e, v)
 			got := NoClass
 			if res.Terminal {
 				got = ClassOf(res.Disposition, res.Urgent)
+			}
+			if finals[v.ID] == nil {
+				finals[v.ID] = map[string]Class{}
+			}
+			finals[v.ID][voice] = got
+			for _, w := range whys {
+				questions++
+				if w.Understood() {
+					understood++
+				} else {
+					t.Errorf("a question not understood: simulator-limited\n%s", transcript)
+				}
 			}
 			if table[v.Gold.Protocol] == nil {
 				table[v.Gold.Protocol] = map[Class]int{}
@@ -141,6 +176,7 @@ func TestBuiltinAgainstRulesEngine(t *testing.T) {
 	for _, p := range slices.Sorted(maps.Keys(table)) {
 		t.Logf("%-24s %v", cmp.Or(p, "(none: emergency at once)"), table[p])
 	}
+	t.Logf("voice %s: %d of %d engine questions understood", voice, understood, questions)
 }
 
 // acceptPositiveNotes is the safety notes that report something positive,
@@ -158,7 +194,7 @@ func acceptPositiveNotes(notes []string) string {
 // acceptPlay drives the engine as the service does (every message so far on
 // each call), answered by the simulated patient, until a terminal reply or
 // the vignette's turn limit.
-func acceptPlay(t *testing.T, e *rules.Engine, v Vignette) (engine.Result, string) {
+func acceptPlay(t *testing.T, e *rules.Engine, v Vignette) (engine.Result, string, []Why) {
 	t.Helper()
 	d := engine.Demographics{AgeYears: v.AgeYears, Sex: v.Sex, History: v.History}
 	if d.Sex == "other" {
@@ -170,6 +206,7 @@ func acceptPlay(t *testing.T, e *rules.Engine, v Vignette) (engine.Result, strin
 	}
 	p := NewPatient(&v, u)
 	msgs := []string{p.Opening().Text}
+	var whys []Why
 	var b strings.Builder
 	for {
 		res, err := e.Evaluate(context.Background(), engine.Input{Demographics: d, Patient: msgs})
@@ -178,13 +215,15 @@ func acceptPlay(t *testing.T, e *rules.Engine, v Vignette) (engine.Result, strin
 		}
 		fmt.Fprintf(&b, "  patient: %s\n  engine: %s %v [%s]\n", msgs[len(msgs)-1], res.Reply, res.Choices, res.Disposition)
 		if res.Terminal {
-			return res, b.String()
+			return res, b.String(), whys
 		}
 		said, ok := p.Answer(res.Reply, res.Choices)
 		if !ok {
-			return res, b.String()
+			return res, b.String(), whys
 		}
+		fmt.Fprintf(&b, "    (why: %s)\n", said.Why)
 		msgs = append(msgs, said.Text)
+		whys = append(whys, said.Why)
 	}
 }
 
