@@ -1,0 +1,369 @@
+package concepts
+
+import (
+	"slices"
+	"strings"
+)
+
+// Understand returns the concepts a message asks about, in the order asked,
+// at most one Match per concept; empty when none.
+func (u *Understanding) Understand(message string) []Match {
+	texts := splitSentences(message)
+	sents := make([]sentence, len(texts))
+	asks := make([]bool, len(texts))
+	anyAsks := false
+	for i, t := range texts {
+		s := &sents[i]
+		s.text = t
+		var punct []bool
+		s.words, punct = words(t, u.spell)
+		s.clause = u.clauses(s.words, punct)
+		s.question = strings.HasSuffix(strings.TrimRight(t, "\"'”’) "), "?")
+		asks[i] = u.asks(s)
+		anyAsks = anyAsks || asks[i]
+		if asks[i] && i > 0 && u.isTag(s.words) {
+			asks[i-1] = true
+		}
+	}
+	if !anyAsks {
+		for i := range sents {
+			asks[i] = !u.startsWith(sents[i].words, u.leadIns)
+		}
+	}
+	var out []Match
+	for i := range sents {
+		if !asks[i] {
+			continue
+		}
+		for _, c := range u.match(&sents[i]) {
+			id := u.concepts[c.rule.concept].ID
+			if slices.ContainsFunc(out, func(m Match) bool { return m.Concept == id }) {
+				continue
+			}
+			out = append(out, Match{Concept: id, Inverse: c.inverse, Cue: c.rule.cue, Text: sents[i].text})
+		}
+	}
+	return out
+}
+
+// clauses numbers the clauses of a sentence's words: a new clause starts at
+// a clause word after "and", "or", "but" or a clause mark.
+func (u *Understanding) clauses(ws []string, punct []bool) []int {
+	c := make([]int, len(ws))
+	n := 0
+	for i, w := range ws {
+		if i > 0 && u.clauseWords[w] {
+			switch {
+			case punct[i], ws[i-1] == "and", ws[i-1] == "or", ws[i-1] == "but":
+				n++
+			}
+		}
+		c[i] = n
+	}
+	return c
+}
+
+// asks reports whether a sentence asks something: a question mark, a
+// question word first, or a request frame anywhere.
+func (u *Understanding) asks(s *sentence) bool {
+	if s.question {
+		return true
+	}
+	if len(s.words) > 0 && u.questionWords[s.words[0]] {
+		return true
+	}
+	for i := range s.words {
+		for _, p := range u.requests {
+			if phraseAt(s.words, i, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (u *Understanding) isTag(ws []string) bool {
+	for _, t := range u.tags {
+		if len(t) == len(ws) && phraseAt(ws, 0, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func (u *Understanding) startsWith(ws []string, ps [][]string) bool {
+	for _, p := range ps {
+		if phraseAt(ws, 0, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// phraseAt reports whether the words of p occur at ws[i:], consecutively.
+func phraseAt(ws []string, i int, p []string) bool {
+	if i+len(p) > len(ws) {
+		return false
+	}
+	for j, pw := range p {
+		if !wordMatches(ws[i+j], pw) {
+			return false
+		}
+	}
+	return true
+}
+
+// wordMatches compares a word with a pattern: equal, or a pattern ending in
+// "*" whose stem begins the word.
+func wordMatches(w, pattern string) bool {
+	if stem, wild := strings.CutSuffix(pattern, "*"); wild {
+		return strings.HasPrefix(w, stem)
+	}
+	return w == pattern
+}
+
+// span is one occurrence of a term: the positions of its words.
+type span struct {
+	first int
+	pos   []int
+}
+
+// candidate is a rule that matched a sentence.
+type candidate struct {
+	rule    *rule
+	first   int    // position of its first required word
+	claimed []int  // positions of the words it matched, sorted
+	groups  int    // groups matched, optional ones included
+	inverse bool
+}
+
+// more reports whether a is more specific than b: more groups, then more
+// words.
+func (a *candidate) more(b *candidate) bool {
+	if a.groups != b.groups {
+		return a.groups > b.groups
+	}
+	return len(a.claimed) > len(b.claimed)
+}
+
+func (a *candidate) overlaps(b *candidate) bool {
+	for _, p := range a.claimed {
+		if slices.Contains(b.claimed, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// sentenceState caches one sentence's pattern and term occurrences.
+type sentenceState struct {
+	u     *Understanding
+	s     *sentence
+	pats  map[int32][]int
+	terms map[int32][]span
+}
+
+func (st *sentenceState) term(t int32) []span {
+	if sp, ok := st.terms[t]; ok {
+		return sp
+	}
+	pats := st.u.terms[t]
+	var out []span
+	for _, start := range st.pats[pats[0]] {
+		pos := []int{start}
+		at := start
+		ok := true
+		for _, p := range pats[1:] {
+			next := -1
+			for j := at + 1; j < len(st.s.words) && j <= at+3; j++ {
+				if slices.Contains(st.pats[p], j) {
+					next = j
+					break
+				}
+				if !st.u.fillers[st.s.words[j]] {
+					break
+				}
+			}
+			if next < 0 {
+				ok = false
+				break
+			}
+			pos = append(pos, next)
+			at = next
+		}
+		if ok {
+			out = append(out, span{first: start, pos: pos})
+		}
+	}
+	st.terms[t] = out
+	return out
+}
+
+func (st *sentenceState) group(g int32) []span {
+	var out []span
+	for _, t := range st.u.groups[g] {
+		out = append(out, st.term(t)...)
+	}
+	return out
+}
+
+// match returns the concepts a sentence's cues find, most specific first
+// per concept and ordered by position.
+func (u *Understanding) match(s *sentence) []candidate {
+	st := &sentenceState{u: u, s: s, pats: map[int32][]int{}, terms: map[int32][]span{}}
+	for i, w := range s.words {
+		for _, p := range u.exact[w] {
+			st.pats[p] = append(st.pats[p], i)
+		}
+		for l := 1; l <= len(w) && l <= u.maxStem; l++ {
+			for _, p := range u.prefix[w[:l]] {
+				st.pats[p] = append(st.pats[p], i)
+			}
+		}
+	}
+	if len(st.pats) == 0 {
+		return nil
+	}
+	negs := u.negatorClauses(s)
+	best := map[int]*candidate{}
+	var order []int
+	for ri := range u.rules {
+		r := &u.rules[ri]
+		c, ok := st.try(r, negs)
+		if !ok {
+			continue
+		}
+		if b, seen := best[r.concept]; !seen {
+			best[r.concept] = c
+			order = append(order, r.concept)
+		} else if c.more(b) {
+			best[r.concept] = c
+		}
+	}
+	var out []candidate
+	for _, ci := range order {
+		c := best[ci]
+		dominated := false
+		for _, cj := range order {
+			if o := best[cj]; cj != ci && o.more(c) && o.overlaps(c) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, *c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b candidate) int { return a.first - b.first })
+	return out
+}
+
+// negatorClauses returns the clauses of a sentence holding a negator ("or
+// not" is none).
+func (u *Understanding) negatorClauses(s *sentence) map[int]bool {
+	var out map[int]bool
+	for i := range s.words {
+		if s.words[i] == "not" && i > 0 && s.words[i-1] == "or" {
+			continue
+		}
+		for _, n := range u.negators {
+			if phraseAt(s.words, i, n) {
+				if out == nil {
+					out = map[int]bool{}
+				}
+				out[s.clause[i]] = true
+			}
+		}
+	}
+	return out
+}
+
+// try matches one rule: every required group occurs (the occurrences
+// closest together, on different words), no veto term occurs, and
+// optional groups claim an occurrence in the clauses of the required ones.
+func (st *sentenceState) try(r *rule, negs map[int]bool) (*candidate, bool) {
+	occ := make([][]span, len(r.required))
+	for i, g := range r.required {
+		if occ[i] = st.group(g); len(occ[i]) == 0 {
+			return nil, false
+		}
+	}
+	for _, t := range r.not {
+		if len(st.term(t)) > 0 {
+			return nil, false
+		}
+	}
+	var bestPos []int
+	bestFirst, bestWidth := 0, -1
+	for _, anchor := range occ[0] {
+		pos := append([]int(nil), anchor.pos...)
+		ok := true
+		for _, o := range occ[1:] {
+			sp, found := nearest(o, anchor.first, pos)
+			if !found {
+				ok = false
+				break
+			}
+			pos = append(pos, sp.pos...)
+		}
+		if !ok {
+			continue
+		}
+		lo, hi := slices.Min(pos), slices.Max(pos)
+		if bestWidth < 0 || hi-lo < bestWidth {
+			bestPos, bestFirst, bestWidth = pos, lo, hi-lo
+		}
+	}
+	if bestWidth < 0 {
+		return nil, false
+	}
+	clauses := map[int]bool{}
+	for _, p := range bestPos {
+		clauses[st.s.clause[p]] = true
+	}
+	c := &candidate{rule: r, first: bestFirst, groups: len(r.required)}
+	for _, g := range r.optional {
+		var in []span
+		for _, sp := range st.group(g) {
+			if clauses[st.s.clause[sp.first]] {
+				in = append(in, sp)
+			}
+		}
+		if sp, found := nearest(in, bestFirst, bestPos); found {
+			bestPos = append(bestPos, sp.pos...)
+			c.groups++
+		}
+	}
+	slices.Sort(bestPos)
+	c.claimed = bestPos
+	c.inverse = r.inverse
+	if r.negatable {
+		for cl := range clauses {
+			if negs[cl] {
+				c.inverse = !c.inverse
+				break
+			}
+		}
+	}
+	return c, true
+}
+
+// nearest returns the occurrence closest to at that uses none of the
+// positions taken.
+func nearest(occ []span, at int, taken []int) (span, bool) {
+	var best span
+	bestD := -1
+	for _, sp := range occ {
+		if slices.ContainsFunc(sp.pos, func(p int) bool { return slices.Contains(taken, p) }) {
+			continue
+		}
+		d := sp.first - at
+		if d < 0 {
+			d = -d
+		}
+		if bestD < 0 || d < bestD {
+			best, bestD = sp, d
+		}
+	}
+	return best, bestD >= 0
+}
