@@ -17,14 +17,21 @@ type Understanding struct {
 	concepts []Concept
 	index    map[string]int
 
-	spell         map[string]string
-	fillers       map[string]bool
-	questionWords map[string]bool
-	clauseWords   map[string]bool
-	requests      [][]string
-	leadIns       [][]string
-	tags          [][]string
-	negators      [][]string
+	spell          map[string]string
+	fillers        map[string]bool
+	questionWords  map[string]bool
+	clauseWords    map[string]bool
+	requests       [][]string
+	leadIns        [][]string
+	contextOpeners [][]string
+	anaphors       map[string]bool
+	tags           [][]string
+	negators       [][]string
+	normalWords    [][]string
+	difficulty     [][]string
+	absence        [][]string
+	notPolarity    [][]string
+	normalYes      map[int]bool // concepts whose yes is the normal state
 
 	// The compiled cues: word patterns, terms (phrases of patterns), groups
 	// (alternative terms) and rules (groups of one concept).
@@ -39,13 +46,13 @@ type Understanding struct {
 
 // rule is one compiled rule of cues.yaml.
 type rule struct {
-	concept   int // index in concepts
-	cue       string
-	required  []int32 // groups that must all occur
-	optional  []int32 // groups that count when they occur
-	not       []int32 // terms that veto the rule
-	inverse   bool
-	negatable bool
+	concept  int // index in concepts
+	cue      string
+	required []int32 // groups that must all occur
+	optional []int32 // groups that count when they occur
+	not      []int32 // terms that veto the rule
+	inverse  bool
+	fixed    bool // negators and normal words do not change its polarity
 }
 
 type vocabularyFile struct {
@@ -59,20 +66,28 @@ type vocabularyFile struct {
 }
 
 type cuesFile struct {
-	Version       int               `yaml:"version"`
-	Spellings     map[string]string `yaml:"spellings"`
-	Fillers       []string          `yaml:"fillers"`
-	QuestionWords []string          `yaml:"question_words"`
-	ClauseWords   []string          `yaml:"clause_words"`
-	Requests      []string          `yaml:"requests"`
-	LeadIns       []string          `yaml:"lead_ins"`
-	Tags          []string          `yaml:"tags"`
-	Negators      []string          `yaml:"negators"`
-	Cues          yaml.Node         `yaml:"cues"`
+	Version        int               `yaml:"version"`
+	Spellings      map[string]string `yaml:"spellings"`
+	Fillers        []string          `yaml:"fillers"`
+	QuestionWords  []string          `yaml:"question_words"`
+	ClauseWords    []string          `yaml:"clause_words"`
+	Requests       []string          `yaml:"requests"`
+	LeadIns        []string          `yaml:"lead_ins"`
+	ContextOpeners []string          `yaml:"context_openers"`
+	Anaphors       []string          `yaml:"anaphors"`
+	Macros         map[string]string `yaml:"macros"`
+	Tags           []string          `yaml:"tags"`
+	Negators       []string          `yaml:"negators"`
+	NormalWords    []string          `yaml:"normal_words"`
+	Difficulty     []string          `yaml:"difficulty"`
+	Absence        []string          `yaml:"absence"`
+	NotPolarity    []string          `yaml:"not_polarity"`
+	NormalYes      []string          `yaml:"normal_yes"`
+	Cues           yaml.Node         `yaml:"cues"`
 }
 
-// decodeStrict decodes one YAML document, refusing unknown fields.
-func decodeStrict(name string, data []byte, v any) error {
+// decodeYAML decodes one YAML document, refusing unknown fields.
+func decodeYAML(name string, data []byte, v any) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); errors.Is(err, io.EOF) {
@@ -89,7 +104,7 @@ func decodeStrict(name string, data []byte, v any) error {
 
 func load(vocabulary, cues []byte) (*Understanding, error) {
 	var vf vocabularyFile
-	if err := decodeStrict("vocabulary.yaml", vocabulary, &vf); err != nil {
+	if err := decodeYAML("vocabulary.yaml", vocabulary, &vf); err != nil {
 		return nil, err
 	}
 	if strconv.Itoa(vf.Version) != Version {
@@ -116,7 +131,7 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	}
 
 	var cf cuesFile
-	if err := decodeStrict("cues.yaml", cues, &cf); err != nil {
+	if err := decodeYAML("cues.yaml", cues, &cf); err != nil {
 		return nil, err
 	}
 	if strconv.Itoa(cf.Version) != Version {
@@ -152,6 +167,9 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	if u.clauseWords, err = set(cf.ClauseWords, "clause_words"); err != nil {
 		return nil, err
 	}
+	if u.anaphors, err = set(cf.Anaphors, "anaphors"); err != nil {
+		return nil, err
+	}
 	for _, l := range []struct {
 		field string
 		in    []string
@@ -159,8 +177,13 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	}{
 		{"requests", cf.Requests, &u.requests},
 		{"lead_ins", cf.LeadIns, &u.leadIns},
+		{"context_openers", cf.ContextOpeners, &u.contextOpeners},
 		{"tags", cf.Tags, &u.tags},
 		{"negators", cf.Negators, &u.negators},
+		{"normal_words", cf.NormalWords, &u.normalWords},
+		{"difficulty", cf.Difficulty, &u.difficulty},
+		{"absence", cf.Absence, &u.absence},
+		{"not_polarity", cf.NotPolarity, &u.notPolarity},
 	} {
 		for _, s := range l.in {
 			p, err := u.phrase(s)
@@ -170,7 +193,18 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 			*l.out = append(*l.out, p)
 		}
 	}
-	if err := u.compileCues(&cf.Cues); err != nil {
+	u.normalYes = map[int]bool{}
+	for _, id := range cf.NormalYes {
+		i, ok := u.index[id]
+		if !ok {
+			return nil, fmt.Errorf("cues.yaml: normal_yes: %q is not a concept of vocabulary.yaml", id)
+		}
+		if u.concepts[i].Kind != YesNo {
+			return nil, fmt.Errorf("cues.yaml: normal_yes: %q is not a yes_no concept", id)
+		}
+		u.normalYes[i] = true
+	}
+	if err := u.compileCues(&cf.Cues, cf.Macros); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -200,7 +234,7 @@ func (u *Understanding) phrase(s string) ([]string, error) {
 	return out, nil
 }
 
-func (u *Understanding) compileCues(n *yaml.Node) error {
+func (u *Understanding) compileCues(n *yaml.Node, macros map[string]string) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("cues.yaml line %d: `cues` must map each concept id to its rules", n.Line)
 	}
@@ -241,7 +275,20 @@ func (u *Understanding) compileCues(n *yaml.Node) error {
 	group := func(alts string) (int32, error) {
 		var ts []int32
 		var keys []string
+		var list []string
 		for _, a := range strings.Split(alts, "|") {
+			name, ok := strings.CutPrefix(strings.TrimSpace(a), "@")
+			if !ok {
+				list = append(list, a)
+				continue
+			}
+			m, ok := macros[name]
+			if !ok {
+				return 0, fmt.Errorf("no macro @%s", name)
+			}
+			list = append(list, strings.Split(m, "|")...)
+		}
+		for _, a := range list {
 			p, err := u.phrase(a)
 			if err != nil {
 				return 0, err
@@ -292,7 +339,7 @@ func (u *Understanding) compileCues(n *yaml.Node) error {
 }
 
 // compileRule reads one rule: a cue string, or a mapping with `cue` and
-// optional `inverse`, `negatable` and `not`.
+// optional `inverse`, `fixed` and `not`.
 func (u *Understanding) compileRule(n *yaml.Node, group func(string) (int32, error), term func([]string) int32) (rule, error) {
 	var r rule
 	switch n.Kind {
@@ -307,7 +354,7 @@ func (u *Understanding) compileRule(n *yaml.Node, group func(string) (int32, err
 			switch k.Value {
 			case "cue":
 				r.cue = v.Value
-			case "inverse", "negatable":
+			case "inverse", "fixed":
 				b, err := strconv.ParseBool(v.Value)
 				if err != nil {
 					return r, fmt.Errorf("%s: %q is not true or false", k.Value, v.Value)
@@ -315,7 +362,7 @@ func (u *Understanding) compileRule(n *yaml.Node, group func(string) (int32, err
 				if k.Value == "inverse" {
 					r.inverse = b
 				} else {
-					r.negatable = b
+					r.fixed = b
 				}
 			case "not":
 				for _, a := range strings.Split(v.Value, "|") {
@@ -326,7 +373,7 @@ func (u *Understanding) compileRule(n *yaml.Node, group func(string) (int32, err
 					r.not = append(r.not, term(p))
 				}
 			default:
-				return r, fmt.Errorf("unknown field %q (cue, inverse, negatable, not)", k.Value)
+				return r, fmt.Errorf("unknown field %q (cue, inverse, fixed, not)", k.Value)
 			}
 		}
 	default:

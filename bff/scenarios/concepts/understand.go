@@ -11,7 +11,6 @@ func (u *Understanding) Understand(message string) []Match {
 	texts := splitSentences(message)
 	sents := make([]sentence, len(texts))
 	asks := make([]bool, len(texts))
-	anyAsks := false
 	for i, t := range texts {
 		s := &sents[i]
 		s.text = t
@@ -20,14 +19,8 @@ func (u *Understanding) Understand(message string) []Match {
 		s.clause = u.clauses(s.words, punct)
 		s.question = strings.HasSuffix(strings.TrimRight(t, "\"'”’) "), "?")
 		asks[i] = u.asks(s)
-		anyAsks = anyAsks || asks[i]
 		if asks[i] && i > 0 && u.isTag(s.words) {
 			asks[i-1] = true
-		}
-	}
-	if !anyAsks {
-		for i := range sents {
-			asks[i] = !u.startsWith(sents[i].words, u.leadIns)
 		}
 	}
 	var out []Match
@@ -35,15 +28,43 @@ func (u *Understanding) Understand(message string) []Match {
 		if !asks[i] {
 			continue
 		}
-		for _, c := range u.match(&sents[i]) {
+		cs, text := u.match(&sents[i]), sents[i].text
+		if len(cs) == 0 && i > 0 && u.refersBack(&sents[i]) && !u.startsWith(sents[i-1].words, u.leadIns) {
+			joined := joinSentences(&sents[i-1], &sents[i])
+			cs, text = u.match(&joined), joined.text
+		}
+		for _, c := range cs {
 			id := u.concepts[c.rule.concept].ID
 			if slices.ContainsFunc(out, func(m Match) bool { return m.Concept == id }) {
 				continue
 			}
-			out = append(out, Match{Concept: id, Inverse: c.inverse, Cue: c.rule.cue, Text: sents[i].text})
+			out = append(out, Match{Concept: id, Inverse: c.inverse, Cue: c.rule.cue, Text: text})
 		}
 	}
 	return out
+}
+
+// refersBack reports whether a sentence points back to the one before it
+// ("Does that hurt?", "Is there a harsh sound?").
+func (u *Understanding) refersBack(s *sentence) bool {
+	return slices.ContainsFunc(s.words, func(w string) bool { return u.anaphors[w] })
+}
+
+// joinSentences reads two sentences as one, the second a new clause: a
+// question split over two sentences ("Press on the bones of your ankle.
+// Does that hurt?").
+func joinSentences(a, b *sentence) sentence {
+	j := sentence{text: a.text + " " + b.text, question: b.question}
+	j.words = append(slices.Clone(a.words), b.words...)
+	j.clause = slices.Clone(a.clause)
+	next := 0
+	if n := len(a.clause); n > 0 {
+		next = a.clause[n-1] + 1
+	}
+	for _, c := range b.clause {
+		j.clause = append(j.clause, c+next)
+	}
+	return j
 }
 
 // clauses numbers the clauses of a sentence's words: a new clause starts at
@@ -131,19 +152,25 @@ type span struct {
 // candidate is a rule that matched a sentence.
 type candidate struct {
 	rule    *rule
-	first   int    // position of its first required word
-	claimed []int  // positions of the words it matched, sorted
-	groups  int    // groups matched, optional ones included
+	first   int   // position of its first required word
+	claimed []int // positions of the words it matched, sorted
+	groups  int   // groups matched, optional ones included
 	inverse bool
+	spans   int  // clauses its required words lie in
+	clause  int  // the last of them
+	context bool // its required words all lie in a context clause
 }
 
 // more reports whether a is more specific than b: more groups, then more
-// words.
+// words, then fewer clauses.
 func (a *candidate) more(b *candidate) bool {
 	if a.groups != b.groups {
 		return a.groups > b.groups
 	}
-	return len(a.claimed) > len(b.claimed)
+	if len(a.claimed) != len(b.claimed) {
+		return len(a.claimed) > len(b.claimed)
+	}
+	return a.spans < b.spans
 }
 
 func (a *candidate) overlaps(b *candidate) bool {
@@ -157,10 +184,11 @@ func (a *candidate) overlaps(b *candidate) bool {
 
 // sentenceState caches one sentence's pattern and term occurrences.
 type sentenceState struct {
-	u     *Understanding
-	s     *sentence
-	pats  map[int32][]int
-	terms map[int32][]span
+	u       *Understanding
+	s       *sentence
+	context bool // its first clause sets the context of a later question
+	pats    map[int32][]int
+	terms   map[int32][]span
 }
 
 func (st *sentenceState) term(t int32) []span {
@@ -211,6 +239,7 @@ func (st *sentenceState) group(g int32) []span {
 // per concept and ordered by position.
 func (u *Understanding) match(s *sentence) []candidate {
 	st := &sentenceState{u: u, s: s, pats: map[int32][]int{}, terms: map[int32][]span{}}
+	st.context = len(s.clause) > 0 && s.clause[len(s.clause)-1] > 0 && u.startsWith(s.words, u.contextOpeners)
 	for i, w := range s.words {
 		for _, p := range u.exact[w] {
 			st.pats[p] = append(st.pats[p], i)
@@ -224,12 +253,12 @@ func (u *Understanding) match(s *sentence) []candidate {
 	if len(st.pats) == 0 {
 		return nil
 	}
-	negs := u.negatorClauses(s)
+	pol := u.polarityWords(s)
 	best := map[int]*candidate{}
 	var order []int
 	for ri := range u.rules {
 		r := &u.rules[ri]
-		c, ok := st.try(r, negs)
+		c, ok := st.try(r, pol)
 		if !ok {
 			continue
 		}
@@ -243,6 +272,9 @@ func (u *Understanding) match(s *sentence) []candidate {
 	var out []candidate
 	for _, ci := range order {
 		c := best[ci]
+		if c.context {
+			continue
+		}
 		dominated := false
 		for _, cj := range order {
 			if o := best[cj]; cj != ci && o.more(c) && o.overlaps(c) {
@@ -254,42 +286,61 @@ func (u *Understanding) match(s *sentence) []candidate {
 			out = append(out, *c)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b candidate) int { return a.first - b.first })
+	slices.SortStableFunc(out, func(a, b candidate) int {
+		if a.clause != b.clause {
+			return a.clause - b.clause
+		}
+		return a.first - b.first
+	})
 	return out
 }
 
-// negatorClauses returns the clauses of a sentence holding a negator ("or
-// not" is none).
-func (u *Understanding) negatorClauses(s *sentence) map[int]bool {
-	var out map[int]bool
+// polarity holds the positions of a sentence's negators and normal words,
+// those inside a not_polarity phrase ("or not", "than normal") left out.
+type polarity struct {
+	negators, difficulty, absence, normal []int
+}
+
+func (u *Understanding) polarityWords(s *sentence) polarity {
+	var skip []int
 	for i := range s.words {
-		if s.words[i] == "not" && i > 0 && s.words[i-1] == "or" {
-			continue
-		}
-		for _, n := range u.negators {
-			if phraseAt(s.words, i, n) {
-				if out == nil {
-					out = map[int]bool{}
+		for _, p := range u.notPolarity {
+			if phraseAt(s.words, i, p) {
+				for j := range p {
+					skip = append(skip, i+j)
 				}
-				out[s.clause[i]] = true
 			}
 		}
 	}
-	return out
+	find := func(list [][]string) []int {
+		var out []int
+		for i := range s.words {
+			for _, p := range list {
+				if phraseAt(s.words, i, p) && !slices.Contains(skip, i) {
+					for j := range p {
+						out = append(out, i+j)
+					}
+					break
+				}
+			}
+		}
+		return out
+	}
+	return polarity{
+		negators:   find(u.negators),
+		difficulty: find(u.difficulty),
+		absence:    find(u.absence),
+		normal:     find(u.normalWords),
+	}
 }
 
 // try matches one rule: every required group occurs (the occurrences
 // closest together, on different words), no veto term occurs, and
 // optional groups claim an occurrence in the clauses of the required ones.
-func (st *sentenceState) try(r *rule, negs map[int]bool) (*candidate, bool) {
+func (st *sentenceState) try(r *rule, pol polarity) (*candidate, bool) {
 	occ := make([][]span, len(r.required))
 	for i, g := range r.required {
 		if occ[i] = st.group(g); len(occ[i]) == 0 {
-			return nil, false
-		}
-	}
-	for _, t := range r.not {
-		if len(st.term(t)) > 0 {
 			return nil, false
 		}
 	}
@@ -321,7 +372,22 @@ func (st *sentenceState) try(r *rule, negs map[int]bool) (*candidate, bool) {
 	for _, p := range bestPos {
 		clauses[st.s.clause[p]] = true
 	}
-	c := &candidate{rule: r, first: bestFirst, groups: len(r.required)}
+	for _, t := range r.not {
+		for _, sp := range st.term(t) {
+			if clauses[st.s.clause[sp.first]] {
+				return nil, false
+			}
+		}
+	}
+	c := &candidate{rule: r, first: bestFirst, groups: len(r.required), spans: len(clauses)}
+	required := slices.Clone(bestPos)
+	c.context = true
+	for cl := range clauses {
+		c.clause = max(c.clause, cl)
+		if cl != 0 || !st.context {
+			c.context = false
+		}
+	}
 	for _, g := range r.optional {
 		var in []span
 		for _, sp := range st.group(g) {
@@ -336,15 +402,7 @@ func (st *sentenceState) try(r *rule, negs map[int]bool) (*candidate, bool) {
 	}
 	slices.Sort(bestPos)
 	c.claimed = bestPos
-	c.inverse = r.inverse
-	if r.negatable {
-		for cl := range clauses {
-			if negs[cl] {
-				c.inverse = !c.inverse
-				break
-			}
-		}
-	}
+	c.inverse = st.u.inverse(r, pol, st.s.clause, clauses, required)
 	return c, true
 }
 
@@ -366,4 +424,46 @@ func nearest(occ []span, at int, taken []int) (span, bool) {
 		}
 	}
 	return best, bestD >= 0
+}
+
+// inverse decides a match's polarity from the words of its clauses that its
+// required groups did not claim (a cue's own "can't" in "can't get enough
+// air" is its meaning, not a negation of it):
+//   - a normal word ("Is your urine clear?", "Are you peeing OK?") asks
+//     about the normal state: inverse unless the concept's yes is the
+//     normal state (normal_yes);
+//   - else a negator ("not", "never", "can't", "no") flips the rule;
+//   - else an absence word ("without", "free of") flips a rule that is not
+//     inverse ("Can you stand without feeling dizzy?"), and a difficulty
+//     word ("hard", "trouble", "too") flips an inverse rule, one worded as
+//     an ability ("Do you have trouble opening your mouth?");
+//   - else the rule's own polarity.
+//
+// Rules marked fixed keep their own; only yes_no concepts are ever inverse.
+func (u *Understanding) inverse(r *rule, pol polarity, clauseOf []int, clauses map[int]bool, claimed []int) bool {
+	if u.concepts[r.concept].Kind != YesNo {
+		return false
+	}
+	if r.fixed {
+		return r.inverse
+	}
+	free := func(ps []int) bool {
+		for _, p := range ps {
+			if clauses[clauseOf[p]] && !slices.Contains(claimed, p) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case free(pol.normal):
+		return !u.normalYes[r.concept]
+	case free(pol.negators):
+		return !r.inverse
+	case !r.inverse && free(pol.absence):
+		return true
+	case r.inverse && free(pol.difficulty):
+		return false
+	}
+	return r.inverse
 }
