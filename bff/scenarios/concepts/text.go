@@ -13,6 +13,8 @@ type sentence struct {
 	words    []string // normalised words
 	clause   []int    // clause index of each word
 	question bool     // ends with "?"
+	tail     int      // in a joined pair, the first clause of the asking sentence; else 0
+	prevRead bool     // in a joined pair, the first sentence asked and was read on its own
 }
 
 // isApostrophe reports the characters dropped inside words: "can't" is

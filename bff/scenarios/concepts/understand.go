@@ -30,7 +30,7 @@ func (u *Understanding) Understand(message string) []Match {
 		}
 		cs, text := u.match(&sents[i]), sents[i].text
 		if len(cs) == 0 && i > 0 && u.refersBack(&sents[i]) && !u.startsWith(sents[i-1].words, u.leadIns) {
-			joined := joinSentences(&sents[i-1], &sents[i])
+			joined := joinSentences(&sents[i-1], &sents[i], asks[i-1])
 			cs, text = u.match(&joined), joined.text
 		}
 		for _, c := range cs {
@@ -53,8 +53,8 @@ func (u *Understanding) refersBack(s *sentence) bool {
 // joinSentences reads two sentences as one, the second a new clause: a
 // question split over two sentences ("Press on the bones of your ankle.
 // Does that hurt?").
-func joinSentences(a, b *sentence) sentence {
-	j := sentence{text: a.text + " " + b.text, question: b.question}
+func joinSentences(a, b *sentence, aRead bool) sentence {
+	j := sentence{text: a.text + " " + b.text, question: b.question, prevRead: aRead}
 	j.words = append(slices.Clone(a.words), b.words...)
 	j.clause = slices.Clone(a.clause)
 	next := 0
@@ -64,6 +64,7 @@ func joinSentences(a, b *sentence) sentence {
 	for _, c := range b.clause {
 		j.clause = append(j.clause, c+next)
 	}
+	j.tail = next
 	return j
 }
 
@@ -156,21 +157,22 @@ type candidate struct {
 	claimed []int // positions of the words it matched, sorted
 	groups  int   // groups matched, optional ones included
 	inverse bool
-	spans   int  // clauses its required words lie in
-	clause  int  // the last of them
-	context bool // its required words all lie in a context clause
+	clauses map[int]bool // the clauses its required words lie in
+	spans   int          // how many
+	clause  int          // the last of them
+	context bool         // its required words all lie in a context clause
 }
 
-// more reports whether a is more specific than b: more groups, then more
-// words, then fewer clauses.
+// more reports whether a is more specific than b: more groups, then fewer
+// clauses, then more words.
 func (a *candidate) more(b *candidate) bool {
 	if a.groups != b.groups {
 		return a.groups > b.groups
 	}
-	if len(a.claimed) != len(b.claimed) {
-		return len(a.claimed) > len(b.claimed)
+	if a.spans != b.spans {
+		return a.spans < b.spans
 	}
-	return a.spans < b.spans
+	return len(a.claimed) > len(b.claimed)
 }
 
 func (a *candidate) overlaps(b *candidate) bool {
@@ -227,16 +229,23 @@ func (st *sentenceState) term(t int32) []span {
 	return out
 }
 
+// group returns the occurrences of a group's alternatives, in the order
+// they occur.
 func (st *sentenceState) group(g int32) []span {
 	var out []span
 	for _, t := range st.u.groups[g] {
 		out = append(out, st.term(t)...)
 	}
+	slices.SortStableFunc(out, func(a, b span) int { return a.first - b.first })
 	return out
 }
 
-// match returns the concepts a sentence's cues find, most specific first
-// per concept and ordered by position.
+// match returns the concepts a sentence's cues find, ordered by where they
+// are asked: every rule that matches is a candidate; a candidate is dropped
+// when it lies wholly in a context clause, or when another concept's most
+// specific candidate claims some of its words and is more specific; of each
+// concept's remaining candidates the most specific (the first of equals)
+// counts, its polarity decided last.
 func (u *Understanding) match(s *sentence) []candidate {
 	st := &sentenceState{u: u, s: s, pats: map[int32][]int{}, terms: map[int32][]span{}}
 	st.context = len(s.clause) > 0 && s.clause[len(s.clause)-1] > 0 && u.startsWith(s.words, u.contextOpeners)
@@ -253,38 +262,46 @@ func (u *Understanding) match(s *sentence) []candidate {
 	if len(st.pats) == 0 {
 		return nil
 	}
-	pol := u.polarityWords(s)
-	best := map[int]*candidate{}
-	var order []int
+	var all []*candidate
 	for ri := range u.rules {
-		r := &u.rules[ri]
-		c, ok := st.try(r, pol)
-		if !ok {
-			continue
-		}
-		if b, seen := best[r.concept]; !seen {
-			best[r.concept] = c
-			order = append(order, r.concept)
-		} else if c.more(b) {
-			best[r.concept] = c
+		if c, ok := st.try(&u.rules[ri]); ok && !c.context {
+			all = append(all, c)
 		}
 	}
-	var out []candidate
-	for _, ci := range order {
-		c := best[ci]
-		if c.context {
-			continue
+	top := map[int]*candidate{} // each concept's most specific candidate
+	for _, c := range all {
+		if t, ok := top[c.rule.concept]; !ok || c.more(t) {
+			top[c.rule.concept] = c
 		}
+	}
+	best := map[int]*candidate{}
+	var order []int
+	for _, c := range all {
 		dominated := false
-		for _, cj := range order {
-			if o := best[cj]; cj != ci && o.more(c) && o.overlaps(c) {
+		for _, o := range top {
+			if o.rule.concept != c.rule.concept && o.more(c) && o.overlaps(c) {
 				dominated = true
 				break
 			}
 		}
-		if !dominated {
-			out = append(out, *c)
+		if dominated {
+			continue
 		}
+		ci := c.rule.concept
+		if b, seen := best[ci]; !seen {
+			best[ci] = c
+			order = append(order, ci)
+		} else if c.more(b) {
+			best[ci] = c
+		}
+	}
+	out := make([]candidate, 0, len(order))
+	for _, ci := range order {
+		out = append(out, *best[ci])
+	}
+	pol := u.polarityWords(s)
+	for i := range out {
+		out[i].inverse = u.inverse(s, &out[i], out, pol)
 	}
 	slices.SortStableFunc(out, func(a, b candidate) int {
 		if a.clause != b.clause {
@@ -295,8 +312,8 @@ func (u *Understanding) match(s *sentence) []candidate {
 	return out
 }
 
-// polarity holds the positions of a sentence's negators and normal words,
-// those inside a not_polarity phrase ("or not", "than normal") left out.
+// polarity holds the positions of a sentence's polarity words, those inside
+// a not_polarity phrase ("or not", "than normal") left out.
 type polarity struct {
 	negators, difficulty, absence, normal []int
 }
@@ -335,9 +352,9 @@ func (u *Understanding) polarityWords(s *sentence) polarity {
 }
 
 // try matches one rule: every required group occurs (the occurrences
-// closest together, on different words), no veto term occurs, and
-// optional groups claim an occurrence in the clauses of the required ones.
-func (st *sentenceState) try(r *rule, pol polarity) (*candidate, bool) {
+// closest together, on different words), no veto term occurs in its
+// clauses, and optional groups claim an occurrence in those clauses.
+func (st *sentenceState) try(r *rule) (*candidate, bool) {
 	occ := make([][]span, len(r.required))
 	for i, g := range r.required {
 		if occ[i] = st.group(g); len(occ[i]) == 0 {
@@ -347,7 +364,8 @@ func (st *sentenceState) try(r *rule, pol polarity) (*candidate, bool) {
 	var bestPos []int
 	bestFirst, bestWidth := 0, -1
 	for _, anchor := range occ[0] {
-		pos := append([]int(nil), anchor.pos...)
+		pos := slices.Clone(anchor.pos)
+		inner := len(anchor.pos) - 1 // words inside phrases: no distance
 		ok := true
 		for _, o := range occ[1:] {
 			sp, found := nearest(o, anchor.first, pos)
@@ -356,42 +374,44 @@ func (st *sentenceState) try(r *rule, pol polarity) (*candidate, bool) {
 				break
 			}
 			pos = append(pos, sp.pos...)
+			inner += len(sp.pos) - 1
 		}
 		if !ok {
 			continue
 		}
 		lo, hi := slices.Min(pos), slices.Max(pos)
-		if bestWidth < 0 || hi-lo < bestWidth {
-			bestPos, bestFirst, bestWidth = pos, lo, hi-lo
+		if w := hi - lo - inner; bestWidth < 0 || w < bestWidth {
+			bestPos, bestFirst, bestWidth = pos, lo, w
 		}
 	}
 	if bestWidth < 0 {
 		return nil, false
 	}
-	clauses := map[int]bool{}
+	c := &candidate{rule: r, first: bestFirst, groups: len(r.required), clauses: map[int]bool{}}
 	for _, p := range bestPos {
-		clauses[st.s.clause[p]] = true
+		c.clauses[st.s.clause[p]] = true
 	}
+	c.spans = len(c.clauses)
 	for _, t := range r.not {
 		for _, sp := range st.term(t) {
-			if clauses[st.s.clause[sp.first]] {
+			if st.s.scope(c.clauses, sp.first) {
 				return nil, false
 			}
 		}
 	}
-	c := &candidate{rule: r, first: bestFirst, groups: len(r.required), spans: len(clauses)}
-	required := slices.Clone(bestPos)
+	// A match wholly in a context clause, or wholly in the first sentence of
+	// a joined pair (already read on its own), asks nothing here.
 	c.context = true
-	for cl := range clauses {
+	for cl := range c.clauses {
 		c.clause = max(c.clause, cl)
-		if cl != 0 || !st.context {
+		if (cl != 0 || !st.context) && (cl >= st.s.tail || !st.s.prevRead) {
 			c.context = false
 		}
 	}
 	for _, g := range r.optional {
 		var in []span
 		for _, sp := range st.group(g) {
-			if clauses[st.s.clause[sp.first]] {
+			if c.clauses[st.s.clause[sp.first]] {
 				in = append(in, sp)
 			}
 		}
@@ -402,12 +422,17 @@ func (st *sentenceState) try(r *rule, pol polarity) (*candidate, bool) {
 	}
 	slices.Sort(bestPos)
 	c.claimed = bestPos
-	c.inverse = st.u.inverse(r, pol, st.s.clause, clauses, required)
 	return c, true
 }
 
+// scope reports whether word i lies in the clauses of a match: its own, or
+// those of the asking sentence of a joined pair.
+func (s *sentence) scope(clauses map[int]bool, i int) bool {
+	return clauses[s.clause[i]] || s.tail > 0 && s.clause[i] >= s.tail
+}
+
 // nearest returns the occurrence closest to at that uses none of the
-// positions taken.
+// positions taken; of equally close ones, the longest.
 func nearest(occ []span, at int, taken []int) (span, bool) {
 	var best span
 	bestD := -1
@@ -415,20 +440,30 @@ func nearest(occ []span, at int, taken []int) (span, bool) {
 		if slices.ContainsFunc(sp.pos, func(p int) bool { return slices.Contains(taken, p) }) {
 			continue
 		}
-		d := sp.first - at
-		if d < 0 {
-			d = -d
+		d := -1
+		for _, p := range sp.pos {
+			if x := abs(p - at); d < 0 || x < d {
+				d = x
+			}
 		}
-		if bestD < 0 || d < bestD {
+		if bestD < 0 || d < bestD || d == bestD && len(sp.pos) > len(best.pos) {
 			best, bestD = sp, d
 		}
 	}
 	return best, bestD >= 0
 }
 
-// inverse decides a match's polarity from the words of its clauses that its
-// required groups did not claim (a cue's own "can't" in "can't get enough
-// air" is its meaning, not a negation of it):
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// inverse decides a match's polarity from the polarity words in its scope
+// (its clauses, and the asking sentence of a joined pair) that no match
+// claimed and that are not nearer to another match of the sentence ("a
+// stiff neck, or a rash that doesn't fade": the "doesn't" is the rash's):
 //   - a normal word ("Is your urine clear?", "Are you peeing OK?") asks
 //     about the normal state: inverse unless the concept's yes is the
 //     normal state (normal_yes);
@@ -440,16 +475,37 @@ func nearest(occ []span, at int, taken []int) (span, bool) {
 //   - else the rule's own polarity.
 //
 // Rules marked fixed keep their own; only yes_no concepts are ever inverse.
-func (u *Understanding) inverse(r *rule, pol polarity, clauseOf []int, clauses map[int]bool, claimed []int) bool {
+func (u *Understanding) inverse(s *sentence, c *candidate, all []candidate, pol polarity) bool {
+	r := c.rule
 	if u.concepts[r.concept].Kind != YesNo {
 		return false
 	}
 	if r.fixed {
 		return r.inverse
 	}
+	dist := func(o *candidate, p int) int {
+		d := -1
+		for _, q := range o.claimed {
+			if x := abs(p - q); d < 0 || x < d {
+				d = x
+			}
+		}
+		return d
+	}
 	free := func(ps []int) bool {
 		for _, p := range ps {
-			if clauses[clauseOf[p]] && !slices.Contains(claimed, p) {
+			if !s.scope(c.clauses, p) {
+				continue
+			}
+			mine := true
+			for i := range all {
+				o := &all[i]
+				if slices.Contains(o.claimed, p) || o.rule != r && dist(o, p) < dist(c, p) {
+					mine = false
+					break
+				}
+			}
+			if mine {
 				return true
 			}
 		}
