@@ -191,6 +191,7 @@ type sentenceState struct {
 	context bool // its first clause sets the context of a later question
 	pats    map[int32][]int
 	terms   map[int32][]span
+	groups  map[int32][]span
 }
 
 func (st *sentenceState) term(t int32) []span {
@@ -232,11 +233,27 @@ func (st *sentenceState) term(t int32) []span {
 // group returns the occurrences of a group's alternatives, in the order
 // they occur.
 func (st *sentenceState) group(g int32) []span {
+	present := false
+	for _, t := range st.u.groups[g] {
+		if _, ok := st.pats[st.u.terms[t][0]]; ok {
+			present = true
+			break
+		}
+	}
+	if !present {
+		return nil // most groups: not cached, cheaper to look again
+	}
+	if sp, ok := st.groups[g]; ok {
+		return sp
+	}
 	var out []span
 	for _, t := range st.u.groups[g] {
-		out = append(out, st.term(t)...)
+		if _, ok := st.pats[st.u.terms[t][0]]; ok {
+			out = append(out, st.term(t)...)
+		}
 	}
 	slices.SortStableFunc(out, func(a, b span) int { return a.first - b.first })
+	st.groups[g] = out
 	return out
 }
 
@@ -247,7 +264,7 @@ func (st *sentenceState) group(g int32) []span {
 // concept's remaining candidates the most specific (the first of equals)
 // counts, its polarity decided last.
 func (u *Understanding) match(s *sentence) []candidate {
-	st := &sentenceState{u: u, s: s, pats: map[int32][]int{}, terms: map[int32][]span{}}
+	st := &sentenceState{u: u, s: s, pats: map[int32][]int{}, terms: map[int32][]span{}, groups: map[int32][]span{}}
 	st.context = len(s.clause) > 0 && s.clause[len(s.clause)-1] > 0 && u.startsWith(s.words, u.contextOpeners)
 	for i, w := range s.words {
 		for _, p := range u.exact[w] {
@@ -355,11 +372,14 @@ func (u *Understanding) polarityWords(s *sentence) polarity {
 // closest together, on different words), no veto term occurs in its
 // clauses, and optional groups claim an occurrence in those clauses.
 func (st *sentenceState) try(r *rule) (*candidate, bool) {
-	occ := make([][]span, len(r.required))
-	for i, g := range r.required {
-		if occ[i] = st.group(g); len(occ[i]) == 0 {
+	for _, g := range r.required {
+		if len(st.group(g)) == 0 {
 			return nil, false
 		}
+	}
+	occ := make([][]span, len(r.required))
+	for i, g := range r.required {
+		occ[i] = st.group(g)
 	}
 	var bestPos []int
 	bestFirst, bestWidth := 0, -1
