@@ -22,42 +22,57 @@
 //     variants and common typos map to one spelling ("color" is "colour",
 //     "vomitting" is "vomiting", "tylenol" is "paracetamol").
 //  3. Clauses. Inside a sentence, "and", "or", "but" or a comma (colon,
-//     dash, bracket) followed by one of cues.yaml's question_words starts
-//     a new clause: "Do you have chest pain, and does it spread to your
-//     arm?" is two clauses. Clauses bound what a rule's optional groups may
-//     claim and where negators are looked for (below).
+//     dash, bracket) followed by one of cues.yaml's clause_words starts a
+//     new clause: "Do you have chest pain, and does it spread to your arm?"
+//     is two clauses. Clauses bound what a rule's optional groups may
+//     claim, where vetoes and polarity words are looked for, and order the
+//     result (below).
 //  4. Which sentences ask. A sentence asks when it ends with "?", starts with
 //     a question word ("do", "have", "any", "is", ...), or holds a request
 //     frame ("tell me", "describe", "I'd like to check", "can I ask",
 //     "please"): so imperatives and statements ending in "is that right?"
-//     ask. Other sentences are lead-ins ("Thanks, that's helpful.", "I'm
-//     sorry to hear that.", "You mentioned chest pain.") and ask nothing. A
+//     ask. Other sentences are lead-ins or context ("Thanks, that's
+//     helpful.", "I'm sorry to hear that.", "You mentioned chest pain.",
+//     "Press on your ankle bones.") and ask nothing by themselves. A
 //     sentence that is only a confirmation tag ("Is that right?") makes the
-//     sentence before it ask. A message none of whose sentences ask (a bare
-//     "Fever or chills") is read whole, except its lead-ins (sentences that
-//     start like "thanks" or "sorry").
+//     sentence before it ask. An asking sentence that finds nothing and
+//     points back ("Does that hurt?", "Is there a harsh sound?") is read
+//     together with the sentence before it, unless that one is a lead-in: a
+//     question split over two sentences. A first clause opening with a
+//     context opener ("With the breathlessness in mind, ...", "Apart from
+//     the pain, ...") sets the context of the question after it and asks
+//     nothing itself.
 //  5. Cues. Frames only decide whether a sentence asks; the concepts come
 //     from content cues. Each concept has rules in cues.yaml; a rule is a
 //     conjunction of groups, each group a set of alternative words or
 //     phrases, and matches a sentence when every required group occurs in
-//     it, in any order. See cues.yaml's header for the syntax.
-//  6. Specificity. Of one concept's matching rules the most specific counts
-//     (more groups, then more words). Between concepts, a match whose words
-//     overlap those of a more specific match of another concept is dropped:
-//     "Do you have chest pain that is sharp when you breathe in?" is
-//     pleuritic_pain only, "Does the chest pain spread to your arm?" is
-//     spread only (spread's optional group claims "chest pain"). Matches on
-//     different words, or equally specific, are all kept: two concepts
-//     asked at once give both.
+//     it, in any order; `not:` alternatives in its clauses veto it. See
+//     cues.yaml's header for the syntax.
+//  6. Specificity. A match is more specific than another when it has more
+//     groups, then lies in fewer clauses, then claims more words. A match
+//     whose words overlap those of a more specific match of another concept
+//     is dropped: "Do you have chest pain that is sharp when you breathe
+//     in?" is pleuritic_pain only, "Does the chest pain spread to your
+//     arm?" is spread only (spread's optional group claims "chest pain").
+//     Matches on different words, or equally specific, are all kept: two
+//     concepts asked at once give both.
 //  7. Polarity. A rule marked inverse is worded opposite to its concept's
-//     `yes` ("can you walk on it?" for cannot_bear_weight). A rule marked
-//     negatable flips when a negator ("not", "can't", "unable",
-//     "impossible", "difficult", ...) occurs in its clauses: "are you unable
-//     to walk?" is not inverse. "or not" is no negator.
-//  8. Result. Matches are returned in the order they occur in the message,
-//     at most one per concept (the first). No rule matched means no
-//     concept: a question about something outside the vocabulary ("Do you
-//     smoke?") gives nothing, never the nearest concept.
+//     `yes` ("can you walk on it?" for cannot_bear_weight). Polarity words
+//     in the match's clauses that no match claimed, each counted for the
+//     nearest match only, then change it: a normal word ("clear", "OK",
+//     "normal") asks about the normal state ("Is your urine clear?" is
+//     inverse for cloudy_urine; "Are you managing OK?" is not, managing
+//     being the normal state); else a negator ("not", "no", "never",
+//     "can't", "impossible") flips the rule ("So no fever, is that
+//     right?"); else an absence word ("without") flips a rule that is not
+//     inverse ("Can you stand up without feeling dizzy?"), and a difficulty
+//     word ("hard", "trouble", "too") flips one that is ("Do you have
+//     trouble opening your mouth?"). "or not", "than normal" and the like
+//     count for nothing. Only yes_no concepts are ever inverse.
+//  8. Result. Matches are returned in the order they are asked (by clause,
+//     then position), at most one per concept (the first). No rule matched
+//     means no concept: a question about something outside the vocabulary
+//     ("Do you smoke?") gives nothing, never the nearest concept.
 //
 // The Understanding is built by Load from the embedded files and is
 // read-only afterwards; there is no package-level mutable state.
