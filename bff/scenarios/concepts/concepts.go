@@ -1,0 +1,139 @@
+// Package concepts understands which concepts of the simulated patient's
+// vocabulary an intake engine's message asks about, whatever its words.
+//
+// A vignette states a fact by concept (vocabulary.yaml: about 80 concepts,
+// each with what a "yes" means); the patient asks Understand which concepts
+// a message asks about and answers from those facts. Understanding is
+// hand-built, deterministic and auditable: every Match names the cue that
+// found it, written in cues.yaml, and the sentence it was found in. No
+// language model or embedding library is used because none can be
+// downloaded here, and because a result must be reproducible and
+// explainable: the same message always gives the same concepts, for a
+// reason a person can read and correct.
+//
+// # How a message is read
+//
+//  1. Sentences. The message is cut at "?", "!", ";", a newline and a "."
+//     that ends a word ("37.5" stays whole).
+//  2. Words. Each sentence is lower-cased; apostrophes are dropped ("can't"
+//     is "cant", "I'd" is "id"); every other character that is not a
+//     letter or digit separates words ("self-harm" is "self harm"). Each
+//     word is then read through cues.yaml's spellings: British and American
+//     variants and common typos map to one spelling ("color" is "colour",
+//     "vomitting" is "vomiting", "tylenol" is "paracetamol").
+//  3. Clauses. Inside a sentence, "and", "or", "but" or a comma (colon,
+//     dash, bracket) followed by one of cues.yaml's clause_words starts a
+//     new clause: "Do you have chest pain, and does it spread to your arm?"
+//     is two clauses. Clauses bound what a rule's optional groups may
+//     claim, where vetoes and polarity words are looked for, and order the
+//     result (below).
+//  4. Which sentences ask. A sentence asks when it ends with "?", starts with
+//     a question word ("do", "have", "any", "is", ...), or holds a request
+//     frame ("tell me", "describe", "I'd like to check", "can I ask",
+//     "please"): so imperatives and statements ending in "is that right?"
+//     ask. Other sentences are lead-ins or context ("Thanks, that's
+//     helpful.", "I'm sorry to hear that.", "You mentioned chest pain.",
+//     "Press on your ankle bones.") and ask nothing by themselves. A
+//     sentence that is only a confirmation tag ("Is that right?") makes the
+//     sentence before it ask. An asking sentence that finds nothing and
+//     points back ("Does that hurt?", "Is there a harsh sound?") is read
+//     together with the sentence before it, unless that one is a lead-in: a
+//     question split over two sentences. A first clause opening with a
+//     context opener ("With the breathlessness in mind, ...", "Apart from
+//     the pain, ...") sets the context of the question after it and asks
+//     nothing itself.
+//  5. Cues. Frames only decide whether a sentence asks; the concepts come
+//     from content cues. Each concept has rules in cues.yaml; a rule is a
+//     conjunction of groups, each group a set of alternative words or
+//     phrases, and matches a sentence when every required group occurs in
+//     it, in any order; `not:` alternatives in its clauses veto it. See
+//     cues.yaml's header for the syntax.
+//  6. Specificity. A match is more specific than another when it has more
+//     groups, then lies in fewer clauses, then claims more words. A match
+//     whose words overlap those of a more specific match of another concept
+//     is dropped: "Do you have chest pain that is sharp when you breathe
+//     in?" is pleuritic_pain only, "Does the chest pain spread to your
+//     arm?" is spread only (spread's optional group claims "chest pain").
+//     Matches on different words, or equally specific, are all kept: two
+//     concepts asked at once give both.
+//  7. Polarity. A rule marked inverse is worded opposite to its concept's
+//     `yes` ("can you walk on it?" for cannot_bear_weight). Polarity words
+//     in the match's clauses that no match claimed, each counted for the
+//     nearest match only, then change it: a normal word ("clear", "OK",
+//     "normal") asks about the normal state ("Is your urine clear?" is
+//     inverse for cloudy_urine; "Are you managing OK?" is not, managing
+//     being the normal state); else a negator ("not", "no", "never",
+//     "can't", "impossible") flips the rule ("So no fever, is that
+//     right?"); else an absence word ("without") flips a rule that is not
+//     inverse ("Can you stand up without feeling dizzy?"), and a difficulty
+//     word ("hard", "trouble", "too") flips one that is ("Do you have
+//     trouble opening your mouth?"). "or not", "than normal" and the like
+//     count for nothing. Only yes_no concepts are ever inverse.
+//  8. Result. Matches are returned in the order they are asked (by clause,
+//     then position), at most one per concept (the first). No rule matched
+//     means no concept: a question about something outside the vocabulary
+//     ("Do you smoke?") gives nothing, never the nearest concept.
+//
+// The Understanding is built by Load from the embedded files and is
+// read-only afterwards; there is no package-level mutable state.
+package concepts
+
+import (
+	_ "embed"
+)
+
+// Version is the vocabulary's version (vocabulary.yaml's `version`); Load
+// fails when the embedded files say otherwise.
+const Version = "1"
+
+// Kind is what sort of answer a concept takes.
+type Kind string
+
+// The kinds of concept.
+const (
+	Open  Kind = "open"   // no yes/no: the patient restates something
+	YesNo Kind = "yes_no" // a yes or a no, in the polarity of Yes
+	Value Kind = "value"  // a time, a place, a number, a word
+)
+
+// Concept is one entry of the vocabulary.
+type Concept struct {
+	ID    string
+	Kind  Kind
+	Means string // what it is about
+	Yes   string // what a "yes" means (yes_no concepts)
+}
+
+// Match is one concept a message asks about.
+type Match struct {
+	Concept string // id
+	Inverse bool   // the question asks the opposite of the concept's `yes` ("can you walk on it?" for cannot_bear_weight)
+	Cue     string // the cue that matched, as written in cues.yaml, for the audit trail ("spread|radiat* + arm|jaw|neck")
+	Text    string // the part of the message it was found in (the sentence)
+}
+
+//go:embed vocabulary.yaml
+var vocabularyYAML []byte
+
+//go:embed cues.yaml
+var cuesYAML []byte
+
+// Load parses the embedded vocabulary.yaml and cues.yaml into an
+// Understanding. Its errors name the file, the entry and the rule.
+func Load() (*Understanding, error) {
+	return load(vocabularyYAML, cuesYAML)
+}
+
+// Concept returns the vocabulary's concept id.
+func (u *Understanding) Concept(id string) (Concept, bool) {
+	i, ok := u.index[id]
+	if !ok {
+		return Concept{}, false
+	}
+	return u.concepts[i], true
+}
+
+// Concepts returns the vocabulary's concepts in its order (a copy).
+func (u *Understanding) Concepts() []Concept {
+	return append([]Concept(nil), u.concepts...)
+}

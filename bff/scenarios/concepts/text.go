@@ -1,0 +1,114 @@
+package concepts
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// sentence is one sentence of a message: its text as written and its
+// normalised words.
+type sentence struct {
+	text     string   // as written, trimmed, with its closing punctuation
+	words    []string // normalised words
+	clause   []int    // clause index of each word
+	question bool     // ends with "?"
+	tail     int      // in a joined pair, the first clause of the asking sentence; else 0
+	prevRead bool     // in a joined pair, the first sentence asked and was read on its own
+}
+
+// isApostrophe reports the characters dropped inside words: "can't" is
+// "cant", "I'd" is "id".
+func isApostrophe(r rune) bool {
+	switch r {
+	case '\'', '’', '‘', '`', '´', 'ʼ':
+		return true
+	}
+	return false
+}
+
+// clausePunct are the marks that may end a clause inside a sentence (a
+// clause break also needs a question word after it: see splitClauses).
+func clausePunct(r rune) bool {
+	switch r {
+	case ',', ':', '(', ')', '–', '—':
+		return true
+	}
+	return false
+}
+
+// words splits s into lower-case words of letters and digits, apostrophes
+// dropped, every other character a separator, and maps each word through
+// spell (spelling variants and typos) when it is not nil. punct[i] is true
+// when a clause mark (comma, colon, dash, bracket) comes just before word i.
+func words(s string, spell map[string]string) (out []string, punct []bool) {
+	var b strings.Builder
+	pending := false
+	flush := func() {
+		if b.Len() == 0 {
+			return
+		}
+		w := b.String()
+		b.Reset()
+		if c, ok := spell[w]; ok {
+			w = c
+		}
+		out = append(out, w)
+		punct = append(punct, pending)
+		pending = false
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(unicode.ToLower(r))
+		case isApostrophe(r):
+			// dropped: the word goes on
+		default:
+			flush()
+			if clausePunct(r) {
+				pending = true
+			}
+		}
+	}
+	flush()
+	return out, punct
+}
+
+// splitSentences cuts a message into sentences at "?", "!", ";", a newline,
+// and a "." that ends a word (followed by a space or the end, so "37.5" and
+// "0.5" stay whole). Each sentence keeps its closing mark; blank ones are
+// dropped.
+func splitSentences(msg string) []string {
+	var out []string
+	start := 0
+	add := func(end int) {
+		if t := strings.TrimSpace(msg[start:end]); t != "" {
+			out = append(out, t)
+		}
+		start = end
+	}
+	for i := 0; i < len(msg); {
+		r, size := utf8.DecodeRuneInString(msg[i:])
+		end := i + size
+		switch r {
+		case '?', '!', ';', '\n', '…':
+			// Several marks together ("?!", "...") close one sentence.
+			for end < len(msg) && strings.ContainsRune("?!.;…\"'”’)", rune(msg[end])) {
+				end++
+			}
+			add(end)
+		case '.':
+			next := end
+			for next < len(msg) && strings.ContainsRune(".\"'”’)", rune(msg[next])) {
+				next++
+			}
+			if next >= len(msg) || msg[next] == ' ' || msg[next] == '\n' || msg[next] == '\t' {
+				end = next
+				add(end)
+			}
+		}
+		i = end
+	}
+	add(len(msg))
+	return out
+}
