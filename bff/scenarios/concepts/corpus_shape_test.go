@@ -70,7 +70,7 @@ func TestCorpusShape(t *testing.T) {
 	if len(corpus.Cases) == 0 {
 		t.Fatal("corpus.yaml has no cases")
 	}
-	for _, marker := range []string{"# round 1", "# round 2"} {
+	for _, marker := range []string{"# round 1", "# round 2", "# round 3"} {
 		if !bytes.Contains(raw, []byte(marker)) {
 			t.Errorf("corpus.yaml has no %q block", marker)
 		}

@@ -15,6 +15,7 @@ type sentence struct {
 	question bool     // ends with "?"
 	tail     int      // in a joined pair, the first clause of the asking sentence; else 0
 	prevRead bool     // in a joined pair, the first sentence asked and was read on its own
+	leadIn   bool     // it started with a lead-in clause ("OK, and …"), dropped from words
 }
 
 // isApostrophe reports the characters dropped inside words: "can't" is

@@ -16,6 +16,7 @@ func (u *Understanding) Understand(message string) []Match {
 		s.text = t
 		var punct []bool
 		s.words, punct = words(t, u.spell)
+		s.words, punct, s.leadIn = u.dropLeadIn(s.words, punct)
 		s.clause = u.clauses(s.words, punct)
 		s.question = strings.HasSuffix(strings.TrimRight(t, "\"'”’) "), "?")
 		asks[i] = u.asks(s)
@@ -29,9 +30,16 @@ func (u *Understanding) Understand(message string) []Match {
 			continue
 		}
 		cs, text := u.match(&sents[i]), sents[i].text
-		if len(cs) == 0 && i > 0 && u.refersBack(&sents[i]) && !u.startsWith(sents[i-1].words, u.leadIns) {
+		// A question that points back ("Is either of those sore?") is read
+		// with the sentence before it when it finds nothing alone, or when
+		// the two together say more than it does: "Press the bone on the
+		// outer edge of your foot. Is either tender?" asks about the
+		// foot's bones, not tenderness in general.
+		if i > 0 && u.refersBack(&sents[i]) && !sents[i-1].leadIn && !u.startsWith(sents[i-1].words, u.leadIns) {
 			joined := joinSentences(&sents[i-1], &sents[i], asks[i-1])
-			cs, text = u.match(&joined), joined.text
+			if jc := u.match(&joined); len(cs) == 0 || len(jc) > 0 && mostSpecific(jc).more(mostSpecific(cs)) {
+				cs, text = jc, joined.text
+			}
 		}
 		for _, c := range cs {
 			id := u.concepts[c.rule.concept].ID
@@ -42,6 +50,21 @@ func (u *Understanding) Understand(message string) []Match {
 		}
 	}
 	return out
+}
+
+// dropLeadIn drops a lead-in that is a clause of its own at the start of a
+// sentence ("OK, and have you noticed …", "Thanks, next: …"): its words
+// ("ok", "thanks") acknowledge and ask about nothing, so no cue may use them.
+// A sentence that is only a lead-in is kept whole.
+func (u *Understanding) dropLeadIn(ws []string, punct []bool) ([]string, []bool, bool) {
+	for _, p := range u.leadIns {
+		if n := len(p); n < len(ws) && punct[n] && phraseAt(ws, 0, p) {
+			rest := slices.Clone(punct[n:])
+			rest[0] = false
+			return ws[n:], rest, true
+		}
+	}
+	return ws, punct, false
 }
 
 // refersBack reports whether a sentence points back to the one before it
@@ -173,6 +196,17 @@ func (a *candidate) more(b *candidate) bool {
 		return a.spans < b.spans
 	}
 	return len(a.claimed) > len(b.claimed)
+}
+
+// mostSpecific is the most specific of candidates (at least one).
+func mostSpecific(cs []candidate) *candidate {
+	best := &cs[0]
+	for i := range cs[1:] {
+		if cs[i+1].more(best) {
+			best = &cs[i+1]
+		}
+	}
+	return best
 }
 
 func (a *candidate) overlaps(b *candidate) bool {
