@@ -7,6 +7,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -126,3 +127,61 @@ var errWrite = errors.New("disk full")
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errWrite }
+
+// The reports carry every answer's reason: JSON in each result's answers,
+// CSV in its answers and not_understood columns, with simulator-limited.
+func TestReportsAccountForEveryAnswer(t *testing.T) {
+	r := res("jaw", Emergency, Routine)
+	p := NewPatient(conceptVignette(), understanding)
+	var turns []Exchange
+	msg := p.Opening()
+	for _, q := range []string{"Does it spread?", "Do you smoke?"} {
+		why := msg.Why
+		turns = append(turns, Exchange{Message: msg.Text, Why: &why, Reply: q})
+		msg, _ = p.Answer(q, nil)
+	}
+	why := msg.Why
+	turns = append(turns, Exchange{Message: msg.Text, Why: &why, Reply: "Goodbye.", Terminal: true})
+	Account(&r, turns)
+	rep := NewReport([]Result{r})
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Summary struct {
+			SimulatorLimited int     `json:"simulator_limited"`
+			Coverage         float64 `json:"coverage"`
+		} `json:"summary"`
+		Results []struct {
+			SimulatorLimited bool `json:"simulator_limited"`
+			Answers          []struct {
+				Reason string `json:"reason"`
+				Why    struct {
+					Kind string `json:"kind"`
+				} `json:"why"`
+			} `json:"answers"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Summary.SimulatorLimited != 1 || back.Summary.Coverage != 0.5 || !back.Results[0].SimulatorLimited ||
+		len(back.Results[0].Answers) != 3 || back.Results[0].Answers[2].Why.Kind != "not_understood" || back.Results[0].Answers[1].Reason == "" {
+		t.Fatalf("the JSON report: %s", data)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string) string { return rows[1][slices.Index(rows[0], name)] }
+	if col("simulator_limited") != "true" || col("not_understood") != "Do you smoke?" ||
+		!strings.Contains(col("answers"), "2. yes, it goes up into my jaw [concept spread") ||
+		!strings.Contains(col("answers"), "3. I'm not sure what you mean. [not understood") {
+		t.Fatalf("the CSV row: %q", rows[1])
+	}
+}
