@@ -161,7 +161,7 @@ func releaseRuns(t *testing.T, page playwright.Page, a *app, hold string) {
 }
 
 func resultsTable(page playwright.Page) playwright.Locator {
-	return role(page, "table", "Results by vignette and repeat; each links to its transcript and handoff")
+	return role(page, "table", "Results by vignette and repeat, simulator-limited first; each links to its transcript and handoff")
 }
 
 // TestScenariosRunAndResults: the Scenarios link, the estimate of a small
@@ -248,6 +248,18 @@ func TestScenariosRunAndResults(t *testing.T) {
 	must(t, expect.Locator(role(page, "heading", "Transcript")).ToBeVisible(), "the Transcript heading")
 	must(t, expect.Locator(role(page, "heading", "Handoff")).ToBeVisible(), "the Handoff heading")
 	must(t, expect.Locator(role(page, "heading", "Exchange 1")).ToBeVisible(), "the transcript's first exchange")
+	// Every patient message says why it was said; the built-in suite's
+	// patient understood every question.
+	why := page.Locator(".msg__why")
+	must(t, expect.Locator(why.First()).ToHaveText("Why: the vignette's opening"), "the opening's reason")
+	n, err := why.Count()
+	must(t, err, "count the reasons")
+	said, err := page.Locator(".scenario-transcript .msg--patient").Count()
+	must(t, err, "count the patient's messages")
+	if n == 0 || n != said {
+		t.Fatalf("%d reasons for %d patient messages on the item page", n, said)
+	}
+	must(t, expect.Locator(page.Locator(".msg__why--not-understood")).ToHaveCount(0), "no question left not understood")
 	shot(t, page, "scenarios-04-item")
 	audit(t, page, "scenario item page")
 }
