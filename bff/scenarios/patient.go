@@ -7,8 +7,10 @@ import (
 	"unicode"
 )
 
-// fallbackAnswer is said to a question understood that no fact covers when
-// the vignette has no default: a plain patient's reply, never a gold label.
+// fallbackAnswer is said to a yes/no question understood that no fact
+// covers when the vignette has no default, and to a question about a value
+// (how long, where, how old) that the vignette does not give: a plain
+// patient's reply, never a gold label.
 const fallbackAnswer = "I'm not sure."
 
 // unknownAnswer is said to a question the patient cannot place when the
@@ -153,7 +155,7 @@ func (p *Patient) byConcept(asked []Asked, choices []string) Said {
 	for _, a := range asked {
 		if a.Kind == "open" {
 			why.Kind = WhyOpen
-			if c := namingChoice(choices, p.complaint+" "+p.opening); c != "" {
+			if c := namingChoice(p.u, choices, p.complaint); c != "" {
 				why.Choice = c
 				return Said{Text: c, Why: why}
 			}
@@ -190,6 +192,12 @@ func (p *Patient) byConcept(asked []Asked, choices []string) Said {
 	}
 	parts := append(yes, other...)
 	switch {
+	case len(parts) == 0 && !slices.ContainsFunc(asked, func(a Asked) bool { return a.Kind == "yes_no" }):
+		// A value the vignette does not give (how old, how long, where):
+		// its default is for yes/no questions, and "no" answers none of
+		// these.
+		why.Kind = WhyNotKnown
+		return Said{Text: fallbackAnswer, Why: why}
 	case len(parts) == 0:
 		why.Kind = WhyDefault
 		return Said{Text: p.fallback, Why: why}
@@ -307,46 +315,48 @@ func turnYesNo(text string) string {
 	return text[:i] + to + text[j:]
 }
 
-// namingChoice is the offered choice that shares the most content words
-// with what the patient says the problem is ("Chest pain" for "a
-// heaviness in my chest"); "" when none shares any. Words compare by their
-// first five letters, so "hurts" meets "hurting".
-func namingChoice(choices []string, complaint string) string {
-	mine := map[string]bool{}
-	for _, w := range textWords(complaint) {
-		if !stopWord[w] {
-			mine[stem5(w)] = true
+// namingChoice is the offered choice that names the patient's problem: the
+// one sharing the most body areas or systems with the complaint ("Abdominal
+// pain", "Stomach ache" or "Belly or abdomen" for "pain low down in my
+// belly"), an area counting less the more of the choices share it, and a
+// title that also names an area the complaint does not counting a little
+// less ("Injury" before "Back problems" for a twisted ankle). "" when no
+// choice shares an area, or two score the same: the patient then says the
+// complaint in its own words.
+func namingChoice(u Understander, choices []string, complaint string) string {
+	if u == nil || len(choices) == 0 {
+		return ""
+	}
+	mine := u.Areas(complaint)
+	areas := make([][]string, len(choices))
+	shared := map[string]int{}
+	for i, c := range choices {
+		areas[i] = u.Areas(c)
+		for _, a := range areas[i] {
+			shared[a]++
 		}
 	}
-	best, bestN := "", 0
-	for _, c := range choices {
-		n := 0
-		for _, w := range textWords(c) {
-			if !stopWord[w] && mine[stem5(w)] {
-				n++
+	best, bestScore, tie := "", 0.0, false
+	for i, c := range choices {
+		score := 0.0
+		for _, a := range areas[i] {
+			if slices.Contains(mine, a) {
+				score += 1 / float64(shared[a])
+			} else {
+				score -= 0.25 / float64(shared[a]) // names something else too
 			}
 		}
-		if n > bestN {
-			best, bestN = c, n
+		switch {
+		case score > bestScore && score > 0:
+			best, bestScore, tie = c, score, false
+		case score == bestScore && score > 0:
+			tie = true
 		}
 	}
-	return best
-}
-
-func stem5(w string) string {
-	if r := []rune(w); len(r) > 5 {
-		return string(r[:5])
+	if tie {
+		return ""
 	}
-	return w
-}
-
-// stopWord are words that name no problem.
-var stopWord = map[string]bool{
-	"a": true, "an": true, "the": true, "i": true, "im": true, "ive": true, "my": true, "me": true, "and": true,
-	"or": true, "of": true, "in": true, "on": true, "to": true, "it": true, "is": true, "have": true, "has": true,
-	"got": true, "a bit": true, "bit": true, "with": true, "for": true, "since": true, "been": true, "some": true,
-	"this": true, "that": true, "s": true, "t": true, "m": true, "ve": true, "not": true, "no": true, "yes": true,
-	"other": true, "something": true, "else": true, "problem": true, "really": true, "very": true,
+	return best
 }
 
 // containsPhrase reports whether phrase occurs as consecutive words.

@@ -2,9 +2,13 @@ package scenarios
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func chestVignette() *Vignette {
@@ -41,8 +45,8 @@ func TestPatientScripted(t *testing.T) {
 		{"Does it radiate?", []string{"Yes", "No"}, "Into my left arm."},
 		// Matches two facts ("pain" and "breathless"): the first listed wins.
 		{"Are you breathless with the pain?", nil, "Yes, I get breathless walking."},
-		// Matches no fact: the default.
-		{"Do you take any medicines?", []string{"Yes", "No"}, "I don't know."},
+		// Understood, a value no fact gives: not the yes/no default.
+		{"Do you take any medicines?", []string{"Yes", "No"}, "I'm not sure."},
 		// Choose without an Answer and no choices: the default.
 		{"Are you sweating?", nil, "I don't know."},
 	}
@@ -174,6 +178,17 @@ func (f fakeUnderstanding) Known(id string) bool {
 	return false
 }
 
+// Areas knows three: enough for the tests of the patient's choice.
+func (f fakeUnderstanding) Areas(text string) []string {
+	var out []string
+	for _, w := range textWords(text) {
+		if a, ok := map[string]string{"chest": "chest", "tummy": "abdomen", "headache": "head"}[w]; ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 func keyOf(f fakeUnderstanding, a Asked) string {
 	for k, v := range f {
 		if v == a {
@@ -208,6 +223,7 @@ var understanding = fakeUnderstanding{
 	"sex":        {Concept: "sex", Kind: "value"},
 	"fever":      {Concept: "fever", Kind: "yes_no"},
 	"walk on it": {Concept: "cannot_bear_weight", Kind: "yes_no", Inverse: true},
+	"medicine":   {Concept: "medicines", Kind: "value"},
 }
 
 // Facts stated by concept answer whatever the question's words, keep their
@@ -235,6 +251,9 @@ func TestPatientByConcept(t *testing.T) {
 		{"What sex are you?", []string{"Male", "Female"}, "Female", WhyDemographics, nil, "", false},
 		// Understood, no fact: the default; not understood: the unknown answer.
 		{"Any fever?", nil, "no", WhyDefault, nil, "", false},
+		{"What sex are you?", nil, "I'm female.", WhyDemographics, nil, "", false},
+		// A value the vignette does not give: not its yes/no default.
+		{"Which medicines do you take?", nil, "I'm not sure.", WhyNotKnown, nil, "", false},
 		{"Do you smoke?", nil, "I'm not sure what you mean.", WhyNotUnderstood, nil, "", false},
 		// An opposite question picks the opposite Yes/No quick reply.
 		{"Can you walk on it?", []string{"Yes", "No"}, "No", WhyConcept, []int{4}, "No", true},
@@ -278,4 +297,34 @@ func TestAccountCoverage(t *testing.T) {
 	if r.SimulatorLimited || r.Coverage() != 1 {
 		t.Fatalf("all understood: limited %v, coverage %v", r.SimulatorLimited, r.Coverage())
 	}
+}
+
+// The complaints corpus (bff/scenarios/concepts/testdata/complaints.yaml):
+// the patient picks the title that names its problem from several engines'
+// lists, or none when none does, with the real understanding.
+func TestNamingChoiceCorpus(t *testing.T) {
+	u, err := Understanding()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("concepts", "testdata", "complaints.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cf struct {
+		Lists map[string][]string `yaml:"lists"`
+		Cases []struct{ Complaint, List, Want string }
+	}
+	if err := yaml.Unmarshal(data, &cf); err != nil {
+		t.Fatal(err)
+	}
+	right := 0
+	for _, c := range cf.Cases {
+		if got := namingChoice(u, cf.Lists[c.List], c.Complaint); got != c.Want {
+			t.Errorf("%q from the %s list: chose %q, want %q", c.Complaint, c.List, got, c.Want)
+		} else {
+			right++
+		}
+	}
+	t.Logf("%d of %d complaints matched to their title", right, len(cf.Cases))
 }

@@ -36,3 +36,5 @@ func (b byMeaning) Known(id string) bool {
 	_, ok := b.u.Concept(id)
 	return ok
 }
+
+func (b byMeaning) Areas(text string) []string { return b.u.Areas(text) }

@@ -17,12 +17,17 @@ type Asked struct {
 }
 
 // Understander works out which concepts an engine message asks about,
-// whatever its words. It returns them in the order asked, at most one per
-// concept, and nothing for a message it cannot place; it never errs and is
-// safe for concurrent use. Known reports whether id is in its vocabulary.
+// whatever its words. Understand returns them in the order asked, at most
+// one per concept, and nothing for a message it cannot place. Known reports
+// whether id is in its vocabulary. It never errs and is safe for
+// concurrent use.
 type Understander interface {
 	Understand(message string) []Asked
 	Known(id string) bool
+	// Areas are the body areas and systems a text names ("belly":
+	// abdomen), to tell which of an engine's complaint titles names the
+	// patient's problem.
+	Areas(text string) []string
 }
 
 // WhyKind is what decided a patient message.
@@ -41,6 +46,10 @@ const (
 	// WhyDefault: the question was understood but no fact covers it: the
 	// vignette's default.
 	WhyDefault WhyKind = "default"
+	// WhyNotKnown: the question was understood, about a value (how long,
+	// where, how old) that no fact and no demographic gives: "I'm not
+	// sure."
+	WhyNotKnown WhyKind = "not_known"
 	// WhyNotUnderstood: no fact's asks match and no concept was found: the
 	// vignette's answer for unknown questions. The result is
 	// simulator-limited.
@@ -86,6 +95,8 @@ func (w Why) String() string {
 		b.WriteString("concept " + strings.Join(w.Concepts, " + ") + ": from the demographics")
 	case WhyDefault:
 		b.WriteString("concept " + strings.Join(w.Concepts, " + ") + ": no fact, the vignette's default")
+	case WhyNotKnown:
+		b.WriteString("concept " + strings.Join(w.Concepts, " + ") + ": a value the vignette does not give")
 	case WhyNotUnderstood:
 		return "not understood: the vignette's answer for unknown questions"
 	default:

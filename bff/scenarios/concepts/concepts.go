@@ -80,6 +80,7 @@ package concepts
 
 import (
 	_ "embed"
+	"slices"
 )
 
 // Version is the vocabulary's version (vocabulary.yaml's `version`); Load
@@ -136,4 +137,26 @@ func (u *Understanding) Concept(id string) (Concept, bool) {
 // Concepts returns the vocabulary's concepts in its order (a copy).
 func (u *Understanding) Concepts() []Concept {
 	return append([]Concept(nil), u.concepts...)
+}
+
+// Areas returns the body areas and systems a text names ("belly" is
+// abdomen, "pass water" urinary), in cues.yaml's order: how the patient
+// tells which of an engine's complaint titles names its problem, whatever
+// the words on either side.
+func (u *Understanding) Areas(text string) []string {
+	ws, _ := words(text, u.spell)
+	var out []string
+	for _, a := range u.areas {
+		if slices.ContainsFunc(a.words, func(p []string) bool {
+			for i := range ws {
+				if phraseAt(ws, i, p) {
+					return true
+				}
+			}
+			return false
+		}) {
+			out = append(out, a.id)
+		}
+	}
+	return out
 }

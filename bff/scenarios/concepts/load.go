@@ -32,6 +32,7 @@ type Understanding struct {
 	absence        [][]string
 	notPolarity    [][]string
 	normalYes      map[int]bool // concepts whose yes is the normal state
+	areas          []area       // body areas and systems, in cues.yaml's order
 
 	// The compiled cues: word patterns, terms (phrases of patterns), groups
 	// (alternative terms) and rules (groups of one concept).
@@ -83,6 +84,7 @@ type cuesFile struct {
 	Absence        []string          `yaml:"absence"`
 	NotPolarity    []string          `yaml:"not_polarity"`
 	NormalYes      []string          `yaml:"normal_yes"`
+	Areas          yaml.Node         `yaml:"areas"`
 	Cues           yaml.Node         `yaml:"cues"`
 }
 
@@ -204,6 +206,9 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 		}
 		u.normalYes[i] = true
 	}
+	if err := u.compileAreas(&cf.Areas); err != nil {
+		return nil, err
+	}
 	if err := u.compileCues(&cf.Cues, cf.Macros); err != nil {
 		return nil, err
 	}
@@ -232,6 +237,40 @@ func (u *Understanding) phrase(s string) ([]string, error) {
 		return nil, errors.New("empty")
 	}
 	return out, nil
+}
+
+// area is one body area or system of cues.yaml's `areas`: the words that
+// name it, each a phrase of patterns.
+type area struct {
+	id    string
+	words [][]string
+}
+
+// compileAreas reads `areas`: a mapping of area id to a string of
+// alternatives ("belly|tummy|stomach*|pass water"), in file order.
+func (u *Understanding) compileAreas(n *yaml.Node) error {
+	if n.Kind == 0 {
+		return errors.New("cues.yaml: no `areas`")
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("cues.yaml: line %d: `areas` must map an area to its words", n.Line)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		a := area{id: k.Value}
+		if v.Kind != yaml.ScalarNode || strings.TrimSpace(v.Value) == "" {
+			return fmt.Errorf("cues.yaml: line %d: area %q: words must be alternatives joined by \"|\"", v.Line, a.id)
+		}
+		for _, alt := range strings.Split(v.Value, "|") {
+			p, err := u.phrase(alt)
+			if err != nil {
+				return fmt.Errorf("cues.yaml: line %d: area %q: %w", v.Line, a.id, err)
+			}
+			a.words = append(a.words, p)
+		}
+		u.areas = append(u.areas, a)
+	}
+	return nil
 }
 
 func (u *Understanding) compileCues(n *yaml.Node, macros map[string]string) error {
