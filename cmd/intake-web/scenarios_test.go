@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,39 @@ func TestScenariosRunRefusesABadSuite(t *testing.T) {
 	code, _, errs := runScenarios(t, "run", "-suite", suite)
 	if code != 2 || !strings.Contains(errs, "bad.yaml") || !strings.Contains(errs, "mislabelled") || !strings.Contains(errs, "gold.class") {
 		t.Fatalf("a bad suite: exit %d: %s", code, errs)
+	}
+}
+
+// -voice chooses the embedded sandbox engine's wording: the report's
+// provenance says which, the summary prints the simulator coverage; an
+// unknown voice, or a voice with a real service, is a usage error.
+func TestScenariosRunVoice(t *testing.T) {
+	dir := t.TempDir()
+	suite, report := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "report.json")
+	if err := os.WriteFile(suite, []byte(smallSuite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runScenarios(t, "run", "-suite", suite, "-voice", "conversational", "-json", report)
+	if code != 0 || !strings.Contains(out, "simulator coverage: 100.0%") || !strings.Contains(out, "engine voice conversational-en/1") ||
+		!strings.Contains(errs, "voice conversational") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"voice_profile": "conversational-en/1"`) {
+		t.Fatalf("the report's provenance does not name the voice: %.400s", b)
+	}
+	if code, _, errs := runScenarios(t, "run", "-suite", suite, "-voice", "chatty"); code != 2 || !strings.Contains(errs, `-voice must be one of plain, conversational, got "chatty"`) {
+		t.Fatalf("an unknown voice: exit %d: %s", code, errs)
+	}
+	var errw bytes.Buffer
+	env := func(k string) string {
+		return map[string]string{"INTAKE_BASE_URL": "https://svc.example", "INTAKE_API_KEY": "k"}[k]
+	}
+	if code := scenariosCommand([]string{"run", "-suite", suite, "-voice", "plain"}, io.Discard, &errw, env); code != 2 ||
+		!strings.Contains(errw.String(), "words its own") {
+		t.Fatalf("a voice with a real service: exit %d: %s", code, errw.String())
 	}
 }
