@@ -129,15 +129,33 @@ func (p *Protocol) prepare(lx *lexicon) error {
 		bad("no triggers")
 	}
 	for _, t := range p.Triggers {
-		var parts [][]string
-		for _, part := range strings.Split(t, "+") {
-			toks, err := phrase(lx, part)
+		if ex, ok := strings.CutPrefix(t, "!"); ok {
+			if strings.ContainsAny(ex, "+~") {
+				bad("trigger %q: an exception is one phrase", t)
+			}
+			toks, err := phrase(lx, ex)
 			if err != nil {
 				bad("trigger %q: %v", t, err)
 			}
-			parts = append(parts, toks)
+			p.triggerExcept = append(p.triggerExcept, toks)
+			continue
+		}
+		var parts [][][]string
+		for _, part := range strings.Split(t, "+") {
+			var pieces [][]string
+			for _, piece := range strings.Split(part, "~") {
+				toks, err := phrase(lx, piece)
+				if err != nil {
+					bad("trigger %q: %v", t, err)
+				}
+				pieces = append(pieces, toks)
+			}
+			parts = append(parts, pieces)
 		}
 		p.triggers = append(p.triggers, parts)
+	}
+	if len(p.triggers) == 0 {
+		bad("no triggers other than exceptions")
 	}
 
 	facts := map[string]string{factAge: "builtin", factSex: "builtin", factPregnancy: "builtin"}

@@ -9,7 +9,7 @@ type Protocol struct {
 	ID                string            `json:"id"`           // versioned: "sore_throat.v1"
 	Title             string            `json:"title"`        // quick-reply label: "Sore throat"
 	PatientTerm       string            `json:"patient_term"` // used in replies: "sore throat"
-	Triggers          []string          `json:"triggers"`     // "a+b" means both words somewhere in the message
+	Triggers          []string          `json:"triggers"`     // "a+b": both anywhere in the message; "a~b": both in one clause; "!a": a clause holding a is not read for this protocol
 	PregnancyRelevant bool              `json:"pregnancy_relevant"`
 	RedFlags          []RedFlag         `json:"red_flags"`
 	Questions         []Question        `json:"questions"`
@@ -19,9 +19,10 @@ type Protocol struct {
 	SOAP              SOAPTemplates     `json:"soap"`
 
 	// Prepared at load time.
-	triggers [][][]string // trigger → parts → tokens
-	title    []string
-	redFlags []Question // the red flags as yes/no questions, same order
+	triggers      [][][][]string // trigger → parts ("+", anywhere) → pieces ("~", in one clause) → tokens
+	triggerExcept [][]string     // "!" triggers: a clause holding one is not read for this protocol
+	title         []string
+	redFlags      []Question // the red flags as yes/no questions, same order
 	// What the patient sees: Title and PatientTerm in the plain voice, the
 	// voice's own words otherwise (voice.go). Matching and the SOAP note
 	// use Title and PatientTerm.

@@ -182,7 +182,7 @@ func (s *session) choose(m message) {
 func (s *session) match(m message, pool []*Protocol) []*Protocol {
 	var out []*Protocol
 	for _, p := range pool {
-		if said(m.mention(p.title)) || triggered(m, p) {
+		if recognises(m, p) {
 			out = append(out, p)
 		}
 	}
@@ -195,11 +195,18 @@ func said(p polarity) bool {
 	return p == affirmed || p == uncertain
 }
 
-func triggered(m message, p *Protocol) bool {
+// recognises is true when m names p by its title or one of its triggers,
+// leaving out the clauses p's exceptions hold ("feeling low in my belly" is
+// not low mood).
+func recognises(m message, p *Protocol) bool {
+	m = m.without(p.triggerExcept)
+	if said(m.complaintMention(p.title)) {
+		return true
+	}
 	for _, parts := range p.triggers {
 		all := true
-		for _, part := range parts {
-			if !said(m.mention(part)) {
+		for _, pieces := range parts {
+			if !m.saysTogether(pieces) {
 				all = false
 				break
 			}

@@ -15,6 +15,9 @@ type message struct {
 	lx      *lexicon
 	clauses [][]string
 	tokens  []string // every clause's tokens, in order
+	// question[i] is true when clause i ended with a question mark: "back
+	// pain? no, my chest" (complaintMention).
+	question []bool
 }
 
 // parse prepares a patient message for matching.
@@ -27,10 +30,17 @@ func (lx *lexicon) parse(raw string) message {
 		if len(cur) > 0 {
 			m.clauses = append(m.clauses, lx.wordsToDigits(lx.rewrite(cur)))
 			m.tokens = append(m.tokens, m.clauses[len(m.clauses)-1]...)
+			m.question = append(m.question, false)
 		}
 		cur = nil
 	}
-	for _, part := range strings.FieldsFunc(lower, isClauseBreak) {
+	for rest := lower; rest != ""; {
+		part := rest
+		if end := strings.IndexFunc(rest, isClauseBreak); end < 0 {
+			rest = ""
+		} else {
+			part, rest = rest[:end], rest[end:]
+		}
 		for _, w := range strings.FieldsFunc(part, notWordRune) {
 			if lx.clauseWords[w] {
 				flush()
@@ -43,6 +53,13 @@ func (lx *lexicon) parse(raw string) message {
 			cur = append(cur, w)
 		}
 		flush()
+		// The breaks after the part: a question mark among them marks the
+		// clause just ended as a question.
+		breaks := len(rest) - len(strings.TrimLeftFunc(rest, isClauseBreak))
+		if n := len(m.question); n > 0 && strings.Contains(rest[:breaks], "?") {
+			m.question[n-1] = true
+		}
+		rest = rest[breaks:]
 	}
 	return m
 }
@@ -212,14 +229,88 @@ const negationWindow = 6
 // occurrence wins: a patient correcting themselves is believed.
 func (m message) mention(phrase []string) polarity {
 	result := absent
-	for _, cl := range m.clauses {
-		for i := range cl {
-			if _, ok := m.lx.matchLoose(cl, i, phrase); ok {
-				result = m.lx.prefixPolarity(cl[:i])
-			}
+	for c := range m.clauses {
+		if p := m.clauseMention(c, phrase); p != absent {
+			result = p
 		}
 	}
 	return result
+}
+
+// clauseMention is mention within clause c.
+func (m message) clauseMention(c int, phrase []string) polarity {
+	result := absent
+	cl := m.clauses[c]
+	for i := range cl {
+		if _, ok := m.lx.matchLoose(cl, i, phrase); ok {
+			result = m.lx.prefixPolarity(cl[:i])
+		}
+	}
+	return result
+}
+
+// complaintMention is mention for naming a complaint, where an affirmed
+// phrase in a question the patient answers "no" to straight after is
+// negated: "back pain? no, it's my chest that hurts".
+func (m message) complaintMention(phrase []string) polarity {
+	result := absent
+	for c := range m.clauses {
+		if p := m.clauseMention(c, phrase); p != absent {
+			if p == affirmed && m.deniedQuestion(c) {
+				p = negated
+			}
+			result = p
+		}
+	}
+	return result
+}
+
+// deniedQuestion is true when clause c is a question and the next clause
+// starts with a no word.
+func (m message) deniedQuestion(c int) bool {
+	if !m.question[c] || c+1 >= len(m.clauses) || len(m.clauses[c+1]) == 0 {
+		return false
+	}
+	return m.lx.noWords[m.clauses[c+1][0]]
+}
+
+// saysTogether is true when one clause affirms or hedges every piece, in any
+// order and at any distance ("a heavy feeling in the middle of my chest"
+// says heavy~chest). A single piece may be said anywhere in the message.
+func (m message) saysTogether(pieces [][]string) bool {
+	if len(pieces) == 1 {
+		return said(m.complaintMention(pieces[0]))
+	}
+	for c := range m.clauses {
+		all := true
+		for _, p := range pieces {
+			pol := m.clauseMention(c, p)
+			if !said(pol) || (pol == affirmed && m.deniedQuestion(c)) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// without is m with the clauses that hold one of except emptied, so nothing
+// in them is read.
+func (m message) without(except [][]string) message {
+	if len(except) == 0 {
+		return m
+	}
+	out := m
+	out.clauses = slices.Clone(m.clauses)
+	for c, cl := range out.clauses {
+		if m.lx.holdsAny(cl, except) {
+			out.clauses[c] = nil
+		}
+	}
+	return out
 }
 
 // matchLoose matches phrase at tokens[i], letting up to maxFillers filler

@@ -113,3 +113,47 @@ func TestNormalisation(t *testing.T) {
 		}
 	}
 }
+
+// Complaint triggers: "a~b" in one clause in any order, "!a" leaves a clause
+// out, and a question answered "no" straight after does not name it.
+func TestComplaintPhrases(t *testing.T) {
+	lx := newLexicon()
+	chest, heavy := lx.normalisePhrase("chest"), lx.normalisePhrase("heavy|pressure")
+	together := [][]string{chest, heavy}
+	for in, want := range map[string]bool{
+		"a heavy feeling in the middle of my chest":   true,
+		"my chest feels heavy":                        true,
+		"pressure right across his chest":             true,
+		"my chest is fine, my legs feel heavy":        false,
+		"no heavy feeling in my chest":                false,
+		"my chest doesn't feel heavy":                 false,
+		"heavy legs and a cough from my chest":        false,
+		"I think there might be pressure in my chest": true,
+	} {
+		if got := lx.parse(in).saysTogether(together); got != want {
+			t.Errorf("saysTogether(%q, chest~heavy) = %v, want %v", in, got, want)
+		}
+	}
+	backPain := [][]string{lx.normalisePhrase("back pain")}
+	for in, want := range map[string]bool{
+		"back pain? no, it's my chest that hurts": false,
+		"back pain? yes, for a week":              true,
+		"is it back pain? I think so":             true,
+		"back pain":                               true,
+	} {
+		if got := lx.parse(in).saysTogether(backPain); got != want {
+			t.Errorf("saysTogether(%q, back pain) = %v, want %v", in, got, want)
+		}
+	}
+	low := [][]string{lx.normalisePhrase("feeling low")}
+	except := [][]string{lx.normalisePhrase("low in belly|tummy")}
+	for in, want := range map[string]bool{
+		"a dragging feeling low in my belly":           false,
+		"feeling low, and a dragging pain in my belly": true,
+		"I've been feeling low":                        true,
+	} {
+		if got := lx.parse(in).without(except).saysTogether(low); got != want {
+			t.Errorf("without(low in belly).saysTogether(%q, feeling low) = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -352,7 +352,7 @@ func reading(lx *lexicon, lib *library, r *replies, p *Protocol, q *Question, ra
 	}
 	asks := []*Question{&r.Age, &r.Sex, &r.Pregnancy}
 	for _, pr := range lib.protocols {
-		if q == nil && (said(m.mention(pr.title)) || triggered(m, pr)) {
+		if q == nil && recognises(m, pr) {
 			out = append(out, "complaint "+pr.ID)
 		}
 		if p != nil && p != pr {
