@@ -142,19 +142,46 @@ func (u *Understanding) Concepts() []Concept {
 // Areas returns the body areas and systems a text names ("belly" is
 // abdomen, "pass water" urinary), in cues.yaml's order: how the patient
 // tells which of an engine's complaint titles names its problem, whatever
-// the words on either side.
+// the words on either side. Longer phrases claim their words first, so
+// "chest infection" names the cough and not the chest.
 func (u *Understanding) Areas(text string) []string {
 	ws, _ := words(text, u.spell)
-	var out []string
-	for _, a := range u.areas {
-		if slices.ContainsFunc(a.words, func(p []string) bool {
-			for i := range ws {
-				if phraseAt(ws, i, p) {
-					return true
-				}
+	type cand struct {
+		area int
+		p    []string
+	}
+	var cands []cand
+	for i, a := range u.areas {
+		for _, p := range a.words {
+			cands = append(cands, cand{i, p})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return len(b.p) - len(a.p) })
+	// A phrase cannot use words a longer one claimed; phrases of one length
+	// may share words ("back" names the back and the bones and muscles).
+	claimed := make([]bool, len(ws))
+	found := make([]bool, len(u.areas))
+	var pending []int
+	for k, c := range cands {
+		if k > 0 && len(c.p) != len(cands[k-1].p) {
+			for _, i := range pending {
+				claimed[i] = true
 			}
-			return false
-		}) {
+			pending = pending[:0]
+		}
+		for i := range ws {
+			if !phraseAt(ws, i, c.p) || slices.Contains(claimed[i:i+len(c.p)], true) {
+				continue
+			}
+			found[c.area] = true
+			for j := range c.p {
+				pending = append(pending, i+j)
+			}
+		}
+	}
+	var out []string
+	for i, a := range u.areas {
+		if found[i] {
 			out = append(out, a.id)
 		}
 	}
