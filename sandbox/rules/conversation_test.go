@@ -38,6 +38,7 @@ type want struct {
 	asked       []string // fragments that must appear in some reply
 	notAsked    []string // fragments that must appear in no reply
 	subjective  string   // fragment of the SOAP subjective
+	sameDay     bool     // urgent_escalation without urgent: care today, no ambulance
 }
 
 // conversationCase is a scripted conversation and what it must lead to.
@@ -85,10 +86,10 @@ func conversationCases() []conversationCase {
 		{"cough with fever, age 65 makes CRB-65 1 (mid)",
 			script{Age: 65, Sex: "female", Messages: msgs("chest infection", no(3), "no", "no", "no", "A few days")},
 			want{disposition: engine.DispositionReview, score: "crb65 1 mid"}},
-		{"cough with fever, CRB-65 3 is urgent without a red flag",
+		{"cough with fever, CRB-65 3 is urgent (same day) without a red flag",
 			script{Age: 70, Sex: "male", Messages: msgs("chest infection", no(3), "yes", "yes", "no", "A few days")},
-			want{disposition: engine.DispositionEscalate, safety: engine.SafetyCannotMissNegative, score: "crb65 3 strong",
-				reply: []string{"emergency services"}}},
+			want{disposition: engine.DispositionEscalate, safety: engine.SafetyCannotMissNegative, score: "crb65 3 strong", sameDay: true,
+				reply: []string{"seen by a doctor or nurse today", "you do not need an ambulance", "GP practice now", "NHS 111"}}},
 		{"cough with fever, over 3 weeks goes to review",
 			script{Age: 40, Sex: "male", Messages: msgs("chesty cough", no(3), "no", "no", "no", "More than 3 weeks")},
 			want{disposition: engine.DispositionReview, score: "crb65 0 weak", reason: "3 weeks or more"}},
@@ -198,7 +199,12 @@ func conversationCases() []conversationCase {
 			want{protocol: "sore_throat.v1", disposition: engine.DispositionContinue}},
 		{"a red flag volunteered in the first message escalates at once",
 			script{Age: 30, Sex: "male", Messages: msgs("back pain and I've wet myself")},
-			want{protocol: "low_back_pain.v1", disposition: engine.DispositionEscalate, safety: engine.SafetyCannotMissPositive, turns: 1}},
+			want{protocol: "low_back_pain.v1", disposition: engine.DispositionEscalate, safety: engine.SafetyCannotMissPositive, turns: 1,
+				sameDay: true, reply: []string{"urgent treatment centre or an emergency department (A&E)"}}},
+		{"an emergency red flag wins over a same-day one said in the same message",
+			script{Age: 30, Sex: "male", Messages: msgs("I twisted my ankle, it looks deformed, and my foot is cold")},
+			want{protocol: "ankle_foot_injury.v1", disposition: engine.DispositionEscalate, safety: engine.SafetyCannotMissPositive, turns: 1,
+				reason: "Neurovascular compromise", reply: []string{"call emergency services now"}}},
 
 		// Understanding and clarification.
 		{"an unclear answer is asked again, twice unclear is unsure",
@@ -279,8 +285,8 @@ func TestConversations(t *testing.T) {
 				if !res.Terminal || res.IntakeStatus != engine.IntakeStatusComplete {
 					fail("terminal %v intake_status %q, want terminal and complete", res.Terminal, res.IntakeStatus)
 				}
-				if res.Urgent != (w.disposition == engine.DispositionEscalate) {
-					fail("urgent %v for %s", res.Urgent, w.disposition)
+				if res.Urgent != (w.disposition == engine.DispositionEscalate && !w.sameDay) {
+					fail("urgent %v for %s (same day %v)", res.Urgent, w.disposition, w.sameDay)
 				}
 			}
 			if w.safety != "" && res.SafetyStatus != w.safety {

@@ -17,9 +17,10 @@ import (
 	"github.com/clinical-intake/intake-web/sandbox/engine"
 )
 
-// libraryFiles are the protocols and the language files (language.go).
+// libraryFiles are the protocols, the language files (language.go) and
+// urgency.json (urgency.go).
 //
-//go:embed protocols/*.json language/*.json
+//go:embed protocols/*.json language/*.json urgency.json
 var libraryFiles embed.FS
 
 // library is the validated protocol set, sorted by id, with the emergency
@@ -91,6 +92,19 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 			if lib.emergencies, err = loadEmergencies(data, lx); err != nil {
 				return nil, err
 			}
+		}
+	}
+	// So does the split of escalations into same-day and emergency.
+	switch data, err := fs.ReadFile(fsys, urgencyFile); {
+	case errors.Is(err, fs.ErrNotExist):
+		// A library without it escalates every red flag as an emergency.
+	case err != nil:
+		return nil, err
+	default:
+		fmt.Fprintf(h, "%s\x00%d\x00", urgencyFile, len(data))
+		h.Write(data)
+		if err := loadUrgency(data, lib); err != nil {
+			return nil, err
 		}
 	}
 	lib.hash = "sha256:" + hex.EncodeToString(h.Sum(nil))

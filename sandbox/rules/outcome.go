@@ -11,15 +11,15 @@ import (
 
 // decide applies the protocol's disposition rules: the first whose
 // conditions all hold wins; the last rule has none.
-func (s *session) decide() (disposition, reason string) {
+func (s *session) decide() *DispositionRule {
 	score, complete := s.score()
-	for _, rule := range s.active.Dispositions {
-		if s.holds(rule.When, score, complete) {
-			return rule.Disposition, rule.Reason
+	for i := range s.active.Dispositions {
+		if rule := &s.active.Dispositions[i]; s.holds(rule.When, score, complete) {
+			return rule
 		}
 	}
 	// Unreachable: the loader insists on an unconditional last rule.
-	return engine.DispositionReview, "No disposition rule applied."
+	return &DispositionRule{Disposition: engine.DispositionReview, Reason: "No disposition rule applied."}
 }
 
 func (s *session) holds(conds []Condition, score engine.Score, scored bool) bool {

@@ -115,18 +115,31 @@ func TestEveryRedFlagEscalates(t *testing.T) {
 				if !strings.HasSuffix(tr[len(tr)-2].Result.Reply, rf.Ask) {
 					t.Fatalf("escalated after %q, not after the red flag question", tr[len(tr)-2].Result.Reply)
 				}
-				if !res.Terminal || !res.Urgent || res.Disposition != engine.DispositionEscalate ||
+				where := p.sameDayFlags[rf.Fact]
+				if !res.Terminal || res.Urgent != (where == "") || res.Disposition != engine.DispositionEscalate ||
 					res.SafetyStatus != engine.SafetyCannotMissPositive || res.IntakeStatus != engine.IntakeStatusComplete {
-					t.Fatalf("got terminal=%v urgent=%v %s %s %s", res.Terminal, res.Urgent, res.Disposition, res.SafetyStatus, res.IntakeStatus)
+					t.Fatalf("got terminal=%v urgent=%v %s %s %s (same day %q)", res.Terminal, res.Urgent, res.Disposition, res.SafetyStatus, res.IntakeStatus, where)
 				}
 				if !slices.ContainsFunc(res.SafetyNotes, func(n string) bool { return strings.Contains(n, rf.SafetyNote) }) {
 					t.Errorf("safety notes %q lack %q", res.SafetyNotes, rf.SafetyNote)
 				}
-				if !strings.Contains(res.Reply, "emergency services") {
-					t.Errorf("reply %q does not send the patient to emergency services", res.Reply)
-				}
 				// The plan quotes exactly what the patient was told.
-				if res.SOAP.Plan != p.SOAP.Plan[engine.DispositionEscalate]+" Patient was told: "+strconv.Quote(res.Reply) {
+				plan := p.SOAP.Plan[engine.DispositionEscalate]
+				if where == "" {
+					if !strings.Contains(res.Reply, e.replies.UrgentCall) || res.DispositionLabel != e.replies.LabelUrgent {
+						t.Errorf("reply %q (label %q) does not send the patient to emergency services", res.Reply, res.DispositionLabel)
+					}
+				} else {
+					var say string
+					say, plan = e.replies.sameDay(where)
+					if !strings.Contains(res.Reply, say) || strings.Contains(res.Reply, e.replies.UrgentCall) || res.DispositionLabel != e.replies.LabelSameDay {
+						t.Errorf("same-day reply %q (label %q) lacks %q or calls emergency services", res.Reply, res.DispositionLabel, say)
+					}
+					if !strings.Contains(res.Reply, "today") || !strings.Contains(res.Reply, "do not need an ambulance") {
+						t.Errorf("same-day reply %q does not say today, without an ambulance", res.Reply)
+					}
+				}
+				if res.SOAP.Plan != plan+" Patient was told: "+strconv.Quote(res.Reply) {
 					t.Errorf("plan %q", res.SOAP.Plan)
 				}
 				if !strings.Contains(res.SOAP.Assessment, "Red flag POSITIVE: "+rf.Label) {

@@ -28,6 +28,12 @@ type Protocol struct {
 	// use Title and PatientTerm.
 	shownTitle string
 	shownTerm  string
+	// Same-day escalations (urgency.json): where a positive red flag, by
+	// fact, or an urgent_escalation rule testing a score, by score key,
+	// sends the patient (sameDayGP or sameDayED). Unlisted ones are
+	// emergencies.
+	sameDayFlags  map[string]string
+	sameDayScores map[string]string
 }
 
 // RedFlag is a cannot-miss finding, screened before any non-urgent

@@ -18,26 +18,37 @@ const kindAge = "age"
 // JSON form is hashed into provenance.prompt_hash: change a word, change the
 // hash.
 type replies struct {
-	AskMainProblem   string        `json:"ask_main_problem"`
-	AskWhichProblem  string        `json:"ask_which_problem"`
-	Committed        string        `json:"committed"` // {complaint}
-	NotUnderstood    string        `json:"not_understood"`
-	NeedClearAnswer  string        `json:"need_clear_answer"` // before a red flag is asked again
-	NotedUnclear     string        `json:"noted_unclear"`     // a question left unclear after asking twice
-	NotedOther       string        `json:"noted_other"`       // the reply answered other questions, not this one
-	CloseSelfCare    string        `json:"close_self_care"`
-	CloseReview      string        `json:"close_review"`
-	SafetyNetSelf    string        `json:"safety_net_self_care"` // ends the self-care closing
-	SafetyNetReview  string        `json:"safety_net_review"`    // ends the review closing
-	UrgentBecause    string        `json:"urgent_because"`       // when nothing more specific is known
-	UrgentUnclear    string        `json:"urgent_unclear"`       // a red flag left unclear after asking twice
-	UrgentCall       string        `json:"urgent_call"`          // every urgent closing has it
-	LabelInProgress  string        `json:"label_in_progress"`
-	LabelSelfCare    string        `json:"label_self_care"`
-	LabelReview      string        `json:"label_review"`
-	LabelUrgent      string        `json:"label_urgent"`
-	SandboxNote      string        `json:"sandbox_note"` // clinician-facing, always in safety_notes
-	EmergencySOAP    SOAPTemplates `json:"emergency_soap"`
+	AskMainProblem    string `json:"ask_main_problem"`
+	AskWhichProblem   string `json:"ask_which_problem"`
+	Committed         string `json:"committed"` // {complaint}
+	NotUnderstood     string `json:"not_understood"`
+	NeedClearAnswer   string `json:"need_clear_answer"` // before a red flag is asked again
+	NotedUnclear      string `json:"noted_unclear"`     // a question left unclear after asking twice
+	NotedOther        string `json:"noted_other"`       // the reply answered other questions, not this one
+	CloseSelfCare     string `json:"close_self_care"`
+	CloseReview       string `json:"close_review"`
+	SafetyNetSelf     string `json:"safety_net_self_care"` // ends the self-care closing
+	SafetyNetReview   string `json:"safety_net_review"`    // ends the review closing
+	UrgentBecause     string `json:"urgent_because"`       // when nothing more specific is known
+	UrgentUnclear     string `json:"urgent_unclear"`       // a red flag left unclear after asking twice
+	UrgentCall        string `json:"urgent_call"`          // every emergency closing has it
+	SameDayGP         string `json:"same_day_gp"`          // a same-day closing: GP practice, NHS 111
+	SameDayED         string `json:"same_day_ed"`          // a same-day closing: urgent treatment centre or A&E
+	CloseUnidentified string `json:"close_unidentified"`   // the main problem not identified after asking twice
+	LabelInProgress   string `json:"label_in_progress"`
+	LabelSelfCare     string `json:"label_self_care"`
+	LabelReview       string `json:"label_review"`
+	LabelUrgent       string `json:"label_urgent"`
+	LabelSameDay      string `json:"label_same_day"`
+	SandboxNote       string `json:"sandbox_note"` // clinician-facing, always in safety_notes
+	// Clinician-facing plans of a same-day escalation, by where the patient
+	// was sent; the protocols' urgent_escalation plans are for emergencies.
+	SameDayPlanGP string        `json:"same_day_plan_gp"`
+	SameDayPlanED string        `json:"same_day_plan_ed"`
+	EmergencySOAP SOAPTemplates `json:"emergency_soap"`
+	// NoProtocolSOAP is the note while no protocol is committed, and when
+	// the intake closed without one.
+	NoProtocolSOAP   SOAPTemplates `json:"no_protocol_soap"`
 	Age              Question      `json:"age"`
 	Sex              Question      `json:"sex"`
 	Pregnancy        Question      `json:"pregnancy"`
@@ -62,18 +73,38 @@ func defaultReplies() *replies {
 		UrgentBecause:   "Your answers suggest you need urgent help.",
 		UrgentUnclear:   "I could not get a clear yes or no to my last question, so to be safe I have to treat it as urgent.",
 		UrgentCall:      "Please call emergency services now or go to the nearest emergency department. Do not wait for a reply here.",
+		SameDayGP: "You need to be seen by a doctor or nurse today, but you do not need an ambulance. Please contact your GP practice now, " +
+			"or NHS 111 or an urgent treatment centre if it is closed. Do not call emergency services unless you get much worse while you wait.",
+		SameDayED: "You need to be checked today at an urgent treatment centre or an emergency department (A&E), but you do not need an ambulance. " +
+			"Please go there now, and ask someone to take you if you can. Do not call emergency services unless you get much worse while you wait.",
+		CloseUnidentified: "I am sorry, I have not been able to work out the main problem from your messages, so I will stop my questions here. " +
+			"A clinician will read what you have written and contact you. If you feel worse or are worried before then, " +
+			"contact your GP practice or NHS 111, and in an emergency call emergency services.",
 		LabelInProgress: "Intake in progress",
 		LabelSelfCare:   "Self-care advice",
 		LabelReview:     "Clinician review",
 		LabelUrgent:     "Urgent: seek emergency care now",
+		LabelSameDay:    "Urgent: be seen today",
 		SandboxNote: "Synthetic research sandbox: generated by a deterministic rules engine from synthetic messages. " +
 			"Not clinical advice; not for real patient care.",
+		SameDayPlanGP: "Same-day assessment, not an emergency ambulance: GP practice now, or NHS 111 or an urgent treatment centre out of hours; " +
+			"emergency services only if the patient deteriorates.",
+		SameDayPlanED: "Same-day assessment at an urgent treatment centre or emergency department, no ambulance needed; " +
+			"emergency services only if the patient deteriorates.",
 		EmergencySOAP: SOAPTemplates{
 			Subjective: "In the patient's words: {opening}. {answers}",
 			Objective:  "Self-reported only, no examination (remote intake). {demographics}.",
-			Assessment: "Emergency phrase in the patient's message. {red_flags}",
+			Assessment: "{red_flags}",
 			Plan: map[string]string{
 				engine.DispositionEscalate: "Immediate escalation to emergency care.",
+			},
+		},
+		NoProtocolSOAP: SOAPTemplates{
+			Subjective: "The patient's messages: {messages}. Patient-entered history: {history}",
+			Objective:  "Self-reported only, no examination (remote intake). {demographics}.",
+			Assessment: "{red_flags} {reason}",
+			Plan: map[string]string{
+				engine.DispositionReview: "Clinician review: contact the patient to establish the presenting complaint, then screen for red flags.",
 			},
 		},
 		Age: Question{Fact: factAge, Label: "Age", Ask: "How old are you?", AskAgain: "Put another way: what is your age in years?", Kind: kindAge, Choices: []string{}},
@@ -132,4 +163,13 @@ func (r *replies) label(disposition string) string {
 		return r.LabelUrgent
 	}
 	return r.LabelInProgress
+}
+
+// sameDay is the closing sentence and the clinician's plan of a same-day
+// escalation that sends the patient where.
+func (r *replies) sameDay(where string) (reply, plan string) {
+	if where == sameDayED {
+		return r.SameDayED, r.SameDayPlanED
+	}
+	return r.SameDayGP, r.SameDayPlanGP
 }

@@ -56,9 +56,11 @@ func (s *session) result() engine.Result {
 	case phaseDone:
 		res.Reply = s.closingReply()
 		res.Terminal = true
-		res.Urgent = s.disposition == engine.DispositionEscalate
+		// A same-day escalation is urgent_escalation without urgent: care
+		// today, not immediate review (docs/protocols.md).
+		res.Urgent = s.disposition == engine.DispositionEscalate && s.sameDay == ""
 		res.Disposition = s.disposition
-		res.DispositionLabel = r.label(s.disposition)
+		res.DispositionLabel = s.label()
 		res.IntakeStatus = engine.IntakeStatusComplete
 	case phaseMainProblem:
 		res.Reply = joinSentences(s.prefix, r.AskMainProblem)
@@ -140,7 +142,13 @@ func (s *session) closingReply() string {
 	if s.active != nil {
 		advice = s.active.Advice[s.disposition]
 	}
+	call := r.UrgentCall
+	if s.sameDay != "" {
+		call, _ = r.sameDay(s.sameDay)
+	}
 	switch {
+	case s.unidentified:
+		return r.CloseUnidentified
 	case s.emergency != nil:
 		c := s.emergency.categories[0]
 		return joinSentences(c.Reply, r.UrgentCall, c.Advice)
@@ -154,11 +162,19 @@ func (s *session) closingReply() string {
 		if s.redFlag.Advice != "" {
 			advice = s.redFlag.Advice
 		}
-		return joinSentences(why, r.UrgentCall, advice)
+		return joinSentences(why, call, advice)
 	case s.disposition == engine.DispositionSelfCare:
 		return joinSentences(r.CloseSelfCare, advice, r.SafetyNetSelf)
 	case s.disposition == engine.DispositionReview:
 		return joinSentences(r.CloseReview, advice, r.SafetyNetReview)
 	}
-	return joinSentences(r.UrgentBecause, r.UrgentCall, advice)
+	return joinSentences(r.UrgentBecause, call, advice)
+}
+
+// label is the disposition label of the outcome so far.
+func (s *session) label() string {
+	if s.phase == phaseDone && s.disposition == engine.DispositionEscalate && s.sameDay != "" {
+		return s.e.replies.LabelSameDay
+	}
+	return s.e.replies.label(s.dispositionSoFar())
 }

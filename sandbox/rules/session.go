@@ -40,11 +40,21 @@ type session struct {
 	prefix    string // "Sorry, I did not catch that." and the like
 	committed bool   // the active protocol was committed on this turn
 
+	// complaintAsks counts the complaint-stage questions asked, by phase
+	// (phaseMainProblem, phaseWhich): each is asked at most twice.
+	complaintAsks map[phase]int
+
 	// Outcome, once terminal.
 	disposition string
 	reason      string
 	emergency   *emergencyHit
 	redFlag     *RedFlag
+	// sameDay is where an urgent_escalation that is not an emergency sends
+	// the patient (sameDayGP, sameDayED); "" for an emergency.
+	sameDay string
+	// unidentified: closed for clinician review because the main problem
+	// was not identified after asking twice.
+	unidentified bool
 }
 
 // emergencyHit is the first message that named an emergency, with every
@@ -63,6 +73,19 @@ func (h *emergencyHit) note() string {
 	return strings.Join(notes, " ")
 }
 
+// emergencyLabel begins every category's note.
+const emergencyLabel = "Emergency phrase: "
+
+// findings are the categories' notes without their common label, for a line
+// that already says "Emergency phrase".
+func (h *emergencyHit) findings() string {
+	var notes []string
+	for _, c := range h.categories {
+		notes = append(notes, strings.TrimPrefix(c.Note, emergencyLabel))
+	}
+	return strings.Join(notes, " ")
+}
+
 func newSession(e *Engine, in engine.Input) *session {
 	s := &session{
 		e:      e,
@@ -71,6 +94,8 @@ func newSession(e *Engine, in engine.Input) *session {
 		asked:  map[string]int{},
 		misses: map[string]int{},
 		hedged: map[string]string{},
+
+		complaintAsks: map[phase]int{},
 	}
 	for _, raw := range in.Patient {
 		s.msgs = append(s.msgs, e.lx.parse(raw))
@@ -113,6 +138,15 @@ func (s *session) turn(i int) {
 	if s.active == nil {
 		s.choose(m)
 		if s.active == nil {
+			// The main problem, or which of several, is asked at most
+			// twice; a third reply that does not name it closes the intake.
+			if s.complaintAsks[s.phase] == maxAsks {
+				s.prefix = ""
+				s.unidentified = true
+				s.finish(engine.DispositionReview, s.unidentifiedReason())
+				return
+			}
+			s.complaintAsks[s.phase]++
 			return
 		}
 		// Everything said so far may already answer the committed
@@ -131,6 +165,7 @@ func (s *session) turn(i int) {
 	}
 	if rf := s.positiveRedFlag(); rf != nil {
 		s.redFlag = rf
+		s.sameDay = s.active.sameDayFlags[rf.Fact]
 		s.finish(engine.DispositionEscalate, rf.SafetyNote)
 		return
 	}
@@ -139,8 +174,29 @@ func (s *session) turn(i int) {
 		s.asked[next.Fact]++
 		return
 	}
-	d, reason := s.decide()
-	s.finish(d, reason)
+	rule := s.decide()
+	s.sameDay = s.active.sameDayRule(rule)
+	s.finish(rule.Disposition, rule.Reason)
+}
+
+// maxAsks is how many times a question is asked before its reply is taken
+// as it is: a question recorded unclear, a red flag not excluded, or the
+// main problem not identified.
+const maxAsks = 2
+
+// unidentifiedReason is the clinician-facing reason an intake closed without
+// a main problem.
+func (s *session) unidentifiedReason() string {
+	if s.phase == phaseWhich {
+		var titles []string
+		for _, p := range s.candidates {
+			titles = append(titles, strings.ToLower(p.Title))
+		}
+		return "Main problem not identified: asked twice which of the problems named matters most (" +
+			strings.Join(titles, ", ") + ") without a clear answer. No protocol applied; red flags not screened."
+	}
+	return "Main problem not identified: asked twice, with the complaint titles offered, without a recognised answer. " +
+		"No protocol applied; red flags not screened."
 }
 
 func (s *session) finish(disposition, reason string) {
@@ -358,18 +414,25 @@ func (s *session) redFlagFor(fact string) *RedFlag {
 }
 
 // positiveRedFlag returns the first red flag answered yes, or unsure after
-// being asked twice (it cannot be excluded).
+// being asked twice (it cannot be excluded); an emergency one before a
+// same-day one when a message gave several at once.
 func (s *session) positiveRedFlag() *RedFlag {
 	if s.active == nil {
 		return nil
 	}
+	var first *RedFlag
 	for i := range s.active.RedFlags {
 		rf := &s.active.RedFlags[i]
 		if a, ok := s.facts[rf.Fact]; ok && (a.value == valYes || a.value == valUnsure) {
-			return rf
+			if s.active.sameDayFlags[rf.Fact] == "" {
+				return rf
+			}
+			if first == nil {
+				first = rf
+			}
 		}
 	}
-	return nil
+	return first
 }
 
 // redFlagsNegative is true once every red flag was answered no.

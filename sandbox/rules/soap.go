@@ -10,24 +10,33 @@ import (
 
 // placeholders lists what SOAP templates may use; soap() fills each.
 func placeholders() []string {
-	return []string{"{complaint}", "{opening}", "{history}", "{answers}", "{demographics}",
+	return []string{"{complaint}", "{opening}", "{messages}", "{history}", "{answers}", "{demographics}",
 		"{reported}", "{red_flags}", "{score}", "{reason}", "{disposition_label}"}
 }
 
-// soap fills the protocol's templates (or the generic emergency ones when
-// no protocol was committed) from the captured facts.
+// soap fills the protocol's templates (or, when no protocol was committed,
+// the generic emergency ones or those of an intake without a main problem)
+// from the captured facts. Each fact is stated once: the red-flag line
+// carries the finding, so the reason is not repeated after it.
 func (s *session) soap() engine.SOAP {
 	if len(s.msgs) == 0 {
 		return engine.SOAP{}
 	}
-	t := s.e.replies.EmergencySOAP
-	complaint := "presenting problem"
-	if s.active != nil {
+	r := s.e.replies
+	t, complaint := r.NoProtocolSOAP, "presenting problem"
+	switch {
+	case s.active != nil:
 		t, complaint = s.active.SOAP, s.active.PatientTerm
+	case s.emergency != nil:
+		t = r.EmergencySOAP
 	}
 	plan := "Intake in progress: no plan yet."
 	if s.phase == phaseDone {
-		plan = t.Plan[s.disposition] + " Patient was told: " + strconv.Quote(s.closingReply())
+		own := t.Plan[s.disposition]
+		if s.sameDay != "" {
+			_, own = r.sameDay(s.sameDay)
+		}
+		plan = own + " Patient was told: " + strconv.Quote(s.closingReply())
 	}
 	history := "None given."
 	if h := strings.TrimSpace(s.demo.History); h != "" {
@@ -36,6 +45,7 @@ func (s *session) soap() engine.SOAP {
 	fill := strings.NewReplacer(
 		"{complaint}", complaint,
 		"{opening}", strconv.Quote(s.msgs[0].raw),
+		"{messages}", s.messagesQuoted(),
 		"{history}", history,
 		"{answers}", s.answersInPatientWords(),
 		"{demographics}", s.demographicsLine(),
@@ -43,7 +53,7 @@ func (s *session) soap() engine.SOAP {
 		"{red_flags}", s.redFlagLine(),
 		"{score}", s.scoreLine(),
 		"{reason}", s.reasonLine(),
-		"{disposition_label}", s.e.replies.label(s.dispositionSoFar()),
+		"{disposition_label}", s.label(),
 	)
 	return engine.SOAP{
 		Subjective: tidy(fill.Replace(t.Subjective)),
@@ -51,6 +61,21 @@ func (s *session) soap() engine.SOAP {
 		Assessment: tidy(fill.Replace(t.Assessment)),
 		Plan:       tidy(fill.Replace(plan)),
 	}
+}
+
+// messagesQuoted quotes every patient message, in order, each once.
+func (s *session) messagesQuoted() string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, m := range s.msgs {
+		q := strconv.Quote(m.raw)
+		if seen[q] {
+			continue
+		}
+		seen[q] = true
+		parts = append(parts, q)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func tidy(s string) string {
@@ -167,13 +192,15 @@ func (s *session) reportedLine() string {
 func (s *session) redFlagLine() string {
 	switch {
 	case s.emergency != nil:
-		return "Emergency phrase at turn " + strconv.Itoa(s.emergency.turn) + ": " + s.emergency.note()
+		return "Emergency phrase at turn " + strconv.Itoa(s.emergency.turn) + ": " + s.emergency.findings()
 	case s.redFlag != nil:
 		a := s.facts[s.redFlag.Fact]
 		if a.value == valUnsure {
-			return "Red flag NOT EXCLUDED (patient unsure): " + s.redFlag.Label + "."
+			return "Red flag NOT EXCLUDED (patient unsure): " + s.redFlag.finding()
 		}
-		return "Red flag POSITIVE: " + s.redFlag.Label + "."
+		return "Red flag POSITIVE: " + s.redFlag.finding()
+	case s.unidentified:
+		return ""
 	case s.active == nil:
 		return "Red flags not screened yet."
 	case s.redFlagsNegative():
@@ -201,11 +228,25 @@ func (s *session) scoreLine() string {
 	return fmt.Sprintf("%s %s (%s: %s). Components: %s.", s.active.Score.Name, sc.Total, sc.Band, s.bandMeaning(sc), sc.Components)
 }
 
+// reasonLine is the disposition rule's reason. An emergency's or a red
+// flag's reason is its note, which the red-flag line already gives.
 func (s *session) reasonLine() string {
-	if s.phase != phaseDone {
+	switch {
+	case s.phase != phaseDone:
 		return "Intake in progress."
+	case s.emergency != nil || s.redFlag != nil:
+		return ""
 	}
 	return s.reason
+}
+
+// finding is the red flag's label and safety note, the label once: most
+// notes begin with it ("Unable to pass urine: acute urinary retention…").
+func (rf *RedFlag) finding() string {
+	if strings.HasPrefix(strings.ToLower(rf.SafetyNote), strings.ToLower(rf.Label)+":") {
+		return rf.SafetyNote
+	}
+	return rf.Label + ". " + rf.SafetyNote
 }
 
 // safetyNotes are clinician-facing: the red-flag result and, always, the
@@ -213,7 +254,7 @@ func (s *session) reasonLine() string {
 func (s *session) safetyNotes() []string {
 	notes := []string{}
 	if s.emergency != nil {
-		notes = append(notes, fmt.Sprintf("Emergency phrase at turn %d (%s): %s", s.emergency.turn, strconv.Quote(s.emergency.words), s.emergency.note()))
+		notes = append(notes, fmt.Sprintf("Emergency phrase at turn %d (%s): %s", s.emergency.turn, strconv.Quote(s.emergency.words), s.emergency.findings()))
 	}
 	if s.redFlag != nil {
 		a := s.facts[s.redFlag.Fact]
@@ -221,7 +262,13 @@ func (s *session) safetyNotes() []string {
 		if a.value == valUnsure {
 			state = "NOT EXCLUDED (patient unsure after asking twice)"
 		}
-		notes = append(notes, fmt.Sprintf("Red flag %s: %s. %s", state, s.redFlag.Label, s.redFlag.SafetyNote))
+		notes = append(notes, fmt.Sprintf("Red flag %s: %s", state, s.redFlag.finding()))
+	}
+	if s.phase == phaseDone && s.disposition == engine.DispositionEscalate && s.sameDay != "" {
+		notes = append(notes, "Same-day escalation, not an emergency: the guidance for this finding calls for assessment today without an ambulance (urgent is false).")
+	}
+	if s.unidentified {
+		notes = append(notes, s.reason)
 	}
 	if s.redFlagsNegative() {
 		notes = append(notes, "Cannot-miss red flags screened negative: "+s.redFlagLabels()+".")

@@ -97,7 +97,7 @@ type voiceEmergency struct {
 }
 
 // clinicianReplyFields are the replies' string fields a voice leaves alone.
-var clinicianReplyFields = []string{"sandbox_note"}
+var clinicianReplyFields = []string{"sandbox_note", "same_day_plan_gp", "same_day_plan_ed"}
 
 // voicedReplyFields maps the JSON name of every patient-facing string field
 // of replies to its index. A new string field is voiced unless it is listed
