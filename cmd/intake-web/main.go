@@ -82,7 +82,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) error {
 		} else {
 			log.Warn("INTAKE_BASE_URL is not set: using the EMBEDDED SANDBOX as the Clinical Intake Service "+
 				"(offline, deterministic rules engine, synthetic data only; limits as the spec: 6 requests a minute, "+
-				"so every sixth message waits up to a minute; -demo or DEMO=1 lifts the limits for local use)",
+				"so once six have gone a message waits up to a minute; -demo or DEMO=1 lifts the limits for local use)",
 				"sandbox_url", sb.URL, "faults", *sandboxFaults)
 		}
 	}
