@@ -161,7 +161,7 @@ func releaseRuns(t *testing.T, page playwright.Page, a *app, hold string) {
 }
 
 func resultsTable(page playwright.Page) playwright.Locator {
-	return role(page, "table", "Results by vignette and repeat; each links to its transcript and handoff")
+	return role(page, "table", "Results by vignette and repeat, simulator-limited first; each links to its transcript and handoff")
 }
 
 // TestScenariosRunAndResults: the Scenarios link, the estimate of a small
