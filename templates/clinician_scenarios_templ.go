@@ -1818,7 +1818,7 @@ func ScenarioRunPageView(p ScenarioRunPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if p.Summary != nil && p.ConfusionSVG != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 155, "<section class=\"scenarios__section\" aria-labelledby=\"matrix-heading\"><h2 id=\"matrix-heading\">Confusion matrix</h2><figure class=\"confusion\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 155, "<section class=\"scenarios__section\" aria-labelledby=\"matrix-heading\"><h2 id=\"matrix-heading\">Confusion matrix</h2><figure class=\"confusion\" role=\"region\" aria-labelledby=\"matrix-heading\" tabindex=\"0\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1826,7 +1826,7 @@ func ScenarioRunPageView(p ScenarioRunPage) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 156, "<figcaption>Rows: the gold class. Columns: the engine's final class. Cells above the diagonal (hatched) are under-triage.</figcaption></figure></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 156, "<figcaption>Rows: the gold class. Columns: the engine's final class. Cells above the diagonal (hatched) are under-triage.<span class=\"confusion__narrow\">The matrix is wider than this screen: scroll it sideways.</span></figcaption></figure></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1841,7 +1841,7 @@ func ScenarioRunPageView(p ScenarioRunPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 159, "<div class=\"table-wrap\" role=\"region\" aria-labelledby=\"results-caption\" tabindex=\"0\"><table class=\"table results-table\"><caption id=\"results-caption\">Results by vignette and repeat, simulator-limited first; each links to its transcript and handoff</caption> <thead><tr><th scope=\"col\">Vignette</th><th scope=\"col\" class=\"num\">Repeat</th><th scope=\"col\">Gold</th><th scope=\"col\">Final</th><th scope=\"col\">Triage</th><th scope=\"col\" class=\"num\">Turns</th><th scope=\"col\">Simulator coverage</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 159, "<div class=\"table-wrap\" role=\"region\" aria-labelledby=\"results-caption\" tabindex=\"0\"><table class=\"table results-table table--stack\"><caption id=\"results-caption\">Results by vignette and repeat, simulator-limited first; each links to its transcript and handoff</caption> <thead><tr><th scope=\"col\">Vignette</th><th scope=\"col\" class=\"num\">Repeat</th><th scope=\"col\">Gold</th><th scope=\"col\">Final</th><th scope=\"col\">Triage</th><th scope=\"col\" class=\"num\">Turns</th><th scope=\"col\">Simulator coverage</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1876,7 +1876,7 @@ func ScenarioRunPageView(p ScenarioRunPage) templ.Component {
 						var templ_7745c5c3_Var106 templ.SafeURL
 						templ_7745c5c3_Var106, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(r.URL))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 406, Col: 42}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 409, Col: 42}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var106))
 						if templ_7745c5c3_Err != nil {
@@ -1889,7 +1889,7 @@ func ScenarioRunPageView(p ScenarioRunPage) templ.Component {
 						var templ_7745c5c3_Var107 string
 						templ_7745c5c3_Var107, templ_7745c5c3_Err = templ.JoinStringErrs(orDefault(r.Title, r.VignetteID))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 406, Col: 79}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 409, Col: 79}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var107))
 						if templ_7745c5c3_Err != nil {
@@ -1903,7 +1903,7 @@ func ScenarioRunPageView(p ScenarioRunPage) templ.Component {
 						var templ_7745c5c3_Var108 string
 						templ_7745c5c3_Var108, templ_7745c5c3_Err = templ.JoinStringErrs(orDefault(r.Title, r.VignetteID))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 408, Col: 46}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 411, Col: 46}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var108))
 						if templ_7745c5c3_Err != nil {
@@ -1921,52 +1921,52 @@ func ScenarioRunPageView(p ScenarioRunPage) templ.Component {
 					var templ_7745c5c3_Var109 string
 					templ_7745c5c3_Var109, templ_7745c5c3_Err = templ.JoinStringErrs(r.VignetteID)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 410, Col: 57}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 413, Col: 57}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var109))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 167, "</span></th><td class=\"num\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 167, "</span></th><td class=\"num\" data-label=\"Repeat\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var110 string
 					templ_7745c5c3_Var110, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(r.Repeat))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 412, Col: 50}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 415, Col: 70}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var110))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 168, "</td><td>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 168, "</td><td data-label=\"Gold\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var111 string
 					templ_7745c5c3_Var111, templ_7745c5c3_Err = templ.JoinStringErrs(r.Gold)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 413, Col: 22}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 416, Col: 40}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var111))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 169, "</td><td>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 169, "</td><td data-label=\"Final\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var112 string
 					templ_7745c5c3_Var112, templ_7745c5c3_Err = templ.JoinStringErrs(r.Final)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 414, Col: 23}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 417, Col: 42}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var112))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 170, "</td><td>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 170, "</td><td data-label=\"Triage\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -1988,7 +1988,7 @@ func ScenarioRunPageView(p ScenarioRunPage) templ.Component {
 						var templ_7745c5c3_Var113 string
 						templ_7745c5c3_Var113, templ_7745c5c3_Err = templ.JoinStringErrs(r.Error)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 421, Col: 43}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 424, Col: 43}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var113))
 						if templ_7745c5c3_Err != nil {
@@ -1999,27 +1999,27 @@ func ScenarioRunPageView(p ScenarioRunPage) templ.Component {
 							return templ_7745c5c3_Err
 						}
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 174, "</td><td class=\"num\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 174, "</td><td class=\"num\" data-label=\"Turns\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var114 string
 					templ_7745c5c3_Var114, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(r.Turns))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 424, Col: 49}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 427, Col: 68}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var114))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 175, "</td><td>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 175, "</td><td data-label=\"Simulator coverage\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var115 string
 					templ_7745c5c3_Var115, templ_7745c5c3_Err = templ.JoinStringErrs(r.Coverage)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 425, Col: 26}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 428, Col: 58}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var115))
 					if templ_7745c5c3_Err != nil {
@@ -2086,7 +2086,7 @@ func ScenarioProgressView(p ScenarioProgress) templ.Component {
 			var templ_7745c5c3_Var117 string
 			templ_7745c5c3_Var117, templ_7745c5c3_Err = templ.JoinStringErrs(p.PollURL)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 447, Col: 32}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 450, Col: 32}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var117))
 			if templ_7745c5c3_Err != nil {
@@ -2104,7 +2104,7 @@ func ScenarioProgressView(p ScenarioProgress) templ.Component {
 		var templ_7745c5c3_Var118 string
 		templ_7745c5c3_Var118, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.FormatBool(p.Ended))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 449, Col: 42}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 452, Col: 42}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var118))
 		if templ_7745c5c3_Err != nil {
@@ -2117,7 +2117,7 @@ func ScenarioProgressView(p ScenarioProgress) templ.Component {
 		var templ_7745c5c3_Var119 string
 		templ_7745c5c3_Var119, templ_7745c5c3_Err = templ.JoinStringErrs(p.StateLabel)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 452, Col: 51}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 455, Col: 51}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var119))
 		if templ_7745c5c3_Err != nil {
@@ -2135,7 +2135,7 @@ func ScenarioProgressView(p ScenarioProgress) templ.Component {
 			var templ_7745c5c3_Var120 string
 			templ_7745c5c3_Var120, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.Items))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 455, Col: 63}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 458, Col: 63}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var120))
 			if templ_7745c5c3_Err != nil {
@@ -2148,7 +2148,7 @@ func ScenarioProgressView(p ScenarioProgress) templ.Component {
 			var templ_7745c5c3_Var121 string
 			templ_7745c5c3_Var121, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.Played))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 455, Col: 96}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 458, Col: 96}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var121))
 			if templ_7745c5c3_Err != nil {
@@ -2166,7 +2166,7 @@ func ScenarioProgressView(p ScenarioProgress) templ.Component {
 		var templ_7745c5c3_Var122 string
 		templ_7745c5c3_Var122, templ_7745c5c3_Err = templ.JoinStringErrs(p.PlayedText)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 457, Col: 66}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 460, Col: 66}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var122))
 		if templ_7745c5c3_Err != nil {
@@ -2179,7 +2179,7 @@ func ScenarioProgressView(p ScenarioProgress) templ.Component {
 		var templ_7745c5c3_Var123 string
 		templ_7745c5c3_Var123, templ_7745c5c3_Err = templ.JoinStringErrs(p.TurnsText)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 459, Col: 37}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 462, Col: 37}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var123))
 		if templ_7745c5c3_Err != nil {
@@ -2202,7 +2202,7 @@ func ScenarioProgressView(p ScenarioProgress) templ.Component {
 		var templ_7745c5c3_Var124 string
 		templ_7745c5c3_Var124, templ_7745c5c3_Err = templ.JoinStringErrs(p.Current)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 460, Col: 65}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 463, Col: 65}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var124))
 		if templ_7745c5c3_Err != nil {
@@ -2225,7 +2225,7 @@ func ScenarioProgressView(p ScenarioProgress) templ.Component {
 		var templ_7745c5c3_Var125 string
 		templ_7745c5c3_Var125, templ_7745c5c3_Err = templ.JoinStringErrs(p.Note)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 461, Col: 72}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 464, Col: 72}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var125))
 		if templ_7745c5c3_Err != nil {
@@ -2248,7 +2248,7 @@ func ScenarioProgressView(p ScenarioProgress) templ.Component {
 		var templ_7745c5c3_Var126 string
 		templ_7745c5c3_Var126, templ_7745c5c3_Err = templ.JoinStringErrs(releaseText(p.Release))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 462, Col: 78}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 465, Col: 78}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var126))
 		if templ_7745c5c3_Err != nil {
@@ -2292,7 +2292,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var128 string
 		templ_7745c5c3_Var128, templ_7745c5c3_Err = templ.JoinStringErrs(s.UnderTriage)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 472, Col: 39}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 475, Col: 39}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var128))
 		if templ_7745c5c3_Err != nil {
@@ -2305,7 +2305,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var129 string
 		templ_7745c5c3_Var129, templ_7745c5c3_Err = templ.JoinStringErrs(s.Accuracy)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 476, Col: 36}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 479, Col: 36}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var129))
 		if templ_7745c5c3_Err != nil {
@@ -2318,7 +2318,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var130 string
 		templ_7745c5c3_Var130, templ_7745c5c3_Err = templ.JoinStringErrs(s.OverTriage)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 480, Col: 38}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 483, Col: 38}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var130))
 		if templ_7745c5c3_Err != nil {
@@ -2331,7 +2331,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var131 string
 		templ_7745c5c3_Var131, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(s.Scored))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 484, Col: 31}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 487, Col: 31}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var131))
 		if templ_7745c5c3_Err != nil {
@@ -2344,7 +2344,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var132 string
 		templ_7745c5c3_Var132, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(s.Runs))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 484, Col: 59}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 487, Col: 59}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var132))
 		if templ_7745c5c3_Err != nil {
@@ -2357,7 +2357,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var133 string
 		templ_7745c5c3_Var133, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(s.Vignettes))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 484, Col: 98}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 487, Col: 98}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var133))
 		if templ_7745c5c3_Err != nil {
@@ -2370,7 +2370,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var134 string
 		templ_7745c5c3_Var134, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(s.Errors))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 484, Col: 136}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 487, Col: 136}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var134))
 		if templ_7745c5c3_Err != nil {
@@ -2383,7 +2383,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var135 string
 		templ_7745c5c3_Var135, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(s.SimulatorLimited))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 488, Col: 41}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 491, Col: 41}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var135))
 		if templ_7745c5c3_Err != nil {
@@ -2396,13 +2396,13 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var136 string
 		templ_7745c5c3_Var136, templ_7745c5c3_Err = templ.JoinStringErrs(s.Coverage)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 492, Col: 19}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 495, Col: 19}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var136))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 209, "</dd></div></dl><div class=\"table-wrap\" role=\"region\" aria-labelledby=\"perclass-caption\" tabindex=\"0\"><table class=\"table perclass-table\"><caption id=\"perclass-caption\">Scores by gold class</caption> <thead><tr><th scope=\"col\">Gold class</th><th scope=\"col\" class=\"num\">Scored</th><th scope=\"col\" class=\"num\">Correct</th><th scope=\"col\" class=\"num\">Under</th><th scope=\"col\" class=\"num\">Over</th><th scope=\"col\" class=\"num\">Accuracy</th><th scope=\"col\" class=\"num\">Under-triage</th><th scope=\"col\" class=\"num\">Over-triage</th><th scope=\"col\" class=\"num\">Simulator-limited</th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 209, "</dd></div></dl><div class=\"table-wrap\" role=\"region\" aria-labelledby=\"perclass-caption\" tabindex=\"0\"><table class=\"table perclass-table table--stack\"><caption id=\"perclass-caption\">Scores by gold class</caption> <thead><tr><th scope=\"col\">Gold class</th><th scope=\"col\" class=\"num\">Scored</th><th scope=\"col\" class=\"num\">Correct</th><th scope=\"col\" class=\"num\">Under</th><th scope=\"col\" class=\"num\">Over</th><th scope=\"col\" class=\"num\">Accuracy</th><th scope=\"col\" class=\"num\">Under-triage</th><th scope=\"col\" class=\"num\">Over-triage</th><th scope=\"col\" class=\"num\">Simulator-limited</th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -2414,111 +2414,111 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 			var templ_7745c5c3_Var137 string
 			templ_7745c5c3_Var137, templ_7745c5c3_Err = templ.JoinStringErrs(c.Class)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 514, Col: 31}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 517, Col: 31}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var137))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 211, "</th><td class=\"num\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 211, "</th><td class=\"num\" data-label=\"Scored\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var138 string
 			templ_7745c5c3_Var138, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(c.N))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 515, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 518, Col: 61}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var138))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 212, "</td><td class=\"num\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 212, "</td><td class=\"num\" data-label=\"Correct\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var139 string
 			templ_7745c5c3_Var139, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(c.Correct))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 516, Col: 47}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 519, Col: 68}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var139))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 213, "</td><td class=\"num\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 213, "</td><td class=\"num\" data-label=\"Under\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var140 string
 			templ_7745c5c3_Var140, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(c.Under))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 517, Col: 45}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 520, Col: 64}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var140))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 214, "</td><td class=\"num\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 214, "</td><td class=\"num\" data-label=\"Over\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var141 string
 			templ_7745c5c3_Var141, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(c.Over))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 518, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 521, Col: 62}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var141))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 215, "</td><td class=\"num\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 215, "</td><td class=\"num\" data-label=\"Accuracy\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var142 string
 			templ_7745c5c3_Var142, templ_7745c5c3_Err = templ.JoinStringErrs(c.Accuracy)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 519, Col: 34}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 522, Col: 56}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var142))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 216, "</td><td class=\"num\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 216, "</td><td class=\"num\" data-label=\"Under-triage\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var143 string
 			templ_7745c5c3_Var143, templ_7745c5c3_Err = templ.JoinStringErrs(c.UnderTriage)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 520, Col: 37}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 523, Col: 63}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var143))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 217, "</td><td class=\"num\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 217, "</td><td class=\"num\" data-label=\"Over-triage\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var144 string
 			templ_7745c5c3_Var144, templ_7745c5c3_Err = templ.JoinStringErrs(c.OverTriage)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 521, Col: 36}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 524, Col: 61}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var144))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 218, "</td><td class=\"num\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 218, "</td><td class=\"num\" data-label=\"Simulator-limited\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var145 string
 			templ_7745c5c3_Var145, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(c.SimulatorLimited))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 522, Col: 56}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 525, Col: 87}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var145))
 			if templ_7745c5c3_Err != nil {
@@ -2536,7 +2536,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var146 string
 		templ_7745c5c3_Var146, templ_7745c5c3_Err = templ.JoinStringErrs(s.RedFlagRecall)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 530, Col: 23}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 533, Col: 23}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var146))
 		if templ_7745c5c3_Err != nil {
@@ -2549,7 +2549,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var147 string
 		templ_7745c5c3_Var147, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(s.FalseAlarms))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 532, Col: 35}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 535, Col: 35}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var147))
 		if templ_7745c5c3_Err != nil {
@@ -2562,7 +2562,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var148 string
 		templ_7745c5c3_Var148, templ_7745c5c3_Err = templ.JoinStringErrs(s.ProtocolMatch)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 534, Col: 23}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 537, Col: 23}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var148))
 		if templ_7745c5c3_Err != nil {
@@ -2575,7 +2575,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var149 string
 		templ_7745c5c3_Var149, templ_7745c5c3_Err = templ.JoinStringErrs(s.ScoreBandAgreement)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 536, Col: 28}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 539, Col: 28}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var149))
 		if templ_7745c5c3_Err != nil {
@@ -2588,7 +2588,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var150 string
 		templ_7745c5c3_Var150, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(s.WrongDisposition))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 538, Col: 40}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 541, Col: 40}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var150))
 		if templ_7745c5c3_Err != nil {
@@ -2601,7 +2601,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 		var templ_7745c5c3_Var151 string
 		templ_7745c5c3_Var151, templ_7745c5c3_Err = templ.JoinStringErrs(s.MeanTurns)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 540, Col: 19}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 543, Col: 19}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var151))
 		if templ_7745c5c3_Err != nil {
@@ -2629,7 +2629,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 			var templ_7745c5c3_Var152 string
 			templ_7745c5c3_Var152, templ_7745c5c3_Err = templ.JoinStringErrs(f.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 548, Col: 16}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 551, Col: 16}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var152))
 			if templ_7745c5c3_Err != nil {
@@ -2652,7 +2652,7 @@ func scenarioSummary(s ScenarioSummary) templ.Component {
 				var templ_7745c5c3_Var153 string
 				templ_7745c5c3_Var153, templ_7745c5c3_Err = templ.JoinStringErrs(f.Value)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 553, Col: 33}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 556, Col: 33}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var153))
 				if templ_7745c5c3_Err != nil {
@@ -2723,7 +2723,7 @@ func triageBadge(t string) templ.Component {
 		var templ_7745c5c3_Var157 string
 		templ_7745c5c3_Var157, templ_7745c5c3_Err = templ.JoinStringErrs(triageLabel(t))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 562, Col: 80}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 565, Col: 80}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var157))
 		if templ_7745c5c3_Err != nil {
@@ -2783,7 +2783,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 			var templ_7745c5c3_Var160 templ.SafeURL
 			templ_7745c5c3_Var160, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(p.RunURL))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 571, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 574, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var160))
 			if templ_7745c5c3_Err != nil {
@@ -2796,7 +2796,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 			var templ_7745c5c3_Var161 string
 			templ_7745c5c3_Var161, templ_7745c5c3_Err = templ.JoinStringErrs(p.RunLabel)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 571, Col: 71}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 574, Col: 71}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var161))
 			if templ_7745c5c3_Err != nil {
@@ -2809,7 +2809,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 			var templ_7745c5c3_Var162 string
 			templ_7745c5c3_Var162, templ_7745c5c3_Err = templ.JoinStringErrs(orDefault(p.Title, p.VignetteID))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 572, Col: 59}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 575, Col: 59}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var162))
 			if templ_7745c5c3_Err != nil {
@@ -2822,7 +2822,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 			var templ_7745c5c3_Var163 string
 			templ_7745c5c3_Var163, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.Repeat))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 572, Col: 94}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 575, Col: 94}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var163))
 			if templ_7745c5c3_Err != nil {
@@ -2835,7 +2835,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 			var templ_7745c5c3_Var164 string
 			templ_7745c5c3_Var164, templ_7745c5c3_Err = templ.JoinStringErrs(p.VignetteID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 576, Col: 36}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 579, Col: 36}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var164))
 			if templ_7745c5c3_Err != nil {
@@ -2848,7 +2848,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 			var templ_7745c5c3_Var165 string
 			templ_7745c5c3_Var165, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.Repeat))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 580, Col: 33}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 583, Col: 33}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var165))
 			if templ_7745c5c3_Err != nil {
@@ -2861,7 +2861,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 			var templ_7745c5c3_Var166 string
 			templ_7745c5c3_Var166, templ_7745c5c3_Err = templ.JoinStringErrs(p.State)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 584, Col: 18}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 587, Col: 18}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var166))
 			if templ_7745c5c3_Err != nil {
@@ -2879,7 +2879,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 				var templ_7745c5c3_Var167 string
 				templ_7745c5c3_Var167, templ_7745c5c3_Err = templ.JoinStringErrs(p.Error)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 589, Col: 74}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 592, Col: 74}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var167))
 				if templ_7745c5c3_Err != nil {
@@ -2907,7 +2907,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 				var templ_7745c5c3_Var168 string
 				templ_7745c5c3_Var168, templ_7745c5c3_Err = templ.JoinStringErrs(p.Outcome.Gold)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 599, Col: 26}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 602, Col: 26}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var168))
 				if templ_7745c5c3_Err != nil {
@@ -2920,7 +2920,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 				var templ_7745c5c3_Var169 string
 				templ_7745c5c3_Var169, templ_7745c5c3_Err = templ.JoinStringErrs(p.Outcome.Final)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 601, Col: 27}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 604, Col: 27}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var169))
 				if templ_7745c5c3_Err != nil {
@@ -2949,7 +2949,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 				var templ_7745c5c3_Var170 string
 				templ_7745c5c3_Var170, templ_7745c5c3_Err = templ.JoinStringErrs(yesNo(p.Outcome.Urgent))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 611, Col: 35}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 614, Col: 35}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var170))
 				if templ_7745c5c3_Err != nil {
@@ -2979,7 +2979,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 					var templ_7745c5c3_Var171 string
 					templ_7745c5c3_Var171, templ_7745c5c3_Err = templ.JoinStringErrs(p.Outcome.GoldProtocol)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 620, Col: 58}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 623, Col: 58}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var171))
 					if templ_7745c5c3_Err != nil {
@@ -2997,7 +2997,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 				var templ_7745c5c3_Var172 string
 				templ_7745c5c3_Var172, templ_7745c5c3_Err = templ.JoinStringErrs(listText(p.Outcome.RedFlagsHit))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 624, Col: 43}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 627, Col: 43}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var172))
 				if templ_7745c5c3_Err != nil {
@@ -3010,7 +3010,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 				var templ_7745c5c3_Var173 string
 				templ_7745c5c3_Var173, templ_7745c5c3_Err = templ.JoinStringErrs(listText(p.Outcome.RedFlagsMissed))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 626, Col: 46}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 629, Col: 46}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var173))
 				if templ_7745c5c3_Err != nil {
@@ -3023,7 +3023,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 				var templ_7745c5c3_Var174 string
 				templ_7745c5c3_Var174, templ_7745c5c3_Err = templ.JoinStringErrs(listText(p.Outcome.FalseAlarms))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 628, Col: 43}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 631, Col: 43}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var174))
 				if templ_7745c5c3_Err != nil {
@@ -3036,7 +3036,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 				var templ_7745c5c3_Var175 string
 				templ_7745c5c3_Var175, templ_7745c5c3_Err = templ.JoinStringErrs(p.Outcome.Coverage)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 631, Col: 27}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 634, Col: 27}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var175))
 				if templ_7745c5c3_Err != nil {
@@ -3079,7 +3079,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 					var templ_7745c5c3_Var176 string
 					templ_7745c5c3_Var176, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(t.N))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 648, Col: 66}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 651, Col: 66}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var176))
 					if templ_7745c5c3_Err != nil {
@@ -3092,7 +3092,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 					var templ_7745c5c3_Var177 string
 					templ_7745c5c3_Var177, templ_7745c5c3_Err = templ.JoinStringErrs(t.Message)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 651, Col: 43}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 654, Col: 43}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var177))
 					if templ_7745c5c3_Err != nil {
@@ -3128,7 +3128,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 						var templ_7745c5c3_Var180 string
 						templ_7745c5c3_Var180, templ_7745c5c3_Err = templ.JoinStringErrs(t.Why)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 653, Col: 101}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 656, Col: 101}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var180))
 						if templ_7745c5c3_Err != nil {
@@ -3146,7 +3146,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 					var templ_7745c5c3_Var181 string
 					templ_7745c5c3_Var181, templ_7745c5c3_Err = templ.JoinStringErrs(t.Reply)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 658, Col: 41}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 661, Col: 41}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var181))
 					if templ_7745c5c3_Err != nil {
@@ -3164,7 +3164,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 						var templ_7745c5c3_Var182 string
 						templ_7745c5c3_Var182, templ_7745c5c3_Err = templ.JoinStringErrs(listText(t.Choices))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 661, Col: 82}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 664, Col: 82}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var182))
 						if templ_7745c5c3_Err != nil {
@@ -3205,7 +3205,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 						var templ_7745c5c3_Var183 string
 						templ_7745c5c3_Var183, templ_7745c5c3_Err = templ.JoinStringErrs(t.Disposition)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 674, Col: 62}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 677, Col: 62}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var183))
 						if templ_7745c5c3_Err != nil {
@@ -3224,7 +3224,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 						var templ_7745c5c3_Var184 string
 						templ_7745c5c3_Var184, templ_7745c5c3_Err = templ.JoinStringErrs(t.SafetyStatus)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 678, Col: 60}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 681, Col: 60}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var184))
 						if templ_7745c5c3_Err != nil {
@@ -3238,7 +3238,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 							var templ_7745c5c3_Var185 string
 							templ_7745c5c3_Var185, templ_7745c5c3_Err = templ.JoinStringErrs(" ")
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 680, Col: 17}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 683, Col: 17}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var185))
 							if templ_7745c5c3_Err != nil {
@@ -3251,7 +3251,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 							var templ_7745c5c3_Var186 string
 							templ_7745c5c3_Var186, templ_7745c5c3_Err = templ.JoinStringErrs(plain)
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 680, Col: 27}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 683, Col: 27}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var186))
 							if templ_7745c5c3_Err != nil {
@@ -3289,7 +3289,7 @@ func ScenarioItemPageView(p ScenarioItemPage) templ.Component {
 				var templ_7745c5c3_Var187 string
 				templ_7745c5c3_Var187, templ_7745c5c3_Err = templ.JoinStringErrs(p.HandoffError)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 693, Col: 40}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 696, Col: 40}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var187))
 				if templ_7745c5c3_Err != nil {
@@ -3360,7 +3360,7 @@ func scenarioHandoff(h ScenarioHandoff) templ.Component {
 		var templ_7745c5c3_Var189 string
 		templ_7745c5c3_Var189, templ_7745c5c3_Err = templ.JoinStringErrs(" ")
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 713, Col: 8}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 716, Col: 8}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var189))
 		if templ_7745c5c3_Err != nil {
@@ -3373,7 +3373,7 @@ func scenarioHandoff(h ScenarioHandoff) templ.Component {
 		var templ_7745c5c3_Var190 string
 		templ_7745c5c3_Var190, templ_7745c5c3_Err = templ.JoinStringErrs(orDefault(h.Disposition, "null"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 714, Col: 91}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 717, Col: 91}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var190))
 		if templ_7745c5c3_Err != nil {
@@ -3449,7 +3449,7 @@ func scenarioHandoff(h ScenarioHandoff) templ.Component {
 				var templ_7745c5c3_Var191 string
 				templ_7745c5c3_Var191, templ_7745c5c3_Err = templ.JoinStringErrs(n)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 750, Col: 27}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 753, Col: 27}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var191))
 				if templ_7745c5c3_Err != nil {
@@ -3477,7 +3477,7 @@ func scenarioHandoff(h ScenarioHandoff) templ.Component {
 			var templ_7745c5c3_Var192 string
 			templ_7745c5c3_Var192, templ_7745c5c3_Err = templ.JoinStringErrs(f.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 757, Col: 16}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 760, Col: 16}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var192))
 			if templ_7745c5c3_Err != nil {
@@ -3500,7 +3500,7 @@ func scenarioHandoff(h ScenarioHandoff) templ.Component {
 				var templ_7745c5c3_Var193 string
 				templ_7745c5c3_Var193, templ_7745c5c3_Err = templ.JoinStringErrs(f.Value)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 762, Col: 36}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 765, Col: 36}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var193))
 				if templ_7745c5c3_Err != nil {
@@ -3538,7 +3538,7 @@ func scenarioHandoff(h ScenarioHandoff) templ.Component {
 				var templ_7745c5c3_Var194 string
 				templ_7745c5c3_Var194, templ_7745c5c3_Err = templ.JoinStringErrs(s.Key)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 785, Col: 43}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 788, Col: 43}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var194))
 				if templ_7745c5c3_Err != nil {
@@ -3551,7 +3551,7 @@ func scenarioHandoff(h ScenarioHandoff) templ.Component {
 				var templ_7745c5c3_Var195 string
 				templ_7745c5c3_Var195, templ_7745c5c3_Err = templ.JoinStringErrs(s.Total)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 786, Col: 32}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 789, Col: 32}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var195))
 				if templ_7745c5c3_Err != nil {
@@ -3572,7 +3572,7 @@ func scenarioHandoff(h ScenarioHandoff) templ.Component {
 				var templ_7745c5c3_Var196 string
 				templ_7745c5c3_Var196, templ_7745c5c3_Err = templ.JoinStringErrs(s.Components)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 790, Col: 41}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 793, Col: 41}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var196))
 				if templ_7745c5c3_Err != nil {
@@ -3600,7 +3600,7 @@ func scenarioHandoff(h ScenarioHandoff) templ.Component {
 			var templ_7745c5c3_Var197 string
 			templ_7745c5c3_Var197, templ_7745c5c3_Err = templ.JoinStringErrs(f.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 800, Col: 16}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 803, Col: 16}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var197))
 			if templ_7745c5c3_Err != nil {
@@ -3623,7 +3623,7 @@ func scenarioHandoff(h ScenarioHandoff) templ.Component {
 				var templ_7745c5c3_Var198 string
 				templ_7745c5c3_Var198, templ_7745c5c3_Err = templ.JoinStringErrs(f.Value)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 805, Col: 33}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 808, Col: 33}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var198))
 				if templ_7745c5c3_Err != nil {
@@ -3681,7 +3681,7 @@ func soapText(s string) templ.Component {
 			var templ_7745c5c3_Var200 string
 			templ_7745c5c3_Var200, templ_7745c5c3_Err = templ.JoinStringErrs(s)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 816, Col: 27}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 819, Col: 27}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var200))
 			if templ_7745c5c3_Err != nil {
@@ -3744,7 +3744,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var203 templ.SafeURL
 			templ_7745c5c3_Var203, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(p.BackURL))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 828, Col: 40}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 831, Col: 40}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var203))
 			if templ_7745c5c3_Err != nil {
@@ -3757,7 +3757,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var204 templ.SafeURL
 			templ_7745c5c3_Var204, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(p.Base.URL))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 833, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 836, Col: 44}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var204))
 			if templ_7745c5c3_Err != nil {
@@ -3770,7 +3770,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var205 string
 			templ_7745c5c3_Var205, templ_7745c5c3_Err = templ.JoinStringErrs(p.Base.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 833, Col: 61}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 836, Col: 61}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var205))
 			if templ_7745c5c3_Err != nil {
@@ -3783,7 +3783,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var206 string
 			templ_7745c5c3_Var206, templ_7745c5c3_Err = templ.JoinStringErrs(p.Base.ID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 833, Col: 104}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 836, Col: 104}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var206))
 			if templ_7745c5c3_Err != nil {
@@ -3796,7 +3796,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var207 templ.SafeURL
 			templ_7745c5c3_Var207, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(p.Head.URL))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 837, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 840, Col: 44}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var207))
 			if templ_7745c5c3_Err != nil {
@@ -3809,7 +3809,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var208 string
 			templ_7745c5c3_Var208, templ_7745c5c3_Err = templ.JoinStringErrs(p.Head.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 837, Col: 61}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 840, Col: 61}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var208))
 			if templ_7745c5c3_Err != nil {
@@ -3822,7 +3822,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var209 string
 			templ_7745c5c3_Var209, templ_7745c5c3_Err = templ.JoinStringErrs(p.Head.ID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 837, Col: 104}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 840, Col: 104}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var209))
 			if templ_7745c5c3_Err != nil {
@@ -3835,7 +3835,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var210 string
 			templ_7745c5c3_Var210, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(len(p.Regressions)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 841, Col: 80}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 844, Col: 80}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var210))
 			if templ_7745c5c3_Err != nil {
@@ -3858,7 +3858,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 				var templ_7745c5c3_Var211 string
 				templ_7745c5c3_Var211, templ_7745c5c3_Err = templ.JoinStringErrs(regressionsText(p.Regressions))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 845, Col: 94}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 848, Col: 94}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var211))
 				if templ_7745c5c3_Err != nil {
@@ -3885,7 +3885,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 				var templ_7745c5c3_Var212 string
 				templ_7745c5c3_Var212, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(len(p.SetAside)))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 851, Col: 98}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 854, Col: 98}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var212))
 				if templ_7745c5c3_Err != nil {
@@ -3911,7 +3911,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var213 string
 			templ_7745c5c3_Var213, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(len(p.Others)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 856, Col: 72}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 859, Col: 72}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var213))
 			if templ_7745c5c3_Err != nil {
@@ -3939,7 +3939,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var214 string
 			templ_7745c5c3_Var214, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(len(p.Improvements)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 864, Col: 83}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 867, Col: 83}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var214))
 			if templ_7745c5c3_Err != nil {
@@ -3967,7 +3967,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var215 string
 			templ_7745c5c3_Var215, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.Paired))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 875, Col: 87}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 878, Col: 87}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var215))
 			if templ_7745c5c3_Err != nil {
@@ -3980,7 +3980,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var216 string
 			templ_7745c5c3_Var216, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.BothCorrect))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 886, Col: 53}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 889, Col: 53}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var216))
 			if templ_7745c5c3_Err != nil {
@@ -3993,7 +3993,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var217 string
 			templ_7745c5c3_Var217, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.BaseOnlyCorrect))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 887, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 890, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var217))
 			if templ_7745c5c3_Err != nil {
@@ -4006,7 +4006,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var218 string
 			templ_7745c5c3_Var218, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.HeadOnlyCorrect))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 891, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 894, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var218))
 			if templ_7745c5c3_Err != nil {
@@ -4019,7 +4019,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var219 string
 			templ_7745c5c3_Var219, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.BothWrong))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 892, Col: 51}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 895, Col: 51}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var219))
 			if templ_7745c5c3_Err != nil {
@@ -4032,7 +4032,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var220 string
 			templ_7745c5c3_Var220, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.BaseOnlyCorrect))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 897, Col: 86}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 900, Col: 86}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var220))
 			if templ_7745c5c3_Err != nil {
@@ -4045,7 +4045,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var221 string
 			templ_7745c5c3_Var221, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.HeadOnlyCorrect))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 897, Col: 148}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 900, Col: 148}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var221))
 			if templ_7745c5c3_Err != nil {
@@ -4058,7 +4058,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 			var templ_7745c5c3_Var222 string
 			templ_7745c5c3_Var222, templ_7745c5c3_Err = templ.JoinStringErrs(p.PValue)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 897, Col: 203}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 900, Col: 203}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var222))
 			if templ_7745c5c3_Err != nil {
@@ -4076,7 +4076,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 				var templ_7745c5c3_Var223 string
 				templ_7745c5c3_Var223, templ_7745c5c3_Err = templ.JoinStringErrs(listText(p.OnlyInBase))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 899, Col: 76}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 902, Col: 76}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var223))
 				if templ_7745c5c3_Err != nil {
@@ -4095,7 +4095,7 @@ func ScenarioComparePageView(p ScenarioComparePage) templ.Component {
 				var templ_7745c5c3_Var224 string
 				templ_7745c5c3_Var224, templ_7745c5c3_Err = templ.JoinStringErrs(listText(p.OnlyInHead))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 902, Col: 76}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 905, Col: 76}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var224))
 				if templ_7745c5c3_Err != nil {
@@ -4172,7 +4172,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var228 string
 			templ_7745c5c3_Var228, templ_7745c5c3_Err = templ.JoinStringErrs(c.Key)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 913, Col: 78}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 916, Col: 78}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var228))
 			if templ_7745c5c3_Err != nil {
@@ -4191,7 +4191,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var229 string
 			templ_7745c5c3_Var229, templ_7745c5c3_Err = templ.JoinStringErrs(orDefault(c.Title, c.VignetteID))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 918, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 921, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var229))
 			if templ_7745c5c3_Err != nil {
@@ -4204,7 +4204,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var230 string
 			templ_7745c5c3_Var230, templ_7745c5c3_Err = templ.JoinStringErrs(c.VignetteID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 918, Col: 81}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 921, Col: 81}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var230))
 			if templ_7745c5c3_Err != nil {
@@ -4217,7 +4217,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var231 string
 			templ_7745c5c3_Var231, templ_7745c5c3_Err = templ.JoinStringErrs(c.Gold)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 921, Col: 27}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 924, Col: 27}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var231))
 			if templ_7745c5c3_Err != nil {
@@ -4230,7 +4230,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var232 string
 			templ_7745c5c3_Var232, templ_7745c5c3_Err = templ.JoinStringErrs(c.BaseFinal)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 922, Col: 24}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 925, Col: 24}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var232))
 			if templ_7745c5c3_Err != nil {
@@ -4243,7 +4243,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var233 string
 			templ_7745c5c3_Var233, templ_7745c5c3_Err = templ.JoinStringErrs(correctText(c.BaseCorrect))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 922, Col: 56}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 925, Col: 56}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var233))
 			if templ_7745c5c3_Err != nil {
@@ -4256,7 +4256,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var234 string
 			templ_7745c5c3_Var234, templ_7745c5c3_Err = templ.JoinStringErrs(c.BaseScored)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 922, Col: 74}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 925, Col: 74}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var234))
 			if templ_7745c5c3_Err != nil {
@@ -4269,7 +4269,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var235 string
 			templ_7745c5c3_Var235, templ_7745c5c3_Err = templ.JoinStringErrs(c.HeadFinal)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 923, Col: 24}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 926, Col: 24}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var235))
 			if templ_7745c5c3_Err != nil {
@@ -4282,7 +4282,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var236 string
 			templ_7745c5c3_Var236, templ_7745c5c3_Err = templ.JoinStringErrs(correctText(c.HeadCorrect))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 923, Col: 56}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 926, Col: 56}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var236))
 			if templ_7745c5c3_Err != nil {
@@ -4295,7 +4295,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var237 string
 			templ_7745c5c3_Var237, templ_7745c5c3_Err = templ.JoinStringErrs(c.HeadScored)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 923, Col: 74}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 926, Col: 74}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var237))
 			if templ_7745c5c3_Err != nil {
@@ -4313,7 +4313,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 				var templ_7745c5c3_Var238 string
 				templ_7745c5c3_Var238, templ_7745c5c3_Err = templ.JoinStringErrs(c.Adjudication.Verdict)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 927, Col: 48}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 930, Col: 48}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var238))
 				if templ_7745c5c3_Err != nil {
@@ -4326,7 +4326,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 				var templ_7745c5c3_Var239 string
 				templ_7745c5c3_Var239, templ_7745c5c3_Err = templ.JoinStringErrs(c.Adjudication.By)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 927, Col: 83}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 930, Col: 83}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var239))
 				if templ_7745c5c3_Err != nil {
@@ -4344,7 +4344,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 					var templ_7745c5c3_Var240 string
 					templ_7745c5c3_Var240, templ_7745c5c3_Err = templ.JoinStringErrs(c.Adjudication.At)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 929, Col: 29}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 932, Col: 29}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var240))
 					if templ_7745c5c3_Err != nil {
@@ -4362,7 +4362,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 				var templ_7745c5c3_Var241 string
 				templ_7745c5c3_Var241, templ_7745c5c3_Err = templ.JoinStringErrs(c.Adjudication.Note)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 932, Col: 49}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 935, Col: 49}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var241))
 				if templ_7745c5c3_Err != nil {
@@ -4384,7 +4384,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var242 templ.SafeURL
 			templ_7745c5c3_Var242, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(p.AdjudicateAction))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 936, Col: 66}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 939, Col: 66}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var242))
 			if templ_7745c5c3_Err != nil {
@@ -4397,7 +4397,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var243 string
 			templ_7745c5c3_Var243, templ_7745c5c3_Err = templ.JoinStringErrs(p.CSRF)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 937, Col: 53}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 940, Col: 53}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var243))
 			if templ_7745c5c3_Err != nil {
@@ -4410,7 +4410,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var244 string
 			templ_7745c5c3_Var244, templ_7745c5c3_Err = templ.JoinStringErrs(p.Base.ID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 938, Col: 55}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 941, Col: 55}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var244))
 			if templ_7745c5c3_Err != nil {
@@ -4423,7 +4423,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var245 string
 			templ_7745c5c3_Var245, templ_7745c5c3_Err = templ.JoinStringErrs(p.Head.ID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 939, Col: 55}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 942, Col: 55}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var245))
 			if templ_7745c5c3_Err != nil {
@@ -4436,7 +4436,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var246 string
 			templ_7745c5c3_Var246, templ_7745c5c3_Err = templ.JoinStringErrs(c.VignetteID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 940, Col: 62}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 943, Col: 62}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var246))
 			if templ_7745c5c3_Err != nil {
@@ -4471,7 +4471,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var249 string
 			templ_7745c5c3_Var249, templ_7745c5c3_Err = templ.JoinStringErrs(c.VignetteID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 942, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 945, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var249))
 			if templ_7745c5c3_Err != nil {
@@ -4492,7 +4492,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var250 string
 			templ_7745c5c3_Var250, templ_7745c5c3_Err = templ.JoinStringErrs(c.Key + "-verdict")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 945, Col: 84}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 948, Col: 84}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var250))
 			if templ_7745c5c3_Err != nil {
@@ -4515,7 +4515,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var251 string
 			templ_7745c5c3_Var251, templ_7745c5c3_Err = templ.JoinStringErrs(c.Key + "-verdict")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 946, Col: 38}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 949, Col: 38}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var251))
 			if templ_7745c5c3_Err != nil {
@@ -4528,7 +4528,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var252 string
 			templ_7745c5c3_Var252, templ_7745c5c3_Err = templ.JoinStringErrs(c.Key + "-verdict-engine")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 949, Col: 93}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 952, Col: 93}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var252))
 			if templ_7745c5c3_Err != nil {
@@ -4551,7 +4551,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var253 string
 			templ_7745c5c3_Var253, templ_7745c5c3_Err = templ.JoinStringErrs(c.Key + "-verdict-engine")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 950, Col: 45}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 953, Col: 45}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var253))
 			if templ_7745c5c3_Err != nil {
@@ -4586,7 +4586,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var256 string
 			templ_7745c5c3_Var256, templ_7745c5c3_Err = templ.JoinStringErrs(c.Key + "-note")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 954, Col: 34}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 957, Col: 34}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var256))
 			if templ_7745c5c3_Err != nil {
@@ -4599,7 +4599,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var257 string
 			templ_7745c5c3_Var257, templ_7745c5c3_Err = templ.JoinStringErrs(c.Key + "-note-hint")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 955, Col: 47}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 958, Col: 47}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var257))
 			if templ_7745c5c3_Err != nil {
@@ -4620,7 +4620,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var258 string
 			templ_7745c5c3_Var258, templ_7745c5c3_Err = templ.JoinStringErrs(c.Key + "-note")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 958, Col: 27}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 961, Col: 27}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var258))
 			if templ_7745c5c3_Err != nil {
@@ -4633,7 +4633,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var259 string
 			templ_7745c5c3_Var259, templ_7745c5c3_Err = templ.JoinStringErrs(describedBy(c.Key+"-note-hint", errID(c.Errors, c.Key+"-note")))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 963, Col: 89}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 966, Col: 89}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var259))
 			if templ_7745c5c3_Err != nil {
@@ -4656,7 +4656,7 @@ func changeList(p ScenarioComparePage, changes []ScenarioChange) templ.Component
 			var templ_7745c5c3_Var260 string
 			templ_7745c5c3_Var260, templ_7745c5c3_Err = templ.JoinStringErrs("\n" + c.Note)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 967, Col: 22}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/clinician_scenarios.templ`, Line: 970, Col: 22}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var260))
 			if templ_7745c5c3_Err != nil {
