@@ -197,7 +197,10 @@ func composerNote(c ComposerView) string {
 
 func sexOptions() []struct{ Value, Label string } {
 	return []struct{ Value, Label string }{
-		{"", "Prefer not to say"},
+		// Left out, the engine asks for it first (the sandbox's choices:
+		// female, male or intersex): the label and the hint say so rather
+		// than promise a "prefer not to say" the conversation does not offer.
+		{"", "Not given: the assistant will ask"},
 		{"female", "Female"},
 		{"male", "Male"},
 		{"intersex", "Intersex"},
@@ -267,4 +270,9 @@ func replyTime(l Layout) string {
 		return "a few seconds"
 	}
 	return "20 to 40 seconds"
+}
+
+// nothingChanged reports a comparison with no vignette to adjudicate.
+func nothingChanged(p ScenarioComparePage) bool {
+	return len(p.Regressions)+len(p.SetAside)+len(p.Others)+len(p.Improvements) == 0
 }

@@ -136,8 +136,19 @@ func TestStartPageFields(t *testing.T) {
 		vals = append(vals, attrOr(o, "value"))
 		labels = append(labels, norm(text(o)))
 	}
-	if strings.Join(vals, ",") != ",female,male,intersex" || labels[0] != "Prefer not to say" {
+	if strings.Join(vals, ",") != ",female,male,intersex" || labels[0] != "Not given: the assistant will ask" {
 		t.Errorf("sex options: values %q labels %q", vals, labels)
+	}
+	// What leaving Sex out does is said with the box (the engine then asks
+	// it first, with no "prefer not to say").
+	var sexDesc string
+	for _, id := range describedByIDs(sex) {
+		sexDesc += " " + text(d.mustID(id))
+	}
+	for _, want := range []string{"left out, it asks first", "female, male or intersex"} {
+		if !strings.Contains(sexDesc, want) {
+			t.Errorf("the Sex box's description lacks %q: %q", want, sexDesc)
+		}
 	}
 	hist := d.labelled("Medical history", false)
 	if hist.Data != "textarea" || attrOr(hist, "name") != "history" || attrOr(hist, "maxlength") != "4000" {
