@@ -142,7 +142,7 @@ type ScenarioSummary struct {
 	SimulatorLimited int
 	Coverage         string
 	Provenance       []Fact
-	MixedProvenance                                  bool
+	MixedProvenance  bool
 }
 
 // ScenarioClassRow is the scores of one gold class; the rates are "—"
