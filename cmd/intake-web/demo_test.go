@@ -60,9 +60,9 @@ func TestEmbeddedSandboxLimits(t *testing.T) {
 	}
 }
 
-// runToExit runs intake-web with env and returns its exit error and log;
+// runToExit runs intake-web with env and returns its log and exit error;
 // the test fails if it is still running after timeout.
-func runToExit(t *testing.T, timeout time.Duration, env ...string) (error, string) {
+func runToExit(t *testing.T, timeout time.Duration, env ...string) (string, error) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -81,19 +81,19 @@ func runToExit(t *testing.T, timeout time.Duration, env ...string) (error, strin
 	if ctx.Err() != nil {
 		t.Fatalf("intake-web %v was still running after %s:\n%s", env, timeout, out)
 	}
-	return err, string(out)
+	return string(out), err
 }
 
 // The app refuses to start when its pacing is off but its upstream is the
 // embedded sandbox with the spec's limits; DEMO=1 (or -demo) with a real
 // upstream is refused too.
 func TestRefusesPacingPastTheEmbeddedSandbox(t *testing.T) {
-	err, out := runToExit(t, 30*time.Second, "PACER_PER_MINUTE=-1")
+	out, err := runToExit(t, 30*time.Second, "PACER_PER_MINUTE=-1")
 	if err == nil || !strings.Contains(out, "PACER_PER_MINUTE=-1 (no limit) must not exceed the embedded sandbox's limit of 6 requests a minute") ||
 		!strings.Contains(out, "start with -demo (DEMO=1)") || strings.Contains(out, readyLine) {
 		t.Errorf("PACER_PER_MINUTE=-1 on the embedded sandbox: %v\n%s", err, out)
 	}
-	err, out = runToExit(t, 30*time.Second, "DEMO=1", "INTAKE_BASE_URL=http://127.0.0.1:1", "INTAKE_API_KEY=k")
+	out, err = runToExit(t, 30*time.Second, "DEMO=1", "INTAKE_BASE_URL=http://127.0.0.1:1", "INTAKE_API_KEY=k")
 	if err == nil || !strings.Contains(out, "DEMO (-demo) lifts the embedded sandbox's limits") || strings.Contains(out, readyLine) {
 		t.Errorf("DEMO=1 with a real upstream: %v\n%s", err, out)
 	}
