@@ -271,8 +271,13 @@ func checkHandoffPage(t *testing.T, page playwright.Page, h *intakeapi.Handoff, 
 	if summary["Disposition"] != wantDisp {
 		t.Errorf("Disposition shows %q, want %q", summary["Disposition"], wantDisp)
 	}
-	if got, want := summary["Safety status"], orNull((*string)(h.SafetyStatus)); got != want {
-		t.Errorf("Safety status shows %q, want %q", got, want)
+	// A known value's plain words with the code as received beside them.
+	wantSafety := orNull((*string)(h.SafetyStatus))
+	if words, ok := safetyWords[wantSafety]; ok {
+		wantSafety = fmt.Sprintf("%s (code: %s)", words, wantSafety)
+	}
+	if got := summary["Safety status"]; got != wantSafety {
+		t.Errorf("Safety status shows %q, want %q", got, wantSafety)
 	}
 	if got, want := summary["Intake status"], orNull((*string)(h.IntakeStatus)); got != want {
 		t.Errorf("Intake status shows %q, want %q", got, want)
@@ -398,6 +403,13 @@ func dlPairs(t *testing.T, dl playwright.Locator) map[string]string {
 	var m map[string]string
 	must(t, json.Unmarshal([]byte(fmt.Sprint(v)), &m), "decode the description list")
 	return m
+}
+
+// safetyWords are the plain words of the spec's safety_status values.
+var safetyWords = map[string]string{
+	"no_red_flags_yet":     "No warning signs found so far",
+	"cannot_miss_negative": "The serious causes checked for were not found",
+	"cannot_miss_positive": "A sign of a possibly serious problem was found",
 }
 
 func orNull(p *string) string { return orValue(p, "null") }

@@ -114,10 +114,11 @@ func statusTexts(t *testing.T, page playwright.Page) string {
 	return s
 }
 
-// TestPlainWordsBesideTheCodes: each known safety_status value is shown as
-// received with a plain label beside it; "compiling" is said only when the
-// intake is closing, in plain words, never as a count of characters.
-func TestPlainWordsBesideTheCodes(t *testing.T) {
+// TestPlainWordsNotCodes: a patient reads each known safety_status value
+// in plain words, never the code (clinicians get both: templates' tests);
+// "compiling" is said only when the intake is closing, in plain words,
+// never as a count of characters.
+func TestPlainWordsNotCodes(t *testing.T) {
 	t.Parallel()
 	a := startApp(t)
 	page := newPage(t)
@@ -125,8 +126,8 @@ func TestPlainWordsBesideTheCodes(t *testing.T) {
 	startIntake(t, page, a)
 	send(t, page, soreThroatOpening)
 	waitReply(t, page, soreThroatNo[0])
-	must(t, expect.Locator(page.Locator("#safety-status")).ToHaveText("no_red_flags_yet"), "the value as received")
-	must(t, expect.Locator(page.Locator("#safety-status-plain")).ToHaveText("(no warning signs found so far)"), "its plain label")
+	must(t, expect.Locator(page.Locator("#safety-status")).ToHaveText("No warning signs found so far"), "the plain words of no_red_flags_yet")
+	must(t, expect.Locator(page.Locator("main")).Not().ToContainText("no_red_flags_yet"), "no code on a patient's page")
 	mid := statusTexts(t, page)
 	for _, bad := range []string{"Compiling", "ompil", "characters", "summary"} {
 		if strings.Contains(mid, bad) {
@@ -136,8 +137,8 @@ func TestPlainWordsBesideTheCodes(t *testing.T) {
 	for _, next := range soreThroatNo[1:] {
 		answerNo(t, page, next)
 	}
-	must(t, expect.Locator(page.Locator("#safety-status")).ToHaveText("cannot_miss_negative"), "the final value as received")
-	must(t, expect.Locator(page.Locator("#safety-status-plain")).ToHaveText("(the serious causes checked for were not found)"), "its plain label")
+	must(t, expect.Locator(page.Locator("#safety-status")).ToHaveText("The serious causes checked for were not found"), "the plain words of cannot_miss_negative")
+	must(t, expect.Locator(page.Locator("body")).Not().ToContainText("cannot_miss_negative"), "no code on a patient's page")
 	all := statusTexts(t, page)
 	if strings.Contains(all, "characters") || strings.Contains(all, "Compiling") {
 		t.Errorf("the status showed a code-like message: %q", all)

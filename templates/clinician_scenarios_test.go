@@ -203,3 +203,30 @@ func TestScenarioProgressRegion(t *testing.T) {
 		t.Errorf("ended region attributes: %v", e.Attr)
 	}
 }
+
+// The item page puts a space between the protocol and its gold.
+func TestScenarioItemProtocolAndGold(t *testing.T) {
+	d := render(t, ScenarioItemPageView(ScenarioItemPage{Layout: clinLayout("Item"), RunURL: "/r", VignetteID: "v1", Repeat: 1,
+		Outcome: &ScenarioOutcome{Triage: "correct", Protocol: "abdominal_pain.v1", GoldProtocol: "chest_pain.v2"}}))
+	if !strings.Contains(norm(text(d.root)), "abdominal_pain.v1 (gold: chest_pain.v2)") {
+		t.Errorf("protocol and gold: %q", norm(text(d.root)))
+	}
+}
+
+// A comparison with nothing to adjudicate says so, and where the form is
+// found; one with changes does not.
+func TestScenarioCompareNothingToAdjudicate(t *testing.T) {
+	p := sampleComparePage()
+	if d := render(t, ScenarioComparePageView(p)); d.byID("nothing-to-adjudicate") != nil {
+		t.Error("a comparison with changes says there is nothing to adjudicate")
+	}
+	p.Regressions, p.SetAside, p.Others, p.Improvements = nil, nil, nil, nil
+	d := render(t, ScenarioComparePageView(p))
+	hint := d.byID("nothing-to-adjudicate")
+	if hint == nil || !strings.Contains(text(hint), "Nothing to adjudicate") || !strings.Contains(text(hint), "compare two runs that differ") {
+		t.Fatalf("no hint when nothing changed: %s", d.src)
+	}
+	if !precedes(d.root, hint, d.mustID("regressions-heading")) {
+		t.Error("the hint is not above the lists")
+	}
+}

@@ -774,3 +774,32 @@ func TestAuditPage(t *testing.T) {
 		t.Errorf("empty state missing")
 	}
 }
+
+// Clinicians read a known safety_status's plain words with the code as
+// received beside them, on the worklist and the handoff; an unknown value
+// is shown alone, as received.
+func TestCliniciansSeePlainWordsWithTheCode(t *testing.T) {
+	const code, words = "cannot_miss_positive", "A sign of a possibly serious problem was found"
+	rows := sampleRows()
+	rows[0].SafetyStatus = code
+	row := rowByID(t, renderRows(t, WorklistRows(rows)), "enc_urgent")
+	cells := all(row, withAttr("data-label", "Safety status"))
+	if len(cells) != 1 {
+		t.Fatalf("%d Safety status cells", len(cells))
+	}
+	if got := norm(text(cells[0])); got != words+" "+code && got != words+code {
+		t.Errorf("worklist safety status: %q, want the words and the code", got)
+	}
+
+	p := sampleHandoff()
+	p.SafetyStatus = code
+	d := render(t, HandoffPageView(p))
+	if got := norm(text(d.mustID("safety-status"))); got != words+" (code: "+code+")" {
+		t.Errorf("handoff safety status: %q", got)
+	}
+	p.SafetyStatus = "some_new_status"
+	d = render(t, HandoffPageView(p))
+	if got := norm(text(d.mustID("safety-status"))); got != "some_new_status" {
+		t.Errorf("an unknown safety status: %q", got)
+	}
+}

@@ -197,16 +197,20 @@ func composerNote(c ComposerView) string {
 
 func sexOptions() []struct{ Value, Label string } {
 	return []struct{ Value, Label string }{
-		{"", "Prefer not to say"},
+		// Left out, the engine asks for it first (the sandbox's choices:
+		// female, male or intersex): the label and the hint say so rather
+		// than promise a "prefer not to say" the conversation does not offer.
+		{"", "Not given: the assistant will ask"},
 		{"female", "Female"},
 		{"male", "Male"},
 		{"intersex", "Intersex"},
 	}
 }
 
-// safetyPlain is a plain-language label shown beside a known safety_status
-// value; the value itself is always shown exactly as received. Unknown
-// values (and none) get no label: they are shown as they are.
+// safetyPlain is the plain words of a known safety_status value: patients
+// read them instead of the code, clinicians beside the code as received.
+// Unknown values (and none) have no words: they are shown as they are,
+// since putting them in words would be a guess (the spec's rule 2).
 func safetyPlain(s string) string {
 	switch s {
 	case "no_red_flags_yet":
@@ -217,6 +221,38 @@ func safetyPlain(s string) string {
 		return "a sign of a possibly serious problem was found"
 	}
 	return ""
+}
+
+// dispositionPlain is the plain words of a known disposition value, for
+// patients when the service sent no disposition_label (the label, when
+// there is one, is always what they read). Unknown values have none.
+func dispositionPlain(d string) string {
+	switch d {
+	case "continue_intake":
+		return "Intake in progress"
+	case "self_care":
+		return "Self-care advice"
+	case "clinician_review":
+		return "A clinician should review this"
+	case "urgent_escalation":
+		return "Urgent: seek emergency care now"
+	}
+	return ""
+}
+
+// patientDisposition is what a patient reads for the disposition: the
+// service's label, else the plain words of a known value, else the value as
+// received (nothing else is true), else "not reported yet".
+func patientDisposition(s StateView) string {
+	return orNotReported(orDefault(s.DispositionLabel, orDefault(dispositionPlain(s.Disposition), s.Disposition)))
+}
+
+// sentence starts plain words with a capital letter.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // replyTimeLead and replyTime say how long a reply takes with the upstream
@@ -234,4 +270,9 @@ func replyTime(l Layout) string {
 		return "a few seconds"
 	}
 	return "20 to 40 seconds"
+}
+
+// nothingChanged reports a comparison with no vignette to adjudicate.
+func nothingChanged(p ScenarioComparePage) bool {
+	return len(p.Regressions)+len(p.SetAside)+len(p.Others)+len(p.Improvements) == 0
 }

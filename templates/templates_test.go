@@ -70,7 +70,7 @@ func TestLayoutLandmarksAndHead(t *testing.T) {
 	if l := d.all(and(tag("link"), withAttr("rel", "stylesheet"))); len(l) != 1 || attrOr(l[0], "href") != asset("css/app.css") {
 		t.Errorf("stylesheet link missing")
 	}
-	if !strings.Contains(text(d.all(tag("header"))[0]), "Embedded sandbox upstream — synthetic data only") {
+	if !strings.Contains(text(d.all(tag("header"))[0]), "Practice engine: replies come from an offline rules engine, not a clinical service. Synthetic data only.") {
 		t.Errorf("embedded banner missing")
 	}
 	if !strings.Contains(text(d.all(tag("footer"))[0]), "2026.08.1+abc123") {
@@ -87,7 +87,7 @@ func TestLayoutLandmarksAndHead(t *testing.T) {
 	l := sampleLayout()
 	l.Embedded, l.Release, l.SignedInAs = false, "", "dr.who"
 	d = render(t, ErrorPageView(ErrorPage{Layout: l, Status: 404}))
-	if strings.Contains(d.src, "Embedded sandbox upstream") || strings.Contains(d.src, "Service release") {
+	if strings.Contains(d.src, "Practice engine") || strings.Contains(d.src, "Service release") {
 		t.Errorf("banner or release shown when not set")
 	}
 	so := d.buttons(nil, "Sign out")
@@ -136,8 +136,19 @@ func TestStartPageFields(t *testing.T) {
 		vals = append(vals, attrOr(o, "value"))
 		labels = append(labels, norm(text(o)))
 	}
-	if strings.Join(vals, ",") != ",female,male,intersex" || labels[0] != "Prefer not to say" {
+	if strings.Join(vals, ",") != ",female,male,intersex" || labels[0] != "Not given: the assistant will ask" {
 		t.Errorf("sex options: values %q labels %q", vals, labels)
+	}
+	// What leaving Sex out does is said with the box (the engine then asks
+	// it first, with no "prefer not to say").
+	var sexDesc string
+	for _, id := range describedByIDs(sex) {
+		sexDesc += " " + text(d.mustID(id))
+	}
+	for _, want := range []string{"left out, it asks first", "female, male or intersex"} {
+		if !strings.Contains(sexDesc, want) {
+			t.Errorf("the Sex box's description lacks %q: %q", want, sexDesc)
+		}
 	}
 	hist := d.labelled("Medical history", false)
 	if hist.Data != "textarea" || attrOr(hist, "name") != "history" || attrOr(hist, "maxlength") != "4000" {
@@ -448,23 +459,37 @@ func TestEmergencyCard(t *testing.T) {
 	}
 }
 
-func TestSafetyStatusPlainWords(t *testing.T) {
-	for status, plain := range map[string]string{
-		"no_red_flags_yet":     "no warning signs found so far",
-		"cannot_miss_negative": "the serious causes checked for were not found",
-		"cannot_miss_positive": "a sign of a possibly serious problem was found",
-		"some_new_status":      "",
+// Patients read plain words for the known safety_status and disposition
+// values, never the codes; an unknown value is shown as received (putting
+// it in words would be a guess), none as "not reported yet".
+func TestPatientsReadPlainWordsNotCodes(t *testing.T) {
+	for status, want := range map[string]string{
+		"no_red_flags_yet":     "No warning signs found so far",
+		"cannot_miss_negative": "The serious causes checked for were not found",
+		"cannot_miss_positive": "A sign of a possibly serious problem was found",
+		"some_new_status":      "some_new_status",
+		"":                     "not reported yet",
 	} {
 		d := renderFragment(t, StatePanel(StateView{SafetyStatus: status}))
-		if got := text(d.mustID("safety-status")); got != status {
-			t.Errorf("safety status shown as %q, received %q", got, status)
+		if got := text(d.mustID("safety-status")); got != want {
+			t.Errorf("safety status %q shown as %q, want %q", status, got, want)
 		}
-		el := d.byID("safety-status-plain")
-		switch {
-		case plain == "" && el != nil:
-			t.Errorf("%s: a label for an unknown value: %q", status, text(el))
-		case plain != "" && (el == nil || text(el) != "("+plain+")"):
-			t.Errorf("%s: plain label missing or wrong", status)
+		if txt := norm(text(d.mustID("state"))); want != status && status != "" && strings.Contains(txt, status) {
+			t.Errorf("a patient sees the code %s: %q", status, txt)
+		}
+	}
+	for _, tc := range []struct{ code, label, want string }{
+		{"urgent_escalation", "Urgent escalation", "Urgent escalation"}, // the service's label, always, when sent
+		{"continue_intake", "", "Intake in progress"},
+		{"self_care", "", "Self-care advice"},
+		{"clinician_review", "", "A clinician should review this"},
+		{"urgent_escalation", "", "Urgent: seek emergency care now"},
+		{"some_new_disposition", "", "some_new_disposition"},
+		{"", "", "not reported yet"},
+	} {
+		d := renderFragment(t, StatePanel(StateView{Disposition: tc.code, DispositionLabel: tc.label}))
+		if got := text(d.mustID("disposition")); got != tc.want {
+			t.Errorf("disposition %q (label %q) shown as %q, want %q", tc.code, tc.label, got, tc.want)
 		}
 	}
 }
@@ -477,9 +502,14 @@ func TestStatePanel(t *testing.T) {
 		t.Errorf("the state panel repeats the alert: %d", len(alerts))
 	}
 	txt := norm(text(root))
-	for _, want := range []string{"Safety status: cannot_miss_positive", "Disposition: Urgent escalation"} {
+	for _, want := range []string{"Safety status: A sign of a possibly serious problem was found", "Disposition: Urgent escalation"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("state lacks %q: %q", want, txt)
+		}
+	}
+	for _, code := range []string{"cannot_miss_positive", "urgent_escalation"} {
+		if strings.Contains(txt, code) {
+			t.Errorf("a patient sees the code %s: %q", code, txt)
 		}
 	}
 
@@ -497,10 +527,10 @@ func TestStatePanel(t *testing.T) {
 		t.Errorf("non-terminal state says complete")
 	}
 
-	// Values are shown as received, even unknown ones, and never rewritten.
-	d = renderFragment(t, StatePanel(StateView{SafetyStatus: "some_new_status", Disposition: "self_care", Terminal: true}))
+	// Unknown values are shown as received, never rewritten.
+	d = renderFragment(t, StatePanel(StateView{SafetyStatus: "some_new_status", Disposition: "some_new_disposition", Terminal: true}))
 	txt = norm(text(d.mustID("state")))
-	for _, want := range []string{"Safety status: some_new_status", "Disposition: self_care"} {
+	for _, want := range []string{"Safety status: some_new_status", "Disposition: some_new_disposition"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("state lacks %q: %q", want, txt)
 		}

@@ -11,7 +11,7 @@ package templates
 type Layout struct {
 	Title      string
 	CSRF       string    // <meta name="csrf-token"> and hidden inputs named "_csrf"
-	Embedded   bool      // shows the "Embedded sandbox upstream" banner
+	Embedded   bool      // shows the "Practice engine" banner (sandboxBanner)
 	Release    string    // x-service-release, shown small in the footer when set
 	Nav        []NavLink // header navigation
 	SignedInAs string    // clinician username; "" for patients

@@ -39,7 +39,9 @@ func TestHandoffAsFHIRDocument(t *testing.T) {
 		t.Fatalf("no such intake: %d", p.status)
 	}
 	audit := func() string { return doc.get("/clinician/audit").body }
-	count := func(body, action string) int { return strings.Count(body, `<td class="mono">`+action+`</td>`) }
+	count := func(body, action string) int {
+		return strings.Count(body, `<td class="mono" data-label="Action">`+action+`</td>`)
+	}
 	before := audit()
 
 	// A closed intake: from the store, no upstream read.

@@ -234,7 +234,7 @@ func TestWorklistAndHandoffReview(t *testing.T) {
 	audit := doc.get("/clinician/audit").body
 	// Each action in its own cell: "review" must not match "view_handoff".
 	for _, want := range []string{"sign_in", "view_handoff", "download_handoff", "review"} {
-		if !strings.Contains(audit, `<td class="mono">`+want+`</td>`) {
+		if !strings.Contains(audit, `<td class="mono" data-label="Action">`+want+`</td>`) {
 			t.Errorf("the audit log lacks %q", want)
 		}
 	}

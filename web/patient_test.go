@@ -141,7 +141,7 @@ func TestAConversationWithoutJavaScript(t *testing.T) {
 		`Reply 1: You said &#34;My   throat &lt;hurts&gt;\nsince Tuesday&#34;.
   Anything else?`,
 		`role="log"`, `aria-label="Conversation"`, `aria-label="Suggested replies"`,
-		`value="Yes"`, `value="No"`, `no_red_flags_yet`, `Intake in progress`, `<label for="message">Your message</label>`,
+		`value="Yes"`, `value="No"`, `No warning signs found so far`, `Intake in progress`, `<label for="message">Your message</label>`,
 	} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("intake page lacks %q", want)
@@ -150,11 +150,17 @@ func TestAConversationWithoutJavaScript(t *testing.T) {
 	if strings.Contains(p.body, `role="alert"`) {
 		t.Error("an urgent alert on a non-urgent intake")
 	}
+	if strings.Contains(p.body, "no_red_flags_yet") {
+		t.Error("a patient's page shows the code no_red_flags_yet")
+	}
 	// The terminal turn: the box goes, the disposition stands, and no
 	// further turn reaches the service.
 	p = b.say(intake, "I am done")
-	if strings.Contains(p.body, `id="message"`) || !strings.Contains(p.body, "Self-care advice") || !strings.Contains(p.body, "cannot_miss_negative") {
+	if strings.Contains(p.body, `id="message"`) || !strings.Contains(p.body, "Self-care advice") || !strings.Contains(p.body, "The serious causes checked for were not found") {
 		t.Fatalf("terminal page: box present=%v", strings.Contains(p.body, `id="message"`))
+	}
+	if strings.Contains(p.body, "cannot_miss_negative") {
+		t.Error("a patient's page shows the code cannot_miss_negative")
 	}
 	if !strings.Contains(p.body, "Start a new intake") {
 		t.Error("a closed intake does not offer a new one")
@@ -174,8 +180,11 @@ func TestUrgentEscalationShowsAnAlert(t *testing.T) {
 	b := a.browser()
 	intake := b.start()
 	p := b.say(intake, "this is an emergency")
-	if !strings.Contains(p.body, `role="alert"`) || !strings.Contains(p.body, "Urgent escalation") || !strings.Contains(p.body, "cannot_miss_positive") {
+	if !strings.Contains(p.body, `role="alert"`) || !strings.Contains(p.body, "Urgent escalation") || !strings.Contains(p.body, "A sign of a possibly serious problem was found") {
 		t.Fatal("urgent intake without its alert, label or safety status")
+	}
+	if strings.Contains(p.body, "cannot_miss_positive") {
+		t.Error("a patient's page shows the code cannot_miss_positive")
 	}
 	if strings.Contains(p.body, `id="message"`) {
 		t.Fatal("the message box is still there after a terminal escalation")

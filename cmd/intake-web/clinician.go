@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,8 +21,10 @@ import (
 
 const clinicianUsage = `usage:
   intake-web clinician add USERNAME      # the password is read from a prompt, or from stdin
+  intake-web clinician passwd USERNAME   # a new password, read the same way
   intake-web clinician list
   intake-web clinician disable USERNAME
+With -generate, add and passwd make up a password and print it (once) instead of reading one.
 The database is DATABASE_PATH, or -db FILE (before or after the verb)`
 
 // clinicianCommand manages clinician accounts in the app's database. The
@@ -34,6 +37,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	fs := flag.NewFlagSet("intake-web clinician", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, "SQLite database file (DATABASE_PATH)")
+	generate := fs.Bool("generate", false, "add, passwd: make up a password and print it instead of reading one")
 	fs.Usage = func() { fmt.Fprintln(stderr, clinicianUsage) }
 	// Flags may come before the verb, after it or after its argument
 	// (intake-web clinician add NAME -db FILE): parse, take one word, parse
@@ -68,9 +72,17 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	defer db.Close()
 	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db})
 
+	// newPassword reads the password, or makes one up with -generate (then
+	// printed once, after it is stored).
+	newPassword := func() (string, error) {
+		if *generate {
+			return rand.Text(), nil // 26 base32 characters: 130 bits
+		}
+		return readPassword(stdin, stderr)
+	}
 	switch verb := rest[0]; {
 	case verb == "add" && len(rest) == 2:
-		password, err := readPassword(stdin, stderr)
+		password, err := newPassword()
 		if err != nil {
 			return err
 		}
@@ -79,6 +91,25 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 			return errors.New(bff.ErrorMessage(err))
 		}
 		fmt.Fprintf(stdout, "clinician %s added\n", c.Username)
+		if *generate {
+			fmt.Fprintf(stdout, "password (shown only now): %s\n", password)
+		}
+	case verb == "passwd" && len(rest) == 2:
+		password, err := newPassword()
+		if err != nil {
+			return err
+		}
+		disabled, err := app.SetClinicianPassword(ctx, db, rest[1], password, cfg.BcryptCost)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "clinician %s has a new password\n", strings.ToLower(strings.TrimSpace(rest[1])))
+		if *generate {
+			fmt.Fprintf(stdout, "password (shown only now): %s\n", password)
+		}
+		if disabled {
+			fmt.Fprintf(stdout, "the account is disabled: it still cannot sign in\n")
+		}
 	case verb == "list" && len(rest) == 1:
 		cs, err := svc.Clinicians(ctx)
 		if err != nil {

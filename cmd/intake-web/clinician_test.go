@@ -2,9 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"log/slog"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/clinical-intake/intake-web/bff/accounts"
+	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
 
 // Flags work before the verb, after it and after its argument.
@@ -35,5 +42,68 @@ func TestClinicianCommandFlagsAnywhere(t *testing.T) {
 	var out, errb bytes.Buffer
 	if err := clinicianCommand([]string{"add", "dr.x", "extra", "-db", db}, strings.NewReader("pw\n"), &out, &errb, env); err == nil {
 		t.Error("add with two names was accepted")
+	}
+}
+
+// passwd sets a new password, read from stdin or made up (-generate, then
+// printed once): the new one signs in, the old one no longer does.
+func TestClinicianPasswd(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "app.db")
+	env := func(string) string { return "" }
+	run := func(stdin string, args ...string) (string, error) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		err := clinicianCommand(append(args, "-db", db), strings.NewReader(stdin), &out, &errb, env)
+		return out.String(), err
+	}
+	signIn := func(user, password string) error {
+		t.Helper()
+		cfg := app.Defaults()
+		cfg.DatabasePath = db
+		store, err := app.OpenDatabase(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		_, err = accounts.New(accounts.Deps{Clinicians: store, Audit: store}).SignIn(context.Background(), user, password, "127.0.0.1")
+		return err
+	}
+	if _, err := run("the first password\n", "add", "dr.lost"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run("the second password\n", "passwd", "Dr.Lost")
+	if err != nil || !strings.Contains(out, "clinician dr.lost has a new password") || strings.Contains(out, "second") {
+		t.Fatalf("passwd from stdin: %v %q", err, out)
+	}
+	if err := signIn("dr.lost", "the second password"); err != nil {
+		t.Errorf("the new password does not sign in: %v", err)
+	}
+	if err := signIn("dr.lost", "the first password"); err == nil {
+		t.Error("the old password still signs in")
+	}
+
+	out, err = run("", "passwd", "-generate", "dr.lost")
+	m := regexp.MustCompile(`(?m)^password \(shown only now\): (\S+)$`).FindStringSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("passwd -generate: %v %q", err, out)
+	}
+	if err := signIn("dr.lost", m[1]); err != nil {
+		t.Errorf("the generated password does not sign in: %v", err)
+	}
+
+	if _, err := run("the third password\n", "passwd", "dr.nobody"); err == nil || !strings.Contains(err.Error(), `no such clinician named "dr.nobody"`) {
+		t.Errorf("passwd of an unknown clinician: %v", err)
+	}
+	if _, err := run("short\n", "passwd", "dr.lost"); err == nil || !strings.Contains(err.Error(), "password: a password is 12 to 72 characters long") {
+		t.Errorf("a short password: %v", err)
+	}
+	if err := signIn("dr.lost", m[1]); err != nil {
+		t.Errorf("a refused passwd changed the password: %v", err)
+	}
+	if _, err := run("", "disable", "dr.lost"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run("a password for a disabled account\n", "passwd", "dr.lost"); err != nil || !strings.Contains(out, "the account is disabled: it still cannot sign in") {
+		t.Errorf("passwd of a disabled account: %v %q", err, out)
 	}
 }

@@ -123,6 +123,7 @@ function replaceComposer(html) {
   // this page submission ids of its own.
   refreshSubmissionIDs();
   setupCounters(next);
+  setupKeysHint(next);
   if (hadFocus) {
     const target = box ?? next.querySelector('a, button:not([disabled]), textarea, input:not([type="hidden"])');
     if (target) {
@@ -389,16 +390,36 @@ doc.addEventListener('submit', (ev) => {
   sendTurn(form, ev.submitter);
 });
 
-// Ctrl+Enter (Cmd+Enter) in the message box sends it.
+// Enter in the message box sends it (as does Ctrl+Enter or Cmd+Enter);
+// Shift+Enter (or Alt+Enter) starts a new line. An Enter that ends an input
+// method's composition (Japanese, Chinese, Korean...) only confirms the
+// text: isComposing, or keyCode 229 where a browser reports the confirming
+// keydown after compositionend. While a reply is pending Send is disabled:
+// Enter then does nothing (the busy note says why) rather than add a line.
 doc.addEventListener('keydown', (ev) => {
   const t = ev.target;
-  if (ev.key !== 'Enter' || !(ev.ctrlKey || ev.metaKey) || !(t instanceof HTMLTextAreaElement) || t.id !== 'message') return;
+  if (ev.key !== 'Enter' || !(t instanceof HTMLTextAreaElement) || t.id !== 'message') return;
+  if (ev.isComposing || ev.keyCode === 229) return;
+  if (ev.shiftKey || ev.altKey) return;
+  ev.preventDefault();
   const send = t.form?.querySelector('button[type="submit"]:not([disabled])');
-  if (send) {
-    ev.preventDefault();
-    t.form.requestSubmit(send);
-  }
+  if (send) t.form.requestSubmit(send);
 });
+
+/**
+ * Shows the "Enter sends" hint of each message box under root and adds it to
+ * the box's description, so a screen reader reads it with the box. Server
+ * rendered hidden: without JavaScript Enter starts a new line.
+ */
+function setupKeysHint(root = doc) {
+  for (const hint of root.querySelectorAll('[data-keys-hint]')) {
+    const box = hint.closest('form')?.querySelector('textarea');
+    if (!box) continue;
+    hint.hidden = false;
+    const ids = (box.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean);
+    if (!ids.includes(hint.id)) box.setAttribute('aria-describedby', [...ids, hint.id].join(' '));
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Following a turn's events.
@@ -641,6 +662,7 @@ function setupCountdown() {
 
 function init() {
   setupCounters();
+  setupKeysHint();
   setupCountdown();
   doc.getElementById('error-summary')?.focus();
   const pending = doc.querySelector('#pending[data-events-url]');

@@ -256,8 +256,15 @@ func (a *App) demoClinician(ctx context.Context) error {
 		return errors.New("a demo clinician is only created with the embedded sandbox")
 	}
 	has, err := a.accounts.HasClinicians(ctx)
-	if err != nil || has {
+	if err != nil {
 		return err
+	}
+	if has {
+		if _, err := a.accounts.ActiveClinician(ctx, "demo"); err == nil {
+			a.log.Info("the demo clinician's password was shown at the first start only; to set a new one, "+
+				"run: intake-web clinician passwd demo -generate (with the same -db or DATABASE_PATH)", "username", "demo")
+		}
+		return nil
 	}
 	password := randomHex(12)
 	if _, err := a.accounts.AddClinician(ctx, "demo", password); err != nil {

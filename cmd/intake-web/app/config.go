@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 	"github.com/clinical-intake/intake-web/web"
 )
@@ -39,6 +40,15 @@ type Config struct {
 	// injection on: clinicians get a fault panel that arms faults with
 	// APIKey (which stays in this process).
 	SandboxFaults bool
+	// Demo is the switch for local use (DEMO=1, -demo): the embedded
+	// sandbox without its rate limit and daily quotas and the app without
+	// its pacing, together (cmd/intake-web lifts the sandbox's, ApplyDemo
+	// the app's). Embedded sandbox only: check refuses it otherwise.
+	Demo bool
+	// SandboxLimits are the embedded sandbox's own limits (zero: none).
+	// check refuses a pacing that would send past them: the sandbox would
+	// answer 429 with Retry-After and every intake would pause.
+	SandboxLimits SandboxLimits
 
 	PacerPerMinute int // negative = no pacing
 	TurnsPerDay    int
@@ -60,6 +70,21 @@ type Config struct {
 
 	ShutdownGrace time.Duration // running turns may finish
 	BcryptCost    int           // 0 = the service's default (12); tests lower it
+}
+
+// SandboxLimits are an embedded sandbox's requests a minute and daily
+// quotas, as its own configuration has them: zero means no limit.
+type SandboxLimits struct {
+	PerMinute, TurnsPerDay, IntakesPerDay int
+}
+
+// ApplyDemo turns the app's pacing and its daily quotas off: the app's half
+// of the demo switch, whose other half is an embedded sandbox started
+// without limits. It overrides PACER_PER_MINUTE, PACER_TURNS_PER_DAY and
+// PACER_INTAKES_PER_DAY.
+func (c *Config) ApplyDemo() {
+	c.Demo = true
+	c.PacerPerMinute, c.TurnsPerDay, c.IntakesPerDay = -1, -1, -1
 }
 
 // Defaults returns the configuration with nothing set.
@@ -116,6 +141,17 @@ func durationOpt(env string, dst *time.Duration) option {
 	}}
 }
 
+func boolOpt(env string, dst *bool) option {
+	return option{env, func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be 1 or 0 (true or false)")
+		}
+		*dst = b
+		return nil
+	}}
+}
+
 func boolPtrOpt(env string, dst **bool) option {
 	return option{env, func(v string) error {
 		b, err := strconv.ParseBool(v)
@@ -140,6 +176,7 @@ func (c *Config) options() []option {
 		boolPtrOpt("COOKIE_SECURE", &c.CookieSecure),
 		stringOpt("INTAKE_BASE_URL", &c.UpstreamURL),
 		stringOpt("INTAKE_API_KEY", &c.APIKey),
+		boolOpt("DEMO", &c.Demo),
 		signedIntOpt("PACER_PER_MINUTE", &c.PacerPerMinute),
 		signedIntOpt("PACER_TURNS_PER_DAY", &c.TurnsPerDay),
 		signedIntOpt("PACER_INTAKES_PER_DAY", &c.IntakesPerDay),
@@ -216,6 +253,11 @@ func (c *Config) check() error {
 	if c.ScenarioTarget != "" && c.ScenarioTarget != "sandbox" && c.ScenarioTarget != "service" {
 		errs = append(errs, fmt.Errorf("SCENARIO_TARGET must be sandbox or service, got %q", c.ScenarioTarget))
 	}
+	if c.Demo && !c.Embedded {
+		errs = append(errs, errors.New("DEMO (-demo) lifts the embedded sandbox's limits and the app's pacing together, "+
+			"so it needs the embedded sandbox: unset INTAKE_BASE_URL, or unset DEMO against a real service"))
+	}
+	errs = append(errs, c.checkPacing()...)
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = 30 * time.Second
 	}
@@ -223,4 +265,45 @@ func (c *Config) check() error {
 		c.ListenAddr = "127.0.0.1:8080"
 	}
 	return errors.Join(errs...)
+}
+
+// checkPacing refuses a pacing that would send past the embedded sandbox's
+// own limits: PACER_PER_MINUTE=-1 against the spec's 6 requests a minute
+// draws a 429 with a Retry-After of most of a minute on the sixth request,
+// and every intake pauses behind it (measured: 53 s), which is slower than
+// pacing. A real upstream's limits are its own business (a raised key is
+// why pacing can be turned off), so only the embedded sandbox is checked.
+func (c *Config) checkPacing() []error {
+	if !c.Embedded {
+		return nil
+	}
+	var errs []error
+	for _, l := range []struct {
+		env               string
+		app, def, limit   int
+		unit, consequence string
+	}{
+		{"PACER_PER_MINUTE", c.PacerPerMinute, pacer.DefaultPerMinute, c.SandboxLimits.PerMinute, "requests a minute",
+			"it would answer 429 with a Retry-After of up to a minute and every intake would pause"},
+		{"PACER_TURNS_PER_DAY", c.TurnsPerDay, pacer.DefaultTurnsPerDay, c.SandboxLimits.TurnsPerDay, "turns a day",
+			"it would refuse turns the app lets patients send"},
+		{"PACER_INTAKES_PER_DAY", c.IntakesPerDay, pacer.DefaultIntakesPerDay, c.SandboxLimits.IntakesPerDay, "intakes a day",
+			"it would refuse intakes the app lets patients start"},
+	} {
+		app := l.app
+		if app == 0 {
+			app = l.def
+		}
+		if l.limit <= 0 || (app > 0 && app <= l.limit) {
+			continue
+		}
+		setting := "no limit"
+		if app > 0 {
+			setting = strconv.Itoa(app)
+		}
+		errs = append(errs, fmt.Errorf("%s=%d (%s) must not exceed the embedded sandbox's limit of %d %s: %s; "+
+			"leave %s unset, or start with -demo (DEMO=1), which lifts the sandbox's limits and the pacing together",
+			l.env, l.app, setting, l.limit, l.unit, l.consequence, l.env))
+	}
+	return errs
 }

@@ -125,3 +125,76 @@ func TestScenarioSettings(t *testing.T) {
 		t.Errorf("an unknown voice: %v", err)
 	}
 }
+
+func TestDemoSwitch(t *testing.T) {
+	c, err := FromEnv(env(map[string]string{"DEMO": "1"}))
+	if err != nil || !c.Demo {
+		t.Fatalf("DEMO=1: demo %v, %v", c.Demo, err)
+	}
+	if c.PacerPerMinute != 0 || c.TurnsPerDay != 0 || c.IntakesPerDay != 0 {
+		t.Errorf("DEMO alone changed the pacing before the sandbox was started: %+v", c)
+	}
+	c.ApplyDemo()
+	if c.PacerPerMinute >= 0 || c.TurnsPerDay >= 0 || c.IntakesPerDay >= 0 {
+		t.Errorf("ApplyDemo left a pacing or a quota on: %d a minute, %d turns, %d intakes", c.PacerPerMinute, c.TurnsPerDay, c.IntakesPerDay)
+	}
+	c.UpstreamURL, c.APIKey, c.Embedded = "http://127.0.0.1:1", "k", true // a limitless embedded sandbox
+	if err := c.check(); err != nil {
+		t.Errorf("demo against a limitless embedded sandbox: %v", err)
+	}
+	c.Embedded = false
+	if err := c.check(); err == nil || !strings.Contains(err.Error(), "DEMO (-demo)") || !strings.Contains(err.Error(), "embedded sandbox") {
+		t.Errorf("demo against a real upstream: %v", err)
+	}
+	if _, err := FromEnv(env(map[string]string{"DEMO": "please"})); err == nil ||
+		!strings.Contains(err.Error(), "DEMO") || !strings.Contains(err.Error(), "must be 1 or 0") {
+		t.Errorf("DEMO=please: %v", err)
+	}
+}
+
+// The spec's limits on the embedded sandbox with the app's pacing off (or
+// looser) is refused at start: the sandbox would answer 429 and every
+// intake would pause. A real upstream is not checked (a raised key).
+func TestPacingMustFitTheEmbeddedSandbox(t *testing.T) {
+	spec := SandboxLimits{PerMinute: 6, TurnsPerDay: 100, IntakesPerDay: 100}
+	base := func() Config {
+		c := Defaults()
+		c.UpstreamURL, c.APIKey, c.Embedded, c.SandboxLimits = "http://127.0.0.1:1", "k", true, spec
+		return c
+	}
+	c := base()
+	if err := c.check(); err != nil {
+		t.Fatalf("the default pacing against the spec's limits: %v", err)
+	}
+	for _, tc := range []struct {
+		env  string
+		set  func(*Config)
+		want string
+	}{
+		{"PACER_PER_MINUTE", func(c *Config) { c.PacerPerMinute = -1 }, "PACER_PER_MINUTE=-1 (no limit) must not exceed the embedded sandbox's limit of 6 requests a minute"},
+		{"PACER_PER_MINUTE", func(c *Config) { c.PacerPerMinute = 7 }, "PACER_PER_MINUTE=7 (7) must not exceed"},
+		{"PACER_TURNS_PER_DAY", func(c *Config) { c.TurnsPerDay = -1 }, "PACER_TURNS_PER_DAY=-1 (no limit) must not exceed the embedded sandbox's limit of 100 turns a day"},
+		{"PACER_INTAKES_PER_DAY", func(c *Config) { c.IntakesPerDay = 101 }, "PACER_INTAKES_PER_DAY=101 (101) must not exceed the embedded sandbox's limit of 100 intakes a day"},
+	} {
+		c := base()
+		tc.set(&c)
+		err := c.check()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "-demo (DEMO=1)") {
+			t.Errorf("%s: %v", tc.env, err)
+		}
+		c.Embedded = false
+		if err := c.check(); err != nil {
+			t.Errorf("%s against a real upstream: %v", tc.env, err)
+		}
+	}
+	c = base()
+	c.PacerPerMinute, c.TurnsPerDay, c.IntakesPerDay = 3, 50, 50 // stricter than the sandbox: fine
+	if err := c.check(); err != nil {
+		t.Errorf("a stricter pacing: %v", err)
+	}
+	c = base()
+	c.ApplyDemo() // demo's pacing against the spec's limits: the sandbox half is missing
+	if err := c.check(); err == nil || !strings.Contains(err.Error(), "PACER_PER_MINUTE") {
+		t.Errorf("demo pacing against the spec's limits: %v", err)
+	}
+}

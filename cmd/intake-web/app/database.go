@@ -50,11 +50,7 @@ func postgresURL(u string) bool {
 
 // OpenDatabase opens the app's database as Open does, for the command
 // line's clinician accounts.
-func OpenDatabase(ctx context.Context, cfg Config, log *slog.Logger) (interface {
-	bff.ClinicianStore
-	bff.AuditStore
-	Close() error
-}, error) {
+func OpenDatabase(ctx context.Context, cfg Config, log *slog.Logger) (AccountsDB, error) {
 	return openDatabase(ctx, cfg, log)
 }
 
