@@ -15,8 +15,9 @@ import (
 // The corpora in testdata/ were written as a tester would, from how patients
 // and the people with them talk, not from the engine's phrase lists: every
 // phrasing there is something the engine must meet. Each emergency category
-// and each protocol has at least 10 positives, and look-alikes (negated or
-// unrelated) that must not be taken for it.
+// has at least 25 positives and 10 look-alikes (negated, past, hypothetical,
+// someone else's history, or unrelated), each protocol at least 10 positives
+// and look-alikes, that must not be taken for it.
 
 type emergencyCorpus struct {
 	Category   string   `json:"category"`
@@ -60,10 +61,11 @@ func firstTurn(t *testing.T, e *Engine, msg string) (*session, engine.Result) {
 }
 
 // TestEmergencyCorpus: every positive escalates on its own as the first
-// message and in the middle of an unrelated intake; no look-alike does. It
+// message, naming its own category (among any others it also names), and in
+// the middle of an unrelated intake; no look-alike escalates as anything. It
 // logs recall and false alarms per category (go test -run
-// TestEmergencyCorpus -v ./sandbox/rules) and fails below 100% recall or
-// above 0 false alarms.
+// TestEmergencyCorpus -v ./sandbox/rules) and fails below 100% recall (of
+// either kind) or above 0 false alarms.
 func TestEmergencyCorpus(t *testing.T) {
 	e := newEngine(t)
 	corpora := readCorpora[emergencyCorpus](t, "emergencies")
@@ -80,8 +82,8 @@ func TestEmergencyCorpus(t *testing.T) {
 			continue
 		}
 		seen = append(seen, c.Category)
-		if len(c.Escalate) < 10 || len(c.NoEscalate) < 5 {
-			t.Errorf("%s: %d positives and %d look-alikes; want at least 10 and 5", c.Category, len(c.Escalate), len(c.NoEscalate))
+		if len(c.Escalate) < 25 || len(c.NoEscalate) < 10 {
+			t.Errorf("%s: %d positives and %d look-alikes; want at least 25 and 10", c.Category, len(c.Escalate), len(c.NoEscalate))
 		}
 		hits, own, alarms := 0, 0, 0
 		for _, msg := range c.Escalate {
@@ -94,7 +96,7 @@ func TestEmergencyCorpus(t *testing.T) {
 			if slices.ContainsFunc(s.emergency.categories, func(x *EmergencyCategory) bool { return x.ID == c.Category }) {
 				own++
 			} else {
-				t.Logf("%s: %q escalated as %s", c.Category, msg, s.emergency.categories[0].ID)
+				t.Errorf("%s: %q escalated as %s, not as its own category", c.Category, msg, s.emergency.categories[0].ID)
 			}
 			// The same words mid-intake escalate too.
 			mid := last(run(t, e, script{Age: 30, Sex: "male", Messages: []string{"I have a rash", msg}}))
