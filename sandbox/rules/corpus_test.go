@@ -17,7 +17,7 @@ import (
 // phrasing there is something the engine must meet. Each emergency category
 // has at least 25 positives and 10 look-alikes (negated, past, hypothetical,
 // someone else's history, or unrelated), each protocol at least 10 positives
-// and look-alikes, that must not be taken for it.
+// and 2 look-alikes, that must not be taken for it.
 
 type emergencyCorpus struct {
 	Category   string   `json:"category"`
