@@ -15,13 +15,22 @@ import (
 // The corpora in testdata/ were written as a tester would, from how patients
 // and the people with them talk, not from the engine's phrase lists: every
 // phrasing there is something the engine must meet. Each emergency category
-// and each protocol has at least 10 positives, and look-alikes (negated or
-// unrelated) that must not be taken for it.
+// has at least 25 positives and 10 look-alikes (negated, past, hypothetical,
+// someone else's history, or unrelated), each protocol at least 10 positives
+// and 2 look-alikes, that must not be taken for it.
 
 type emergencyCorpus struct {
 	Category   string   `json:"category"`
 	Escalate   []string `json:"escalate"`
 	NoEscalate []string `json:"no_escalate"`
+	// Ambiguous holds phrasings taken out of escalate or no_escalate because
+	// the words alone cannot say which they belong to; they are kept, with
+	// the reason, and not tested.
+	Ambiguous []struct {
+		Text string `json:"text"`
+		Was  string `json:"was"` // escalate or no_escalate
+		Why  string `json:"why"`
+	} `json:"ambiguous"`
 }
 
 type complaintCorpus struct {
@@ -60,10 +69,11 @@ func firstTurn(t *testing.T, e *Engine, msg string) (*session, engine.Result) {
 }
 
 // TestEmergencyCorpus: every positive escalates on its own as the first
-// message and in the middle of an unrelated intake; no look-alike does. It
+// message, naming its own category (among any others it also names), and in
+// the middle of an unrelated intake; no look-alike escalates as anything. It
 // logs recall and false alarms per category (go test -run
-// TestEmergencyCorpus -v ./sandbox/rules) and fails below 100% recall or
-// above 0 false alarms.
+// TestEmergencyCorpus -v ./sandbox/rules) and fails below 100% recall (of
+// either kind) or above 0 false alarms.
 func TestEmergencyCorpus(t *testing.T) {
 	e := newEngine(t)
 	corpora := readCorpora[emergencyCorpus](t, "emergencies")
@@ -80,8 +90,14 @@ func TestEmergencyCorpus(t *testing.T) {
 			continue
 		}
 		seen = append(seen, c.Category)
-		if len(c.Escalate) < 10 || len(c.NoEscalate) < 5 {
-			t.Errorf("%s: %d positives and %d look-alikes; want at least 10 and 5", c.Category, len(c.Escalate), len(c.NoEscalate))
+		if len(c.Escalate) < 25 || len(c.NoEscalate) < 10 {
+			t.Errorf("%s: %d positives and %d look-alikes; want at least 25 and 10", c.Category, len(c.Escalate), len(c.NoEscalate))
+		}
+		for _, a := range c.Ambiguous {
+			if a.Was != "escalate" && a.Was != "no_escalate" || a.Why == "" {
+				t.Errorf("%s: ambiguous %q needs was (escalate or no_escalate) and why", c.Category, a.Text)
+			}
+			t.Logf("%s: ambiguous, not tested (was %s): %q: %s", c.Category, a.Was, a.Text, a.Why)
 		}
 		hits, own, alarms := 0, 0, 0
 		for _, msg := range c.Escalate {
@@ -94,7 +110,7 @@ func TestEmergencyCorpus(t *testing.T) {
 			if slices.ContainsFunc(s.emergency.categories, func(x *EmergencyCategory) bool { return x.ID == c.Category }) {
 				own++
 			} else {
-				t.Logf("%s: %q escalated as %s", c.Category, msg, s.emergency.categories[0].ID)
+				t.Errorf("%s: %q escalated as %s, not as its own category", c.Category, msg, s.emergency.categories[0].ID)
 			}
 			// The same words mid-intake escalate too.
 			mid := last(run(t, e, script{Age: 30, Sex: "male", Messages: []string{"I have a rash", msg}}))
