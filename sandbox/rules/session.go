@@ -131,6 +131,14 @@ func (s *session) turn(i int) {
 				s.commit(matches[0])
 			}
 		}
+		if s.active != nil && i > 0 {
+			// An emergency said in answer to a question still answers it
+			// (and may answer others): recorded, so the handoff shows the
+			// red flag found as well as the emergency.
+			s.answerPending(m)
+			s.volunteer(m)
+			s.redFlag = s.positiveRedFlag() // the emergency still decides
+		}
 		s.emergency = hit
 		s.finish(engine.DispositionEscalate, hit.note())
 		return
