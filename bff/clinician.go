@@ -59,6 +59,9 @@ type ClinicianStore interface {
 	Clinicians(ctx context.Context) ([]*Clinician, error)
 	// SetClinicianDisabled enables or disables an account; ENOTFOUND if none.
 	SetClinicianDisabled(ctx context.Context, username string, disabled bool) error
+	// SetClinicianPassword replaces an account's password hash, and
+	// nothing else; ENOTFOUND if none.
+	SetClinicianPassword(ctx context.Context, username string, hash []byte) error
 }
 
 // ReviewStore keeps reviews. A handoff may be reviewed more than once.

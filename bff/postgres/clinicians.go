@@ -67,6 +67,19 @@ func (db *DB) SetClinicianDisabled(ctx context.Context, username string, disable
 	return nil
 }
 
+// SetClinicianPassword replaces an account's password hash; ENOTFOUND if
+// none.
+func (db *DB) SetClinicianPassword(ctx context.Context, username string, hash []byte) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE clinicians SET password_hash = $1 WHERE username = $2`, hash, username)
+	if err != nil {
+		return fmt.Errorf("postgres: set clinician password: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return bff.Errorf(bff.ENOTFOUND, "Clinician not found.")
+	}
+	return nil
+}
+
 func scanClinician(r pgx.Row) (*bff.Clinician, error) {
 	var c bff.Clinician
 	if err := r.Scan(&c.Username, &c.PasswordHash, &c.Disabled, &c.CreatedAt); err != nil {

@@ -81,6 +81,21 @@ func (db *DB) SetClinicianDisabled(ctx context.Context, username string, disable
 	return nil
 }
 
+// SetClinicianPassword replaces an account's password hash; ENOTFOUND if
+// none.
+func (db *DB) SetClinicianPassword(ctx context.Context, username string, hash []byte) error {
+	res, err := db.w.ExecContext(ctx, `UPDATE clinicians SET password_hash = ? WHERE username = ?`, hash, username)
+	if err != nil {
+		return fmt.Errorf("store: set clinician password: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: set clinician password: %w", err)
+	} else if n == 0 {
+		return bff.Errorf(bff.ENOTFOUND, "Clinician not found.")
+	}
+	return nil
+}
+
 func scanClinician(s scanner) (*bff.Clinician, error) {
 	var (
 		c       bff.Clinician

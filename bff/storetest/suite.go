@@ -709,6 +709,23 @@ func testClinicians(t *testing.T, open Opener) {
 			t.Fatal("alice enabled")
 		}
 	})
+	t.Run("set password", func(t *testing.T) {
+		if err := db.SetClinicianPassword(ctx, "carol", []byte("h-carol-2")); err != nil {
+			t.Fatalf("SetClinicianPassword: %v", err)
+		}
+		got, err := db.Clinician(ctx, "carol")
+		if err != nil || !bytes.Equal(got.PasswordHash, []byte("h-carol-2")) || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("after SetClinicianPassword: %+v, %v", got, err)
+		}
+		if other, _ := db.Clinician(ctx, "Alice"); !bytes.Equal(other.PasswordHash, []byte("h-upper")) {
+			t.Fatal("another account's password changed")
+		}
+		WantCode(t, db.SetClinicianPassword(ctx, "nobody", []byte("h")), bff.ENOTFOUND)
+		WantCode(t, db.SetClinicianPassword(ctx, "CAROL", []byte("h")), bff.ENOTFOUND)
+		if err := db.SetClinicianPassword(ctx, "carol", hash); err != nil { // back, for the cases after
+			t.Fatal(err)
+		}
+	})
 	t.Run("disable unknown", func(t *testing.T) {
 		WantCode(t, db.SetClinicianDisabled(ctx, "nobody", true), bff.ENOTFOUND)
 		WantCode(t, db.SetClinicianDisabled(ctx, "CAROL", false), bff.ENOTFOUND)

@@ -70,7 +70,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		return err
 	}
 	defer db.Close()
-	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db})
+	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, BcryptCost: cfg.BcryptCost})
 
 	// newPassword reads the password, or makes one up with -generate (then
 	// printed once, after it is stored).
@@ -88,7 +88,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		}
 		c, err := svc.AddClinician(ctx, rest[1], password)
 		if err != nil {
-			return errors.New(bff.ErrorMessage(err))
+			return refusal(err)
 		}
 		fmt.Fprintf(stdout, "clinician %s added\n", c.Username)
 		if *generate {
@@ -99,11 +99,12 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		if err != nil {
 			return err
 		}
-		disabled, err := app.SetClinicianPassword(ctx, db, rest[1], password, cfg.BcryptCost)
+		c, err := svc.SetPassword(ctx, rest[1], password)
 		if err != nil {
-			return err
+			return refusal(err)
 		}
-		fmt.Fprintf(stdout, "clinician %s has a new password\n", strings.ToLower(strings.TrimSpace(rest[1])))
+		disabled := c.Disabled
+		fmt.Fprintf(stdout, "clinician %s has a new password\n", c.Username)
 		if *generate {
 			fmt.Fprintf(stdout, "password (shown only now): %s\n", password)
 		}
@@ -165,4 +166,14 @@ func readPassword(stdin io.Reader, stderr io.Writer) (string, error) {
 		return "", err
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// refusal is the account service's refusal in words, after the field it is
+// about ("password: A password is 12 to 72 characters long …").
+func refusal(err error) error {
+	var be *bff.Error
+	if errors.As(err, &be) && be.Field != "" {
+		return fmt.Errorf("%s: %s", be.Field, be.Message)
+	}
+	return errors.New(bff.ErrorMessage(err))
 }

@@ -91,10 +91,10 @@ func TestClinicianPasswd(t *testing.T) {
 		t.Errorf("the generated password does not sign in: %v", err)
 	}
 
-	if _, err := run("the third password\n", "passwd", "dr.nobody"); err == nil || !strings.Contains(err.Error(), `no such clinician named "dr.nobody"`) {
+	if _, err := run("the third password\n", "passwd", "dr.nobody"); err == nil || !strings.Contains(err.Error(), "No clinician is named dr.nobody.") {
 		t.Errorf("passwd of an unknown clinician: %v", err)
 	}
-	if _, err := run("short\n", "passwd", "dr.lost"); err == nil || !strings.Contains(err.Error(), "password: a password is 12 to 72 characters long") {
+	if _, err := run("short\n", "passwd", "dr.lost"); err == nil || !strings.Contains(err.Error(), "password: A password is 12 to 72 characters long") {
 		t.Errorf("a short password: %v", err)
 	}
 	if err := signIn("dr.lost", m[1]); err != nil {

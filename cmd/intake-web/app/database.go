@@ -48,6 +48,14 @@ func postgresURL(u string) bool {
 	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
 }
 
+// AccountsDB is the app's database as the command line's clinician
+// commands use it (OpenDatabase).
+type AccountsDB interface {
+	bff.ClinicianStore
+	bff.AuditStore
+	Close() error
+}
+
 // OpenDatabase opens the app's database as Open does, for the command
 // line's clinician accounts.
 func OpenDatabase(ctx context.Context, cfg Config, log *slog.Logger) (AccountsDB, error) {
