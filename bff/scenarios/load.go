@@ -231,7 +231,7 @@ func validate(name string, s *Suite, vocab Understander) error {
 			if len(f.Asks) == 0 && strings.TrimSpace(f.Concept) == "" {
 				bad(field, "needs concept or asks")
 			}
-			if c := strings.TrimSpace(f.Concept); c != "" && vocab != nil && !vocab.Known(c) {
+			if c := strings.TrimSpace(f.Concept); c != "" && !vocab.Known(c) {
 				bad(field+".concept", "%q is not in the concept vocabulary (docs/scenarios.md lists them)", c)
 			}
 			for k, a := range f.Asks {

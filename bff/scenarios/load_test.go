@@ -105,6 +105,7 @@ func TestLoadRules(t *testing.T) {
 		{"max_turns negative", one(okFields + "\nmax_turns: -1"), `"v1" (1): max_turns: must be 1 to 30 (0 or left out: 15)`},
 		{"max_turns too high", one(okFields + "\nmax_turns: 31"), `"v1" (1): max_turns: must be 1 to 30`},
 		{"fact asks", one(okFields + "\nfacts:\n  - {answer: yes}"), `"v1" (1): facts[1]: needs concept or asks`},
+		{"fact concept", one(okFields + "\nfacts:\n  - {concept: chest_ache, answer: yes}"), `"v1" (1): facts[1].concept: "chest_ache" is not in the concept vocabulary`},
 		{"fact asks blank", one(okFields + "\nfacts:\n  - {asks: [fever, ' '], answer: yes}"), `"v1" (1): facts[1].asks[2]: must not be empty`},
 		{"fact answer or choose", one(okFields + "\nfacts:\n  - {asks: [fever], answer: yes}\n  - {asks: [cough]}"), `"v1" (1): facts[2]: needs answer or choose`},
 		{"gold.class required", one("id: v1\nopening: hi"), `"v1" (1): gold.class: required: one of emergency, urgent, routine, self_care`},

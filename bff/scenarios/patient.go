@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/clinical-intake/intake-web/bff/scenarios/concepts"
 )
 
 // fallbackAnswer is said to a yes/no question understood that no fact
@@ -125,7 +127,7 @@ func (p *Patient) Answer(question string, choices []string) (Said, bool) {
 			continue
 		}
 		why := Why{Kind: WhyAsks, Ask: ask, Facts: []int{f.n}}
-		if text, choice, ok := f.say(choices, false); ok {
+		if text, choice, _, ok := f.say(choices, false); ok {
 			why.Choice = choice
 			return Said{Text: text, Why: why}, true
 		}
@@ -153,7 +155,7 @@ func (p *Patient) byConcept(asked []Asked, choices []string) Said {
 	}
 	why.Cue = strings.Join(cues, "; ")
 	for _, a := range asked {
-		if a.Kind == "open" {
+		if a.Kind == concepts.Open {
 			why.Kind = WhyOpen
 			if c := namingChoice(p.u, choices, p.complaint); c != "" {
 				why.Choice = c
@@ -174,16 +176,14 @@ func (p *Patient) byConcept(asked []Asked, choices []string) Said {
 			continue
 		}
 		why.Facts = append(why.Facts, f.n)
-		text, choice, ok := f.say(choices, a.Inverse)
+		text, choice, turned, ok := f.say(choices, a.Inverse)
 		if !ok {
 			continue
 		}
 		if choice != "" {
 			why.Choice = choice
 		}
-		if a.Inverse && leadingYesNo(f.answer) != "" && choice == "" || a.Inverse && choice != "" && yesNo(f.choose) != "" {
-			why.Inverted = true
-		}
+		why.Inverted = why.Inverted || turned
 		if leadingYesNo(text) == "yes" {
 			yes = append(yes, text)
 		} else {
@@ -192,7 +192,7 @@ func (p *Patient) byConcept(asked []Asked, choices []string) Said {
 	}
 	parts := append(yes, other...)
 	switch {
-	case len(parts) == 0 && !slices.ContainsFunc(asked, func(a Asked) bool { return a.Kind == "yes_no" }):
+	case len(parts) == 0 && !slices.ContainsFunc(asked, func(a Asked) bool { return a.Kind == concepts.YesNo }):
 		// A value the vignette does not give (how old, how long, where):
 		// its default is for yes/no questions, and "no" answers none of
 		// these.
@@ -234,28 +234,29 @@ func (p *Patient) fromDemographics(concept string, choices []string) (string, bo
 }
 
 // say is what fact f says to a question with these choices: the offered
-// choice containing its Choose, else its Answer; inverse turns a Yes/No
-// Choose and the Answer's leading yes or no. ok is false when it has
-// nothing to say here.
-func (f *patientFact) say(choices []string, inverse bool) (text, choice string, ok bool) {
+// choice containing its Choose, else its Answer. For an inverse question it
+// turns a Yes/No Choose and the Answer's leading yes or no, and turned says
+// it did. ok is false when it has nothing to say here.
+func (f *patientFact) say(choices []string, inverse bool) (text, choice string, turned, ok bool) {
 	if f.choose != "" {
 		want := f.choose
-		if inverse && yesNo(want) != "" {
-			want = map[string]string{"yes": "no", "no": "yes"}[yesNo(want)]
+		yn := yesNo(want)
+		if inverse && yn != "" {
+			want, turned = map[string]string{"yes": "no", "no": "yes"}[yn], true
 		}
 		for _, c := range choices {
 			if strings.Contains(strings.ToLower(c), want) {
-				return c, c, true
+				return c, c, turned, true
 			}
 		}
 	}
 	if strings.TrimSpace(f.answer) == "" {
-		return "", "", false
+		return "", "", false, false
 	}
-	if inverse {
-		return turnYesNo(f.answer), "", true
+	if inverse && leadingYesNo(f.answer) != "" {
+		return turnYesNo(f.answer), "", true, true
 	}
-	return f.answer, "", true
+	return f.answer, "", false, true
 }
 
 func (f *patientFact) matching(words []string) (string, bool) {

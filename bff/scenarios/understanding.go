@@ -2,21 +2,27 @@ package scenarios
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/clinical-intake/intake-web/bff/scenarios/concepts"
 )
 
-// Understanding is the understanding by meaning the simulated patients use:
-// the concept vocabulary and its cues (bff/scenarios/concepts), built
-// afresh on each call from embedded files (about a millisecond; call it
-// once per play or suite, not per question).
-func Understanding() (Understander, error) {
+// builtUnderstanding is built once per process: it is read from files embedded
+// in the binary and never changes after, so it is as constant as they are,
+// and building it costs about 4 ms and 2 MB (BenchmarkLoad in concepts),
+// too much to repeat for every suite file loaded and every item played.
+var builtUnderstanding = sync.OnceValues(func() (Understander, error) {
 	u, err := concepts.Load()
 	if err != nil {
 		return nil, fmt.Errorf("scenarios: the concept understanding: %w", err)
 	}
 	return byMeaning{u}, nil
-}
+})
+
+// Understanding is the understanding by meaning the simulated patients use:
+// the concept vocabulary and its cues (bff/scenarios/concepts). It is safe
+// for concurrent use; its error is a fault of the build.
+func Understanding() (Understander, error) { return builtUnderstanding() }
 
 // byMeaning adapts concepts.Understanding to Understander: it adds each
 // concept's kind, which the patient needs to tell open questions.
@@ -27,7 +33,7 @@ func (b byMeaning) Understand(message string) []Asked {
 	out := make([]Asked, 0, len(ms))
 	for _, m := range ms {
 		c, _ := b.u.Concept(m.Concept)
-		out = append(out, Asked{Concept: m.Concept, Kind: string(c.Kind), Inverse: m.Inverse, Cue: m.Cue})
+		out = append(out, Asked{Concept: m.Concept, Kind: c.Kind, Inverse: m.Inverse, Cue: m.Cue})
 	}
 	return out
 }

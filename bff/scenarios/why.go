@@ -3,13 +3,15 @@ package scenarios
 import (
 	"strconv"
 	"strings"
+
+	"github.com/clinical-intake/intake-web/bff/scenarios/concepts"
 )
 
 // Asked is one thing an engine message asks about, as an Understander found
 // it: a concept of the vocabulary (bff/scenarios/concepts/vocabulary.yaml).
 type Asked struct {
 	Concept string
-	Kind    string // "open", "yes_no" or "value"
+	Kind    concepts.Kind
 	// Inverse: the question asks the opposite of the concept's "yes" ("can
 	// you walk on it?" for cannot_bear_weight).
 	Inverse bool
@@ -111,7 +113,7 @@ func (w Why) String() string {
 		} else {
 			b.WriteString(", ")
 		}
-		b.WriteString("facts[" + itoa(f) + "]")
+		b.WriteString("facts[" + strconv.Itoa(f) + "]")
 	}
 	if w.Choice != "" {
 		b.WriteString(", chose " + quote(w.Choice))
@@ -123,5 +125,3 @@ func (w Why) String() string {
 }
 
 func quote(s string) string { return "“" + s + "”" }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -35,10 +35,13 @@
 //     helpful.", "I'm sorry to hear that.", "You mentioned chest pain.",
 //     "Press on your ankle bones.") and ask nothing by themselves. A
 //     sentence that is only a confirmation tag ("Is that right?") makes the
-//     sentence before it ask. An asking sentence that finds nothing and
-//     points back ("Does that hurt?", "Is there a harsh sound?") is read
-//     together with the sentence before it, unless that one is a lead-in: a
-//     question split over two sentences. A first clause opening with a
+//     sentence before it ask. An asking sentence that points back ("Does
+//     that hurt?", "Is either of those sore?") is read together with the
+//     sentence before it, unless that one is a lead-in, when it finds
+//     nothing alone or the two together say more (more groups): a question
+//     split over two sentences. A lead-in that is a clause of its own at a
+//     sentence's start ("OK, and have you …") is dropped before cues are
+//     matched, so its words ("ok") count for nothing. A first clause opening with a
 //     context opener ("With the breathlessness in mind, ...", "Apart from
 //     the pain, ...") sets the context of the question after it and asks
 //     nothing itself.

@@ -182,3 +182,14 @@ func BenchmarkUnderstand(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(qs))/1000, "µs/msg")
 }
+
+// BenchmarkLoad is what building the understanding costs: why package
+// scenarios builds it once per process.
+func BenchmarkLoad(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
