@@ -225,8 +225,10 @@ func safetyPlain(s string) string {
 
 // dispositionPlain is the plain words of a known disposition value, for
 // patients when the service sent no disposition_label (the label, when
-// there is one, is always what they read). Unknown values have none.
-func dispositionPlain(d string) string {
+// there is one, is always what they read). An urgent escalation is an
+// emergency only with the urgent flag; without it, it is care today (the
+// sandbox's same-day outcome, docs/protocols.md). Unknown values have none.
+func dispositionPlain(d string, urgent bool) string {
 	switch d {
 	case "continue_intake":
 		return "Intake in progress"
@@ -235,6 +237,9 @@ func dispositionPlain(d string) string {
 	case "clinician_review":
 		return "A clinician should review this"
 	case "urgent_escalation":
+		if !urgent {
+			return "Urgent: be seen today"
+		}
 		return "Urgent: seek emergency care now"
 	}
 	return ""
@@ -244,7 +249,7 @@ func dispositionPlain(d string) string {
 // service's label, else the plain words of a known value, else the value as
 // received (nothing else is true), else "not reported yet".
 func patientDisposition(s StateView) string {
-	return orNotReported(orDefault(s.DispositionLabel, orDefault(dispositionPlain(s.Disposition), s.Disposition)))
+	return orNotReported(orDefault(s.DispositionLabel, orDefault(dispositionPlain(s.Disposition, s.Urgent), s.Disposition)))
 }
 
 // sentence starts plain words with a capital letter.

@@ -478,16 +478,22 @@ func TestPatientsReadPlainWordsNotCodes(t *testing.T) {
 			t.Errorf("a patient sees the code %s: %q", status, txt)
 		}
 	}
-	for _, tc := range []struct{ code, label, want string }{
-		{"urgent_escalation", "Urgent escalation", "Urgent escalation"}, // the service's label, always, when sent
-		{"continue_intake", "", "Intake in progress"},
-		{"self_care", "", "Self-care advice"},
-		{"clinician_review", "", "A clinician should review this"},
-		{"urgent_escalation", "", "Urgent: seek emergency care now"},
-		{"some_new_disposition", "", "some_new_disposition"},
-		{"", "", "not reported yet"},
+	for _, tc := range []struct {
+		code, label string
+		urgent      bool
+		want        string
+	}{
+		{"urgent_escalation", "Urgent escalation", true, "Urgent escalation"}, // the service's label, always, when sent
+		{"continue_intake", "", false, "Intake in progress"},
+		{"self_care", "", false, "Self-care advice"},
+		{"clinician_review", "", false, "A clinician should review this"},
+		{"urgent_escalation", "", true, "Urgent: seek emergency care now"},
+		// Same-day urgent: never "emergency" words without the urgent flag.
+		{"urgent_escalation", "", false, "Urgent: be seen today"},
+		{"some_new_disposition", "", false, "some_new_disposition"},
+		{"", "", false, "not reported yet"},
 	} {
-		d := renderFragment(t, StatePanel(StateView{Disposition: tc.code, DispositionLabel: tc.label}))
+		d := renderFragment(t, StatePanel(StateView{Disposition: tc.code, DispositionLabel: tc.label, Urgent: tc.urgent}))
 		if got := text(d.mustID("disposition")); got != tc.want {
 			t.Errorf("disposition %q (label %q) shown as %q, want %q", tc.code, tc.label, got, tc.want)
 		}
