@@ -319,7 +319,7 @@ func (s *session) answerPending(m message) (unclear bool) {
 	}
 	r := s.e.replies
 	a, ok := q.interpret(m)
-	retry := s.misses[q.Fact] == 0
+	retry := s.misses[q.Fact] < maxAsks-1 // a reply not understood: ask once more
 	switch {
 	case !ok && retry:
 		s.prefix = r.NotUnderstood
