@@ -227,15 +227,7 @@ const negationWindow = 6
 // mention reports what the message says about phrase (already normalised).
 // A phrase token ending in "*" matches any token it prefixes. The last
 // occurrence wins: a patient correcting themselves is believed.
-func (m message) mention(phrase []string) polarity {
-	result := absent
-	for c := range m.clauses {
-		if p := m.clauseMention(c, phrase); p != absent {
-			result = p
-		}
-	}
-	return result
-}
+func (m message) mention(phrase []string) polarity { return m.lastMention(phrase, false) }
 
 // clauseMention is mention within clause c.
 func (m message) clauseMention(c int, phrase []string) polarity {
@@ -252,13 +244,19 @@ func (m message) clauseMention(c int, phrase []string) polarity {
 // complaintMention is mention for naming a complaint, where an affirmed
 // phrase in a question the patient answers "no" to straight after is
 // negated: "back pain? no, it's my chest that hurts".
-func (m message) complaintMention(phrase []string) polarity {
+func (m message) complaintMention(phrase []string) polarity { return m.lastMention(phrase, true) }
+
+// lastMention is the polarity of phrase's last mention in m's clauses; with
+// denied, an affirmed mention in a question answered "no" straight after is
+// negated.
+func (m message) lastMention(phrase []string, denied bool) polarity {
 	result := absent
 	for c := range m.clauses {
-		if p := m.clauseMention(c, phrase); p != absent {
-			if p == affirmed && m.deniedQuestion(c) {
-				p = negated
-			}
+		p := m.clauseMention(c, phrase)
+		if p == affirmed && denied && m.deniedQuestion(c) {
+			p = negated
+		}
+		if p != absent {
 			result = p
 		}
 	}
