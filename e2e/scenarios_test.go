@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -456,10 +457,10 @@ func TestScenarioUploadTooLarge(t *testing.T) {
 	t.Run("with JavaScript", func(t *testing.T) {
 		page := newPage(t)
 		clinicianSignIn(t, page, a)
-		var posts int
+		var posts atomic.Int32 // counted on playwright's event goroutine
 		page.OnRequest(func(r playwright.Request) {
 			if r.Method() == "POST" && strings.HasSuffix(r.URL(), "/clinician/scenarios/runs") {
-				posts++
+				posts.Add(1)
 			}
 		})
 		chooseAndSend(page)
@@ -470,8 +471,8 @@ func TestScenarioUploadTooLarge(t *testing.T) {
 		must(t, expect.Page(page).ToHaveURL(a.URL+"/clinician/scenarios"), "still on Scenarios")
 		shot(t, page, "scenarios-upload-too-large")
 		audit(t, page, "a file over the limit")
-		if posts != 0 {
-			t.Fatalf("the 2 MB file was sent (%d POSTs)", posts)
+		if n := posts.Load(); n != 0 {
+			t.Fatalf("the 2 MB file was sent (%d POSTs)", n)
 		}
 	})
 

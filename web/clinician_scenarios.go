@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -402,6 +401,7 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 		p.Summary = &sum
 		p.ConfusionSVG = scenarios.ConfusionSVG(rep.Summary)
 	}
+	var limited []templates.ScenarioResultRow
 	for _, r := range rep.Results {
 		o := scenarios.Assess(r)
 		row := templates.ScenarioResultRow{VignetteID: r.VignetteID, Title: r.Title, Repeat: r.Repeat,
@@ -410,13 +410,15 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 		if seq, ok := seqOf[r.VignetteID+"\x00"+strconv.Itoa(r.Repeat)]; ok {
 			row.URL = runPath(id) + "/items/" + strconv.Itoa(seq)
 		}
-		p.Results = append(p.Results, row)
+		if row.SimulatorLimited {
+			limited = append(limited, row)
+		} else {
+			p.Results = append(p.Results, row)
+		}
 	}
 	// Simulator-limited results first: they are not the engine's, and the
 	// reader should see them before trusting the rest.
-	slices.SortStableFunc(p.Results, func(a, b templates.ScenarioResultRow) int {
-		return cmpBool(b.SimulatorLimited, a.SimulatorLimited)
-	})
+	p.Results = append(limited, p.Results...)
 	return render(c, http.StatusOK, templates.ScenarioRunPageView(p))
 }
 
@@ -435,16 +437,6 @@ func coverageText(r scenarios.Result) string {
 		return "no question asked"
 	}
 	return fmt.Sprintf("%d of %d questions understood", r.Understood, r.Questions)
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 func reportName(id, ext string) string { return "scenario-run-" + id + "-report." + ext }
