@@ -17,6 +17,13 @@ import (
 	"github.com/clinical-intake/intake-web/sandbox/engine"
 )
 
+// The plain voice's quick replies of a yes/no question: a red flag's (a
+// clear answer is needed) and every other's. voice.go reads them too.
+var (
+	defaultYesNoChoices = []string{"Yes", "No", "Not sure"}
+	redFlagYesNoChoices = []string{"Yes", "No"}
+)
+
 // libraryFiles are the protocols, the language files (language.go) and
 // urgency.json (urgency.go).
 //
@@ -201,7 +208,7 @@ func (p *Protocol) prepare(lx *lexicon) error {
 		}
 		p.redFlags = append(p.redFlags, Question{
 			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, AskAgain: rf.AskAgain, Kind: kindYesNo,
-			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Choices: []string{"Yes", "No"},
+			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Choices: slices.Clone(redFlagYesNoChoices),
 			keywords: rf.keywords, noKeywords: rf.noKeywords,
 		})
 	}
@@ -225,7 +232,7 @@ func (p *Protocol) prepare(lx *lexicon) error {
 				bad("question %q: yes_no questions need keywords", q.Fact)
 			}
 			if q.Choices == nil {
-				q.Choices = []string{"Yes", "No", "Not sure"}
+				q.Choices = slices.Clone(defaultYesNoChoices)
 			}
 		case kindDuration:
 		case kindChoice:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/clinical-intake/intake-web/sandbox/engine"
 )
@@ -139,7 +140,7 @@ func (r *replies) prepare(lx *lexicon) error {
 		}
 	}
 	r.Sex.Choices = []string{"Female", "Male", "Intersex"}
-	r.Pregnancy.Choices = []string{"Yes", "No", "Not sure"}
+	r.Pregnancy.Choices = slices.Clone(defaultYesNoChoices)
 	return errors.Join(errs...)
 }
 

@@ -115,11 +115,7 @@ func voicedReplyFields() map[string]int {
 	return out
 }
 
-var (
-	defaultYesNoChoices   = []string{"Yes", "No", "Not sure"}
-	redFlagYesNoChoices   = []string{"Yes", "No"}
-	placeholderInSentence = regexp.MustCompile(`\{[a-z_]+\}`)
-)
+var placeholderInSentence = regexp.MustCompile(`\{[a-z_]+\}`)
 
 // loadVoice reads voices/<name>.json.
 func loadVoice(name string) ([]byte, *voiceData, error) {
