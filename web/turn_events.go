@@ -99,7 +99,7 @@ func (t *turnStream) send(w *eventStream, ev bff.Event) bool {
 	if settles(ev) {
 		var err error
 		if data, err = t.s.settled.render(bff.TurnKey(t.intakeID, t.index), ev.ID, t.csrf, ev.Data, t.s.renderSettled); err != nil {
-			t.s.log.Error("render settled turn", "encounter_id", t.intakeID, "turn", t.index, "err", err)
+			t.s.log.Error("render settled turn", "intake_id", t.intakeID, "turn", t.index, "err", err)
 			data, _ = json.Marshal(settledEvent{Index: t.index, Status: string(bff.TurnFailed),
 				Message: "The reply could not be shown. Reload the page to see it."})
 		}

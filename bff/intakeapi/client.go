@@ -346,7 +346,7 @@ func (c *Client) do(ctx context.Context, r request) (resp *http.Response, cancel
 			acancel()
 			release(Outcome{})
 			c.observe(Observation{Op: r.op, Elapsed: time.Since(start)})
-			c.log.LogAttrs(ctx, slog.LevelWarn, "intakeapi: no response", slog.String("op", string(r.op)), slog.Int("attempt", attempt), slog.String("error", c.redact(herr.Error())), slog.String("request_id", RequestID(ctx)))
+			c.log.LogAttrs(ctx, slog.LevelWarn, "intakeapi: no response", slog.String("op", string(r.op)), slog.Int("attempt", attempt), slog.String("err", c.redact(herr.Error())), slog.String("request_id", RequestID(ctx)))
 			return nil, nil, meta, c.transport(ErrTransport, r.op, herr)
 		}
 		meta.Status = resp.StatusCode

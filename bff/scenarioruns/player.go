@@ -123,7 +123,7 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 		it.State = scenarios.ItemDone
 		if res.Error != "" {
 			it.State = scenarios.ItemFailed
-			log.Warn("a scenario vignette failed", "vignette", it.VignetteID, "repeat", it.Repeat, "error", res.Error)
+			log.Warn("a scenario vignette failed", "vignette", it.VignetteID, "repeat", it.Repeat, "err", res.Error)
 		}
 		if err := s.d.Store.SaveScenarioItem(ctx, it, 0, owner); err != nil {
 			s.stopped(log, err)
