@@ -53,7 +53,7 @@ func worklistQuery(f templates.WorklistFilter, cursor bff.WorklistCursor) string
 func worklistCursor(c *fiber.Ctx) (bff.WorklistCursor, error) {
 	cur, err := bff.ParseWorklistCursor("cursor", c.Query("cursor"))
 	if err != nil {
-		return cur, &webError{status: http.StatusBadRequest, msg: bff.ErrorMessage(err)}
+		return cur, &bff.Error{Code: bff.EMALFORMED, Message: bff.ErrorMessage(err)}
 	}
 	return cur, nil
 }

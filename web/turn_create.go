@@ -84,7 +84,7 @@ func (s *Server) refusedTurnPage(c *fiber.Ctx, owner, id, message string, err er
 	}
 	page := s.intakePage(s.layout(c, "Intake conversation"), in, turns, s.now())
 	page.Composer.Message, page.Composer.Error = message, bff.ErrorMessage(err)
-	return render(c, statusOf(err), templates.IntakePageView(page))
+	return render(c, refusal(c, err), templates.IntakePageView(page))
 }
 
 // takeTurnSlot spends one of the session's turns per minute; the refund is
