@@ -20,7 +20,7 @@ import (
 // conversation (post-redirect-get). A refused message is shown again in the
 // box with the reason beside it.
 func (s *Server) createTurn(c *fiber.Ctx) error {
-	id := utils.CopyString(c.Params("id"))
+	id := param(c, "id")
 	message := utils.CopyString(c.FormValue("message"))
 	submission := utils.CopyString(c.FormValue("submission_id"))
 	owner := s.owner(c, false)

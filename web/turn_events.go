@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/templates"
@@ -19,8 +18,8 @@ import (
 // carrying the rendered exchange, state and composer, after which the page
 // closes the stream.
 func (s *Server) turnEvents(c *fiber.Ctx) error {
-	id := utils.CopyString(c.Params("id"))
-	n, err := strconv.Atoi(c.Params("n"))
+	id := param(c, "id")
+	n, err := strconv.Atoi(param(c, "n"))
 	if err != nil || n < 1 {
 		return fiber.ErrNotFound
 	}
