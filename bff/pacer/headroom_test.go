@@ -91,32 +91,6 @@ func TestPatientGoesPastAHeldRunCall(t *testing.T) {
 	})
 }
 
-// TestHeldRunCallIsNoBarrier: a call without headroom of the same priority,
-// queued behind a run's call its headroom holds back, goes as soon as the
-// window has room for it, first at once, then at its slot.
-func TestHeldRunCallIsNoBarrier(t *testing.T) {
-	inBubble(t, func(t *testing.T) {
-		p := fiveOfSix(t)
-		run := waitIn(t, p, runCall(1))
-		settled(t, "the run's call held back", func() bool { return p.Stats().Waiting == 1 })
-		arrived := time.Now()
-		mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 200})
-		if d := time.Since(arrived); d != 0 {
-			t.Fatalf("a probe waited %s behind a held run's call of its priority", d)
-		}
-		// The window is full: the next probe waits for the grant of 0 s to
-		// leave, and takes that slot, not the run's call queued before it.
-		probe := waitIn(t, p, read(pacer.Background))
-		settled(t, "both queued", func() bool { return p.Stats().Waiting == 2 })
-		sleepUntil(at(time.Minute))
-		settled(t, "the probe granted at 60 s, the run's call still held", func() bool {
-			return isClosed(probe) && !isClosed(run)
-		})
-		sleepUntil(at(70 * time.Second))
-		settled(t, "the run's call granted at 70 s", func() bool { return isClosed(run) })
-	})
-}
-
 // TestHeadroomBeyondTheWindowWaitsForAnEmptyOne: a headroom of PerMinute or
 // more is held to PerMinute-1, so the call still goes, into an empty window.
 func TestHeadroomBeyondTheWindowWaitsForAnEmptyOne(t *testing.T) {

@@ -35,19 +35,11 @@ const (
 // wait, reported through Call.Progress (intakeapi.WithProgress).
 type Progress = intakeapi.Progress
 
-// Defaults are the spec's limits for one key, from package pacing.
-const (
-	DefaultPerMinute     = pacing.DefaultPerMinute
-	DefaultTurnsPerDay   = pacing.DefaultTurnsPerDay
-	DefaultIntakesPerDay = pacing.DefaultIntakesPerDay
-	DefaultMargin        = pacing.DefaultMargin
-	DefaultProgressEvery = pacing.DefaultProgressEvery
-)
-
-// Config configures a Pacer. Zero values take the spec's limits.
+// Config configures a Pacer. Zero values take the spec's limits
+// (pacing.Rules).
 type Config struct {
 	// PerMinute is the number of requests allowed in any rolling Window;
-	// 0 means DefaultPerMinute, negative means no limit (a raised key).
+	// 0 means pacing.DefaultPerMinute, negative means no limit (a raised key).
 	PerMinute int
 	// Window is the rolling window; 0 means one minute.
 	Window time.Duration
@@ -55,7 +47,7 @@ type Config struct {
 	// The pacer stamps a request when it lets it go, the service when it
 	// arrives; latency that varies between the two would otherwise let a
 	// request reach the service a moment before its window has room.
-	// 0 means DefaultMargin; negative means none.
+	// 0 means pacing.DefaultMargin; negative means none.
 	Margin time.Duration
 	// TurnsPerDay and IntakesPerDay are the daily quotas (UTC day); 0 means
 	// the default of 100, negative means no quota.
@@ -73,7 +65,7 @@ type Config struct {
 	// ProgressEvery is how often a waiting caller with a Call.Progress is
 	// told its place and expected wait again even when nothing in the queue
 	// changed (the wait shrinks as time passes: a patient watching it should
-	// see it move). 0 means DefaultProgressEvery; negative means only on a
+	// see it move). 0 means pacing.DefaultProgressEvery; negative means only on a
 	// change of the queue.
 	ProgressEvery time.Duration
 	// JournalTimeout bounds each journal write (0 means one second). A write
@@ -132,14 +124,7 @@ var ErrQuotaSpent = intakeapi.ErrQuotaSpent
 type QuotaError = intakeapi.QuotaError
 
 // Stats is a snapshot of the pacer's state.
-type Stats struct {
-	Waiting     int       // callers in the queue
-	InWindow    int       // grants within the rolling window
-	PausedUntil time.Time // zero when not paused
-	TurnsUsed   int       // today's turns, in-flight ones included
-	IntakesUsed int
-	DayResetAt  time.Time
-}
+type Stats = pacing.Stats
 
 // Pacer is a sliding-window gate with a priority queue. It implements
 // intakeapi.Gate. The zero value is not usable; call New.
@@ -147,7 +132,7 @@ type Pacer struct {
 	cfg   Config
 	rules pacing.Rules
 	clk   Clock
-	log  *slog.Logger
+	log   *slog.Logger
 
 	mu          sync.Mutex
 	window      []time.Time // grant times within the window, ascending
@@ -160,7 +145,7 @@ type Pacer struct {
 	seq       uint64
 	changed   chan struct{} // closed and replaced on every state change
 
-	day        time.Time // start of the current UTC day
+	day        time.Time            // start of the current UTC day
 	used       map[pacing.Quota]int // charged or in-flight today
 	spentUntil map[pacing.Quota]time.Time
 	pruned     time.Time // the last journal prune
@@ -190,7 +175,7 @@ func New(cfg Config) *Pacer {
 		cfg.JournalTimeout = time.Second
 	}
 	if cfg.ProgressEvery == 0 {
-		cfg.ProgressEvery = DefaultProgressEvery
+		cfg.ProgressEvery = pacing.DefaultProgressEvery
 	}
 	clk := cfg.Clock
 	if clk == nil {
@@ -434,7 +419,9 @@ func (p *Pacer) prune(now time.Time) {
 
 func (p *Pacer) heldBack(w *waiter) bool { return p.rules.HeldBack(len(p.window), w.headroom) }
 
-func (p *Pacer) state() pacing.State { return pacing.State{Window: p.window, PausedUntil: p.pausedUntil} }
+func (p *Pacer) state() pacing.State {
+	return pacing.State{Window: p.window, PausedUntil: p.pausedUntil}
+}
 
 // pauseLocked extends the pause to d from now; it returns the journal entry
 // when it did.

@@ -241,3 +241,13 @@ func (r Rules) Progress(s State, place, followUps int, now time.Time) intakeapi.
 		Paused:   s.PausedUntil.After(now),
 	}
 }
+
+// Stats is a snapshot of a gate's state.
+type Stats struct {
+	Waiting     int       // callers in the queue
+	InWindow    int       // grants within the rolling window
+	PausedUntil time.Time // zero when not paused
+	TurnsUsed   int       // today's turns, in-flight ones included
+	IntakesUsed int
+	DayResetAt  time.Time
+}

@@ -66,14 +66,7 @@ type BudgetConfig struct {
 
 // BudgetStats is a snapshot of the shared budget, as pacer.Stats is of one
 // process's pacer.
-type BudgetStats struct {
-	Waiting     int       // live waiters of every replica
-	InWindow    int       // grants within the rolling window
-	PausedUntil time.Time // zero when not paused
-	TurnsUsed   int       // today's turns, in-flight ones included
-	IntakesUsed int
-	DayResetAt  time.Time
-}
+type BudgetStats = pacing.Stats
 
 // Budget is the upstream key's request budget shared by every replica on one
 // PostgreSQL database: the rolling window, the priority queue, the

@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -78,18 +77,6 @@ func TestBudgetHeadroomLeavesThePatientsSlot(t *testing.T) {
 			t.Fatalf("progress %v: told it was next while its headroom held it", told.all)
 		}
 	}
-}
-
-// TestBudgetHeldRunCallIsNoBarrier: a probe of the run's priority, without
-// headroom, queued on another replica after a held run's call, takes the
-// sixth slot instead of waiting behind it.
-func TestBudgetHeldRunCallIsNoBarrier(t *testing.T) {
-	_, b, countGrants, _, end := heldRun(t)
-	var wg sync.WaitGroup
-	wg.Go(func() { waitAndSettle(within(t, 30*time.Second), t, b, read(intakeapi.PriorityBackground), ok200) })
-	eventually(t, "the probe granted past the held run's call", func() bool { return countGrants() == 6 })
-	wg.Wait()
-	end()
 }
 
 // TestBudgetHeadroomWaitsForTheWindow: a run's call with headroom 1 behind
