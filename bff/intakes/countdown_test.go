@@ -118,7 +118,7 @@ func TestAFirstMessageShowsOneWaitThatOnlyShrinks(t *testing.T) {
 		t0 := time.Now()
 		spend(t, gate, 1)
 		time.Sleep(30 * time.Second)
-		spend(t, gate, 2) // the window frees one slot at 60 s, the next at 90 s
+		spend(t, gate, 2)                                  // the window frees one slot at 60 s, the next at 90 s
 		b, turn := startAndSend(t, svc, "b", "chest pain") // at 30 s: creation at 60 s, turn at 90 s
 		svc.WaitSettled(ctx, b, turn.Index)
 		key := bff.TurnKey(b, turn.Index)
@@ -186,4 +186,3 @@ func TestARetryAfterIsShownAndSaid(t *testing.T) {
 		}
 	})
 }
-
