@@ -56,6 +56,8 @@ func Run(t *testing.T, h Harness) {
 		{"RetryAfterIncludedAndSaid", testRetryAfterIncludedAndSaid},
 		{"DailyQuotaAndRefund", testDailyQuotaAndRefund},
 		{"HeadroomIsPassedOver", testHeadroomIsPassedOver},
+		{"HeadroomWaitsForTheWindow", headroomWaits(6, 5, 1)},
+		{"HeadroomBeyondTheWindowWaitsForAnEmptyOne", headroomWaits(2, 1, 5)},
 		{"CancelledWaiterLeaves", testCancelledWaiterLeaves},
 	}
 	for _, tc := range tests {
@@ -345,5 +347,33 @@ func testCancelledWaiterLeaves(t *testing.T, h Harness) {
 	}
 	if r := s.all(); r[len(r)-1].p.Position != 1 {
 		t.Errorf("the caller behind was last shown place %d, want 1", r[len(r)-1].p.Position)
+	}
+}
+
+// headroomWaits: a call with headroom room behind fill grants of perMinute
+// goes only once the first has left the window (as headroom 1 behind five
+// of six), and is never told it is next while held; a headroom beyond the
+// window is held to PerMinute-1, so the call still goes, into an empty one.
+func headroomWaits(perMinute, fill, room int) func(*testing.T, Harness) {
+	return func(t *testing.T, h Harness) {
+		g := h.New(t, h.rules(perMinute))
+		first := time.Now()
+		for range fill {
+			grant(t, g, call(intakeapi.OpHealth, intakeapi.PriorityBackground), ok)
+		}
+		run := call(intakeapi.OpHandoff, intakeapi.PriorityBackground)
+		run.Headroom = room
+		var s shown
+		out := make(chan result, 1)
+		queue(t.Context(), t, g, "run", run, out, s.record)
+		got := receive(t, out, 1)[0]
+		if d := got.at.Sub(first); d < h.Window {
+			t.Errorf("the run's call went %v after the first grant, before it left the %v window", d, h.Window)
+		}
+		for _, r := range s.all() {
+			if r.p.Position < 2 {
+				t.Errorf("told %+v while its headroom held it back", r.p)
+			}
+		}
 	}
 }

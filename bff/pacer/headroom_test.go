@@ -91,16 +91,3 @@ func TestPatientGoesPastAHeldRunCall(t *testing.T) {
 	})
 }
 
-// TestHeadroomBeyondTheWindowWaitsForAnEmptyOne: a headroom of PerMinute or
-// more is held to PerMinute-1, so the call still goes, into an empty window.
-func TestHeadroomBeyondTheWindowWaitsForAnEmptyOne(t *testing.T) {
-	inBubble(t, func(t *testing.T) {
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 2})
-		fill(t, p, 1)
-		run := waitIn(t, p, runCall(5))
-		sleepUntil(at(time.Minute - time.Millisecond))
-		settled(t, "held while the window holds a grant", func() bool { return !isClosed(run) })
-		sleepUntil(at(time.Minute))
-		settled(t, "granted into the empty window", func() bool { return isClosed(run) })
-	})
-}

@@ -79,33 +79,3 @@ func TestBudgetHeadroomLeavesThePatientsSlot(t *testing.T) {
 	}
 }
 
-// TestBudgetHeadroomWaitsForTheWindow: a run's call with headroom 1 behind
-// five grants goes only once the first has left the window; one with a
-// headroom beyond the window (held to PerMinute-1) goes into an empty one.
-func TestBudgetHeadroomWaitsForTheWindow(t *testing.T) {
-	const window = time.Second
-	for _, tc := range []struct {
-		name                  string
-		perMinute, fill, room int
-	}{
-		{"one_of_six", 6, 5, 1},
-		{"beyond_the_window", 2, 1, 5},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			bs, db := replicas(t, postgres.BudgetConfig{PerMinute: tc.perMinute, Window: window, Margin: -1}, "a")
-			ctx := within(t, 30*time.Second)
-			for range tc.fill {
-				mustWait(ctx, t, bs[0], read(intakeapi.PriorityBackground))(ok200)
-			}
-			mustWait(ctx, t, bs[0], runCall(tc.room))(ok200)
-			all := grants(t, db)
-			if len(all) != tc.fill+1 {
-				t.Fatalf("%d grants, want %d", len(all), tc.fill+1)
-			}
-			first, run := all[0].SentAt, all[tc.fill].SentAt
-			if run.Sub(first) < window {
-				t.Fatalf("the run's call went %v after the first grant, before it left the %v window", run.Sub(first), window)
-			}
-		})
-	}
-}
