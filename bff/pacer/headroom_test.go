@@ -90,4 +90,3 @@ func TestPatientGoesPastAHeldRunCall(t *testing.T) {
 		settled(t, "the run's call granted at 70 s", func() bool { return isClosed(run) })
 	})
 }
-

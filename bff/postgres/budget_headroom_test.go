@@ -78,4 +78,3 @@ func TestBudgetHeadroomLeavesThePatientsSlot(t *testing.T) {
 		}
 	}
 }
-
