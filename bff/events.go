@@ -28,11 +28,25 @@ const (
 	EventFailed      = "failed"      // SettledData: the turn did not land
 )
 
+// QueuedReason says why a shown wait grew.
+type QueuedReason string
+
+// QueuedServiceAsked: the service asked the app to wait longer (a 429's
+// Retry-After, a 503, a previous reply still in progress upstream).
+const QueuedServiceAsked QueuedReason = "service_asked"
+
 // Event payloads.
 type (
+	// QueuedData is a waiting turn's place in line and the wait until it
+	// is sent (its intake's creation upstream included, for a first
+	// message). The wait shown never grows, except when the service itself
+	// asked for more time: then Reason says so and AddedSeconds by how
+	// much, and the page says it in words.
 	QueuedData struct {
-		Position    int `json:"position"`
-		WaitSeconds int `json:"wait_seconds"`
+		Position     int          `json:"position"`
+		WaitSeconds  int          `json:"wait_seconds"`
+		Reason       QueuedReason `json:"reason,omitempty"`
+		AddedSeconds int          `json:"added_seconds,omitempty"`
 	}
 	DeltaData struct {
 		Text string `json:"text"`

@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -152,11 +153,55 @@ func statusLabel(s string) string {
 func turnStatusText(t TurnView) string {
 	switch t.Status {
 	case "queued":
+		if q := t.Queue; q.Position > 0 {
+			return queueWords(q)
+		}
 		return "Waiting in line: the intake service answers only a few requests a minute…"
 	case "streaming":
 		return "Writing a reply…"
 	}
 	return "Waiting for the reply…"
+}
+
+// queueWords says a queued turn's place and wait, as of when the page was
+// made (the script, when it runs, counts down from there).
+func queueWords(q QueueView) string {
+	where := "next in line"
+	if q.Position > 1 {
+		where = ordinal(q.Position) + " in line"
+	}
+	wait := "any moment now"
+	if q.WaitSeconds > 0 {
+		wait = "in about " + waitWords(q.WaitSeconds)
+	}
+	if q.ServiceAsked {
+		return fmt.Sprintf("The service asked us to wait longer: about %s more. Your message is %s; your turn %s.", waitWords(max(q.AddedSeconds, 1)), where, wait)
+	}
+	return fmt.Sprintf("Waiting: your message is %s; your turn %s. The intake service answers only a few requests a minute.", where, wait)
+}
+
+// waitWords is "42 s" or "1 min 05 s", as the page's countdown says it.
+func waitWords(secs int) string {
+	if secs < 60 {
+		return strconv.Itoa(secs) + " s"
+	}
+	return fmt.Sprintf("%d min %02d s", secs/60, secs%60)
+}
+
+// ordinal is "1st", "2nd", "3rd", "4th", "11th", "22nd".
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // withEvents gives the page's pending turn the page's events URL when the

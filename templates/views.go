@@ -108,6 +108,15 @@ type EmergencyView struct {
 	DispositionLabel string // as received; "" leaves it out
 }
 
+// QueueView is a queued turn's place in line and wait as last reported
+// (Position 0: none reported). ServiceAsked: the wait grew because the
+// service asked for more time, by AddedSeconds.
+type QueueView struct {
+	Position, WaitSeconds int
+	ServiceAsked          bool
+	AddedSeconds          int
+}
+
 // TurnView is one exchange: the patient's message and the assistant's reply.
 type TurnView struct {
 	Index        int
@@ -117,6 +126,8 @@ type TurnView struct {
 	Pending      bool   // the reply is not complete yet
 	Failed       bool
 	ErrorMessage string
+	// Queue is a queued turn's place and wait when the page was made.
+	Queue QueueView
 	// EventsURL, for a pending turn, is where the page follows the reply
 	// (rendered as data-events-url on <li id="pending">). When empty, the
 	// IntakePage's EventsURL is used for its pending turn.

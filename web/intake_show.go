@@ -14,6 +14,6 @@ func (s *Server) showIntake(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	page := s.intakePage(s.layout(c, "Intake conversation"), in, turns, s.now())
+	page := s.intakePage(c.UserContext(), s.layout(c, "Intake conversation"), in, turns, s.now())
 	return render(c, http.StatusOK, templates.IntakePageView(page))
 }

@@ -89,4 +89,9 @@ func TestStartingAnIntakeWhileTheMinuteIsSpentAnswersAtOnce(t *testing.T) {
 	if a.upstreamCreate() != 1 {
 		t.Fatalf("the queued intake was created upstream before a request slot was free: %d creates", a.upstreamCreate())
 	}
+	// A page made on the server (read without JavaScript) says the place
+	// and the wait, as the stream last reported them.
+	if p := b.get(loc); !strings.Contains(p.body, "Waiting: your message is next in line; your turn in about") {
+		t.Fatalf("the page of a queued first message does not state its place and wait: %d", p.status)
+	}
 }

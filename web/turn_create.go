@@ -82,7 +82,7 @@ func (s *Server) refusedTurnPage(c *fiber.Ctx, owner, id, message string, err er
 	if lerr != nil {
 		return lerr
 	}
-	page := s.intakePage(s.layout(c, "Intake conversation"), in, turns, s.now())
+	page := s.intakePage(c.UserContext(), s.layout(c, "Intake conversation"), in, turns, s.now())
 	page.Composer.Message, page.Composer.Error = message, bff.ErrorMessage(err)
 	return render(c, refusal(c, err), templates.IntakePageView(page))
 }

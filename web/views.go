@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -163,7 +164,7 @@ func timeLeft(in *bff.Intake, now time.Time) string {
 	return fmt.Sprintf("%d h %d min left", h, m)
 }
 
-func (s *Server) intakePage(layout templates.Layout, in *bff.Intake, turns []*bff.Turn, now time.Time) templates.IntakePage {
+func (s *Server) intakePage(ctx context.Context, layout templates.Layout, in *bff.Intake, turns []*bff.Turn, now time.Time) templates.IntakePage {
 	p := templates.IntakePage{
 		Layout:     layout,
 		ID:         in.ID,
@@ -180,6 +181,7 @@ func (s *Server) intakePage(layout templates.Layout, in *bff.Intake, turns []*bf
 		tv := withRetry(turnView(t, layout.CSRF), t, i == len(turns)-1, in, layout.CSRF, now)
 		if tv.Pending {
 			p.EventsURL = tv.EventsURL
+			tv.Queue = s.queueNote(ctx, t)
 		}
 		p.Turns = append(p.Turns, tv)
 	}

@@ -377,6 +377,11 @@ func (c *Client) do(ctx context.Context, r request) (resp *http.Response, cancel
 		c.log.LogAttrs(ctx, slog.LevelWarn, "intakeapi: retrying", slog.String("op", string(r.op)), slog.Int("attempt", attempt),
 			slog.Int("status", apiErr.Status), slog.String("code", string(apiErr.Code)), slog.Duration("delay", delay))
 		if delay > 0 {
+			// A 503's back-off is a wait the service asked for: a caller
+			// shown its wait is told it (the Gate's wait comes after).
+			if fn, ok := ctx.Value(progressKey).(func(Progress)); ok {
+				fn(Progress{Position: 1, Wait: delay, Paused: true})
+			}
 			t := time.NewTimer(delay)
 			select {
 			case <-ctx.Done():

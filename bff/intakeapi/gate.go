@@ -74,8 +74,15 @@ func defaultPriority(op Op) Priority {
 
 // Progress is a waiting caller's place in the Gate's queue.
 type Progress struct {
-	Position int           // 1 = next to go
-	Wait     time.Duration // expected wait until the call is sent
+	Position int // 1 = next to go
+	// Wait is the expected wait until the call is sent, and with it the
+	// follow-ups it announces (Call.FollowUps): a patient whose first
+	// message creates the intake waits for the creation and the turn.
+	Wait time.Duration
+	// Paused: the wait includes a pause the service asked for (a 429's
+	// Retry-After, a 503's back-off), so it may be longer than the last
+	// one reported.
+	Paused bool
 }
 
 // Call describes one HTTP attempt that asks the Gate for a slot. Retries ask

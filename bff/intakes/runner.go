@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -64,6 +63,9 @@ func (r *Runner) work(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 			return
 		}
 	}
+	// One countdown for all of the turn's calls: a first message's
+	// creation and turn are shown as one wait.
+	ctx = withCountdown(ctx)
 	switch {
 	case t.Status == bff.TurnQueued:
 		if in.EncounterID == "" {
@@ -140,8 +142,9 @@ type justCreated struct{}
 // its queue progress published to the turn's stream, and a request id.
 func (r *Runner) callCtx(ctx context.Context, t *bff.Turn) context.Context {
 	key := bff.TurnKey(t.IntakeID, t.Index)
+	cd := countdownOf(ctx)
 	progress := func(p intakeapi.Progress) {
-		r.hub.Publish(key, bff.EventQueued, bff.QueuedData{Position: p.Position, WaitSeconds: int(math.Ceil(p.Wait.Seconds()))})
+		r.hub.Publish(key, bff.EventQueued, cd.show(p, r.now(), p.Paused))
 	}
 	prio := intakeapi.PriorityPatientTurn
 	if fu, _ := ctx.Value(justCreated{}).(*intakeapi.FollowUp); fu != nil {
@@ -163,7 +166,7 @@ func (r *Runner) whileInProgress(ctx context.Context, t *bff.Turn, send func() e
 	err := send()
 	for wait := 500 * time.Millisecond; intakeapi.IsTurnInProgress(err) && wait <= 16*time.Second; wait *= 2 {
 		r.log.Info("previous reply still in progress upstream; waiting", "intake_id", t.IntakeID, "turn", t.Index, "wait", wait)
-		r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventQueued, bff.QueuedData{Position: 1, WaitSeconds: int(math.Ceil(wait.Seconds()))})
+		r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventQueued, countdownOf(ctx).show(intakeapi.Progress{Position: 1, Wait: wait}, r.now(), true))
 		select {
 		case <-ctx.Done():
 			return err

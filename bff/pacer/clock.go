@@ -2,9 +2,9 @@ package pacer
 
 import "time"
 
-// Clock is the pacer's source of time. The pacer's own tests run on
-// SystemClock inside testing/synctest bubbles (wrapped only to count
-// timers); package pacertest has a manual Clock for tests elsewhere.
+// Clock is the pacer's source of time. Tests run the pacer on SystemClock
+// inside testing/synctest bubbles (the pacer's own wrap it only to count
+// timers); there is no manual clock.
 type Clock interface {
 	Now() time.Time
 	// NewTimerAt returns a timer firing at the instant at (at once if it has

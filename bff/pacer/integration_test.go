@@ -15,6 +15,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/pacing"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/enginetest"
 	"github.com/clinical-intake/intake-web/sandbox/sandboxtest"
@@ -110,7 +111,7 @@ func TestClientThroughPacerNeverHitsTheRateLimit(t *testing.T) {
 		// 1 in the third; with the margin each slot frees 61 s after its grant.
 		// The sandbox shares the bubble's clock and stamps requests on arrival.
 		for k, waiting := range []int{7, 1, 0} {
-			sleepUntil(at(time.Duration(k) * (time.Minute + pacer.DefaultMargin)))
+			sleepUntil(at(time.Duration(k) * (time.Minute + pacing.DefaultMargin)))
 			settled(t, fmt.Sprintf("minute %d's reads answered, %d queued", k, waiting), func() bool {
 				return r.pacer.Stats().Waiting == waiting && r.gate.count() == 1+readers-waiting
 			})
@@ -251,11 +252,11 @@ func TestPriorityAndProgressTravelWithTheContext(t *testing.T) {
 			record("turn")
 		})
 		settled(t, "the turn told it goes first", func() bool {
-			return prog.get() == pacer.Progress{Position: 1, Wait: time.Minute + pacer.DefaultMargin}
+			return prog.get() == pacer.Progress{Position: 1, Wait: time.Minute + pacing.DefaultMargin}
 		})
 		// One slot every 61 s (a minute and the margin) after the create's.
 		for i := range 3 {
-			slot := at(time.Duration(i+1) * (time.Minute + pacer.DefaultMargin))
+			slot := at(time.Duration(i+1) * (time.Minute + pacing.DefaultMargin))
 			sleepUntil(slot.Add(-time.Millisecond))
 			settled(t, fmt.Sprintf("call %d not done before its slot", i+1), func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == i })
 			// Done within a second of its slot (the sandbox takes a few of

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/pacing"
 )
 
 // Priorities are intakeapi's, re-exported: the client carries them on each
@@ -34,19 +35,11 @@ const (
 // wait, reported through Call.Progress (intakeapi.WithProgress).
 type Progress = intakeapi.Progress
 
-// Defaults are the spec's limits for one key.
-const (
-	DefaultPerMinute     = 6
-	DefaultTurnsPerDay   = 100
-	DefaultIntakesPerDay = 100
-	DefaultMargin        = time.Second
-	DefaultProgressEvery = 2 * time.Second
-)
-
-// Config configures a Pacer. Zero values take the spec's limits.
+// Config configures a Pacer. Zero values take the spec's limits
+// (pacing.Rules).
 type Config struct {
 	// PerMinute is the number of requests allowed in any rolling Window;
-	// 0 means DefaultPerMinute, negative means no limit (a raised key).
+	// 0 means pacing.DefaultPerMinute, negative means no limit (a raised key).
 	PerMinute int
 	// Window is the rolling window; 0 means one minute.
 	Window time.Duration
@@ -54,7 +47,7 @@ type Config struct {
 	// The pacer stamps a request when it lets it go, the service when it
 	// arrives; latency that varies between the two would otherwise let a
 	// request reach the service a moment before its window has room.
-	// 0 means DefaultMargin; negative means none.
+	// 0 means pacing.DefaultMargin; negative means none.
 	Margin time.Duration
 	// TurnsPerDay and IntakesPerDay are the daily quotas (UTC day); 0 means
 	// the default of 100, negative means no quota.
@@ -72,7 +65,7 @@ type Config struct {
 	// ProgressEvery is how often a waiting caller with a Call.Progress is
 	// told its place and expected wait again even when nothing in the queue
 	// changed (the wait shrinks as time passes: a patient watching it should
-	// see it move). 0 means DefaultProgressEvery; negative means only on a
+	// see it move). 0 means pacing.DefaultProgressEvery; negative means only on a
 	// change of the queue.
 	ProgressEvery time.Duration
 	// JournalTimeout bounds each journal write (0 means one second). A write
@@ -131,22 +124,15 @@ var ErrQuotaSpent = intakeapi.ErrQuotaSpent
 type QuotaError = intakeapi.QuotaError
 
 // Stats is a snapshot of the pacer's state.
-type Stats struct {
-	Waiting     int       // callers in the queue
-	InWindow    int       // grants within the rolling window
-	PausedUntil time.Time // zero when not paused
-	TurnsUsed   int       // today's turns, in-flight ones included
-	IntakesUsed int
-	DayResetAt  time.Time
-}
+type Stats = pacing.Stats
 
 // Pacer is a sliding-window gate with a priority queue. It implements
 // intakeapi.Gate. The zero value is not usable; call New.
 type Pacer struct {
-	cfg  Config
-	hold time.Duration // how long a grant occupies the window: Window + Margin
-	clk  Clock
-	log  *slog.Logger
+	cfg   Config
+	rules pacing.Rules
+	clk   Clock
+	log   *slog.Logger
 
 	mu          sync.Mutex
 	window      []time.Time // grant times within the window, ascending
@@ -159,40 +145,11 @@ type Pacer struct {
 	seq       uint64
 	changed   chan struct{} // closed and replaced on every state change
 
-	day        time.Time // start of the current UTC day
-	used       [2]int    // quota kind -> charged or in-flight today
-	spentUntil [2]time.Time
+	day        time.Time            // start of the current UTC day
+	used       map[pacing.Quota]int // charged or in-flight today
+	spentUntil map[pacing.Quota]time.Time
 	pruned     time.Time // the last journal prune
 }
-
-type quotaKind int
-
-const (
-	kindNone quotaKind = iota - 1
-	kindTurns
-	kindIntakes
-)
-
-func (k quotaKind) String() string {
-	if k == kindNone {
-		return ""
-	}
-	return [...]string{"turns", "intakes"}[k]
-}
-
-func kindNamed(name string) quotaKind {
-	switch name {
-	case "turns":
-		return kindTurns
-	case "intakes":
-		return kindIntakes
-	}
-	return kindNone
-}
-
-// followUpHold is how long an announced follow-up is waited for: a first
-// turn follows its intake's creation within moments.
-const followUpHold = 30 * time.Second
 
 // announced is a follow-up to come: its ticket (the announcer's seq) and
 // until when it is waited for.
@@ -210,29 +167,15 @@ type waiter struct {
 
 // New returns a Pacer for cfg.
 func New(cfg Config) *Pacer {
-	if cfg.PerMinute == 0 {
-		cfg.PerMinute = DefaultPerMinute
-	}
-	if cfg.Window <= 0 {
-		cfg.Window = time.Minute
-	}
-	switch {
-	case cfg.Margin == 0:
-		cfg.Margin = DefaultMargin
-	case cfg.Margin < 0:
-		cfg.Margin = 0
-	}
-	if cfg.TurnsPerDay == 0 {
-		cfg.TurnsPerDay = DefaultTurnsPerDay
-	}
-	if cfg.IntakesPerDay == 0 {
-		cfg.IntakesPerDay = DefaultIntakesPerDay
-	}
+	rules := pacing.Rules{PerMinute: cfg.PerMinute, Window: cfg.Window, Margin: cfg.Margin,
+		TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay}.WithDefaults()
+	cfg.PerMinute, cfg.Window, cfg.Margin, cfg.TurnsPerDay, cfg.IntakesPerDay =
+		rules.PerMinute, rules.Window, rules.Margin, rules.TurnsPerDay, rules.IntakesPerDay
 	if cfg.JournalTimeout <= 0 {
 		cfg.JournalTimeout = time.Second
 	}
 	if cfg.ProgressEvery == 0 {
-		cfg.ProgressEvery = DefaultProgressEvery
+		cfg.ProgressEvery = pacing.DefaultProgressEvery
 	}
 	clk := cfg.Clock
 	if clk == nil {
@@ -242,7 +185,8 @@ func New(cfg Config) *Pacer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pacer{cfg: cfg, hold: cfg.Window + cfg.Margin, clk: clk, log: log, changed: make(chan struct{})}
+	return &Pacer{cfg: cfg, rules: rules, clk: clk, log: log, changed: make(chan struct{}),
+		used: map[pacing.Quota]int{}, spentUntil: map[pacing.Quota]time.Time{}}
 }
 
 var _ intakeapi.Gate = (*Pacer)(nil)
@@ -264,14 +208,14 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("pacer: not waiting: %w", err)
 	}
-	kind := quotaOf(call.Op)
+	kind := pacing.QuotaOf(call.Op)
 	p.mu.Lock()
 	if err := p.quotaErr(kind, p.clk.Now()); err != nil {
 		p.mu.Unlock()
 		return nil, err
 	}
 	p.seq++
-	w := &waiter{prio: call.Priority, seq: p.seq, followUps: call.FollowUps, headroom: p.headroomOf(call)}
+	w := &waiter{prio: call.Priority, seq: p.seq, followUps: call.FollowUps, headroom: p.rules.Headroom(call)}
 	if t := call.Follows.Ticket(); t > 0 {
 		// The follow-up has come: it takes its announcer's place among
 		// follow-ups (their seq order), whenever it arrives.
@@ -320,20 +264,20 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 		// included (a creation's first turn then never pushes anyone
 		// back), and w's own headroom: it goes only once that many more
 		// could go before it, so it is never shown "next" while held.
-		ahead, place := 0, 1+w.headroom
+		ahead, aheadFollowUps := 0, 0
 		for _, o := range p.queue[:pos-1] {
 			if !p.heldBack(o) {
 				ahead++
-				place += 1 + o.followUps
+				aheadFollowUps += o.followUps
 			}
 		}
 		var tc <-chan time.Time
 		if ahead == 0 {
-			next := p.nextSlot(now, w.headroom)
+			next := p.rules.NextSlot(p.state(), now, w.headroom)
 			if !next.After(now) {
 				p.remove(w)
 				for range w.followUps {
-					p.followUps = append(p.followUps, announced{ticket: w.seq, until: now.Add(followUpHold)})
+					p.followUps = append(p.followUps, announced{ticket: w.seq, until: now.Add(pacing.FollowUpHold)})
 				}
 				if call.Announces != nil {
 					call.Announces.SetTicket(int64(w.seq))
@@ -345,8 +289,8 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 				// follows it cannot forget it: one small write, bounded.
 				// Skipped when it limits nothing (no window, no quota of
 				// its kind: a raised key under load pays no write per call).
-				if p.cfg.PerMinute > 0 || (kind != kindNone && p.limit(kind) > 0) {
-					p.journal(ctx, Entry{At: now, Event: EventGrant, Quota: kind.String()})
+				if p.rules.Limited() || p.rules.Limit(kind) > 0 {
+					p.journal(ctx, Entry{At: now, Event: EventGrant, Quota: string(kind)})
 				}
 				return release, nil
 			}
@@ -355,12 +299,14 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 		}
 		// Follow-ups to come go before this caller: all of them before a
 		// lower priority, those announced earlier before a follow-up.
+		first := 0
 		for _, a := range p.followUps {
-			if w.prio < intakeapi.PriorityFirstTurn || a.ticket < w.seq {
-				place++
+			if pacing.FollowUpFirst(int64(a.ticket), w.prio, int64(w.seq)) {
+				first++
 			}
 		}
-		prog := Progress{Position: place, Wait: p.estimate(place, now)}
+		place := pacing.Place(ahead, aheadFollowUps, first, w.headroom)
+		prog := p.rules.Progress(p.state(), place, w.followUps, now)
 		ch := p.changed
 		p.mu.Unlock()
 
@@ -401,7 +347,7 @@ func (p *Pacer) CheckQuota(op intakeapi.Op) error {
 	defer p.mu.Unlock()
 	now := p.clk.Now()
 	p.rollDay(now)
-	if err := p.quotaErr(quotaOf(op), now); err != nil {
+	if err := p.quotaErr(pacing.QuotaOf(op), now); err != nil {
 		return err
 	}
 	return nil
@@ -417,8 +363,8 @@ func (p *Pacer) Stats() Stats {
 	s := Stats{
 		Waiting:     len(p.queue),
 		InWindow:    len(p.window),
-		TurnsUsed:   p.used[kindTurns],
-		IntakesUsed: p.used[kindIntakes],
+		TurnsUsed:   p.used[pacing.QuotaTurns],
+		IntakesUsed: p.used[pacing.QuotaIntakes],
 		DayResetAt:  p.day.Add(24 * time.Hour),
 	}
 	if p.pausedUntil.After(now) {
@@ -438,33 +384,13 @@ func (p *Pacer) Pause(d time.Duration) {
 }
 
 func cmpWaiter(a, b *waiter) int {
-	if a.prio != b.prio {
-		return int(b.prio) - int(a.prio) // higher priority first
-	}
 	switch {
-	case a.seq < b.seq:
+	case pacing.Ahead(a.prio, int64(a.seq), b.prio, int64(b.seq)):
 		return -1
-	case a.seq > b.seq:
+	case pacing.Ahead(b.prio, int64(b.seq), a.prio, int64(a.seq)):
 		return 1
 	}
 	return 0
-}
-
-func quotaOf(op intakeapi.Op) quotaKind {
-	switch {
-	case op.IsTurn():
-		return kindTurns
-	case op == intakeapi.OpCreateIntake:
-		return kindIntakes
-	}
-	return kindNone
-}
-
-func (p *Pacer) limit(k quotaKind) int {
-	if k == kindTurns {
-		return p.cfg.TurnsPerDay
-	}
-	return p.cfg.IntakesPerDay
 }
 
 // broadcast wakes every waiter to re-evaluate; callers hold mu.
@@ -483,7 +409,7 @@ func (p *Pacer) remove(w *waiter) {
 func (p *Pacer) prune(now time.Time) {
 	p.followUps = slices.DeleteFunc(p.followUps, func(a announced) bool { return !a.until.After(now) })
 	n := 0
-	for n < len(p.window) && !p.window[n].Add(p.hold).After(now) {
+	for n < len(p.window) && !p.window[n].Add(p.rules.Hold()).After(now) {
 		n++
 	}
 	if n > 0 {
@@ -491,63 +417,10 @@ func (p *Pacer) prune(now time.Time) {
 	}
 }
 
-// headroomOf is the headroom call is held to: none without a window, and at
-// most PerMinute-1 (such a call goes only into an empty window), so every
-// call can go some time.
-func (p *Pacer) headroomOf(call intakeapi.Call) int {
-	if p.cfg.PerMinute <= 0 || call.Headroom <= 0 {
-		return 0
-	}
-	return min(call.Headroom, p.cfg.PerMinute-1)
-}
+func (p *Pacer) heldBack(w *waiter) bool { return p.rules.HeldBack(len(p.window), w.headroom) }
 
-// heldBack reports whether w's headroom keeps it out of the window as the
-// window is now (pruned): the window holds more than PerMinute-1-headroom
-// grants.
-func (p *Pacer) heldBack(w *waiter) bool {
-	return w.headroom > 0 && len(p.window) > p.cfg.PerMinute-1-w.headroom
-}
-
-// nextSlot is the earliest time one more request that leaves headroom free
-// slots fits: after any pause, and once the window holds fewer than
-// PerMinute-headroom grants.
-func (p *Pacer) nextSlot(now time.Time, headroom int) time.Time {
-	t := now
-	if p.pausedUntil.After(t) {
-		t = p.pausedUntil
-	}
-	if n := p.cfg.PerMinute - headroom; p.cfg.PerMinute > 0 && len(p.window) >= n {
-		if free := p.window[len(p.window)-n].Add(p.hold); free.After(t) {
-			t = free
-		}
-	}
-	return t
-}
-
-// estimate is the expected wait of the caller at position pos: it replays the
-// window forward, granting each caller ahead at its earliest slot. Calls that
-// arrive later with a higher priority can still overtake.
-func (p *Pacer) estimate(pos int, now time.Time) time.Duration {
-	start := now
-	if p.pausedUntil.After(start) {
-		start = p.pausedUntil
-	}
-	n := p.cfg.PerMinute
-	if n <= 0 {
-		return start.Sub(now)
-	}
-	grants := slices.Clone(p.window)
-	var t time.Time
-	for range pos {
-		t = start
-		if len(grants) >= n {
-			if free := grants[len(grants)-n].Add(p.hold); free.After(t) {
-				t = free
-			}
-		}
-		grants = append(grants, t)
-	}
-	return t.Sub(now)
+func (p *Pacer) state() pacing.State {
+	return pacing.State{Window: p.window, PausedUntil: p.pausedUntil}
 }
 
 // pauseLocked extends the pause to d from now; it returns the journal entry
@@ -565,24 +438,16 @@ func (p *Pacer) pauseLocked(d time.Duration) (Entry, bool) {
 }
 
 func (p *Pacer) rollDay(now time.Time) {
-	y, m, d := now.UTC().Date()
-	if day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC); !day.Equal(p.day) {
+	if day := pacing.Day(now); !day.Equal(p.day) {
 		p.day = day
-		p.used = [2]int{}
+		clear(p.used)
 	}
 }
 
-func (p *Pacer) quotaErr(k quotaKind, now time.Time) error {
-	if k == kindNone {
-		return nil
-	}
+func (p *Pacer) quotaErr(k pacing.Quota, now time.Time) error {
 	p.rollDay(now)
-	reset := p.day.Add(24 * time.Hour)
-	if p.spentUntil[k].After(now) {
-		return &QuotaError{Quota: k.String(), ResetAt: p.spentUntil[k]}
-	}
-	if l := p.limit(k); l > 0 && p.used[k] >= l {
-		return &QuotaError{Quota: k.String(), Limit: l, ResetAt: reset}
+	if err := p.rules.QuotaErr(k, now, p.spentUntil[k], p.used[k]); err != nil {
+		return err
 	}
 	return nil
 }
@@ -591,9 +456,9 @@ func (p *Pacer) quotaErr(k quotaKind, now time.Time) error {
 // cannot overshoot, and returns the release that settles it: refunded when
 // the outcome was not charged (an idempotent replay, a refusal before
 // processing, nothing sent).
-func (p *Pacer) reserve(k quotaKind) func(intakeapi.Outcome) {
+func (p *Pacer) reserve(k pacing.Quota) func(intakeapi.Outcome) {
 	day := p.day
-	if k != kindNone {
+	if k != pacing.QuotaNone {
 		p.used[k]++
 	}
 	var once sync.Once
@@ -602,23 +467,23 @@ func (p *Pacer) reserve(k quotaKind) func(intakeapi.Outcome) {
 	}
 }
 
-func (p *Pacer) settle(k quotaKind, day time.Time, o intakeapi.Outcome) {
+func (p *Pacer) settle(k pacing.Quota, day time.Time, o intakeapi.Outcome) {
 	var entries []Entry
 	p.mu.Lock()
 	now := p.clk.Now()
 	p.rollDay(now)
-	if k != kindNone && !o.Charged() && p.day.Equal(day) && p.used[k] > 0 {
+	if k != pacing.QuotaNone && !o.Charged() && p.day.Equal(day) && p.used[k] > 0 {
 		p.used[k]--
-		entries = append(entries, Entry{At: now, Event: EventRefund, Quota: k.String()})
+		entries = append(entries, Entry{At: now, Event: EventRefund, Quota: string(k)})
 	}
 	if o.Status == 429 {
 		switch {
-		case o.Code == intakeapi.CodeQuotaExceeded && k != kindNone:
+		case o.Code == intakeapi.CodeQuotaExceeded && k != pacing.QuotaNone:
 			// The service knows better than our count (other clients, a reset
 			// we did not see): refuse this kind until the next UTC reset.
-			p.spentUntil[k] = p.day.Add(24 * time.Hour)
-			p.log.Warn("pacer: the service reports the daily quota spent", slog.String("quota", k.String()))
-			entries = append(entries, Entry{At: now, Event: EventSpent, Quota: k.String(), Until: p.spentUntil[k]})
+			p.spentUntil[k] = pacing.SpentUntil(now)
+			p.log.Warn("pacer: the service reports the daily quota spent", slog.String("quota", string(k)))
+			entries = append(entries, Entry{At: now, Event: EventSpent, Quota: string(k), Until: p.spentUntil[k]})
 		case o.RetryAfter > 0:
 			if e, ok := p.pauseLocked(o.RetryAfter); ok {
 				entries = append(entries, e)
@@ -684,7 +549,7 @@ func (p *Pacer) Restore(ctx context.Context) error {
 	now := p.clk.Now()
 	p.rollDay(now)
 	since := p.day // today's counts; and the window, when it reaches into yesterday
-	if w := now.Add(-p.hold); w.Before(since) {
+	if w := now.Add(-p.rules.Hold()); w.Before(since) {
 		since = w
 	}
 	p.mu.Unlock()
@@ -702,22 +567,22 @@ func (p *Pacer) Restore(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rollDay(now)
-	var used [2]int
+	used := map[pacing.Quota]int{}
 	window := 0
 	for _, e := range entries {
-		k := kindNamed(e.Quota)
+		k := pacing.Quota(e.Quota)
 		today := !e.At.Before(p.day) && e.At.Before(p.day.Add(24*time.Hour))
 		switch e.Event {
 		case EventGrant:
-			if e.At.Add(p.hold).After(now) {
+			if e.At.Add(p.rules.Hold()).After(now) {
 				p.window = append(p.window, e.At)
 				window++
 			}
-			if k != kindNone && today {
+			if k != pacing.QuotaNone && today {
 				used[k]++
 			}
 		case EventRefund:
-			if k != kindNone && today {
+			if k != pacing.QuotaNone && today {
 				used[k]--
 			}
 		case EventPause:
@@ -725,7 +590,7 @@ func (p *Pacer) Restore(ctx context.Context) error {
 				p.pausedUntil = e.Until
 			}
 		case EventSpent:
-			if k != kindNone && e.Until.After(p.spentUntil[k]) && e.Until.After(now) {
+			if k != pacing.QuotaNone && e.Until.After(p.spentUntil[k]) && e.Until.After(now) {
 				p.spentUntil[k] = e.Until
 			}
 		}
@@ -737,7 +602,7 @@ func (p *Pacer) Restore(ctx context.Context) error {
 	p.pruned = now
 	p.broadcast()
 	p.log.Info("pacer: restored from the journal", slog.Int("in_window", window),
-		slog.Int("turns_used", p.used[kindTurns]), slog.Int("intakes_used", p.used[kindIntakes]),
+		slog.Int("turns_used", p.used[pacing.QuotaTurns]), slog.Int("intakes_used", p.used[pacing.QuotaIntakes]),
 		slog.Time("paused_until", p.pausedUntil))
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/pacing"
 )
 
 // The pacer is the client's Gate.
@@ -125,14 +126,18 @@ func turn() intakeapi.Call {
 	return intakeapi.Call{Op: intakeapi.OpTurn, Priority: pacer.PatientTurn, Attempt: 1}
 }
 
+// mustWait waits for c and returns its release. It is called from the
+// test's goroutine and from goroutines the test starts, so it never calls
+// t.Fatal (the testing package forbids that off the test's goroutine): a
+// failed Wait is reported with t.Error and ends the calling goroutine (on
+// the test's own, that ends the test as t.FailNow would; elsewhere the test
+// then fails, or synctest reports the wait for it as a deadlock).
 func mustWait(t *testing.T, p *pacer.Pacer, c intakeapi.Call) func(intakeapi.Outcome) {
 	t.Helper()
 	rel, err := p.Wait(t.Context(), c)
 	if err != nil {
-		if t.Context().Err() != nil {
-			runtime.Goexit() // the test has ended: see errorUnlessEnded
-		}
-		t.Fatalf("Wait(%v): %v", c.Op, err)
+		errorUnlessEnded(t, fmt.Errorf("Wait(%v): %w", c.Op, err))
+		runtime.Goexit()
 	}
 	return rel
 }
@@ -219,48 +224,6 @@ func TestWindowNeverExceededUnderConcurrency(t *testing.T) {
 			})
 		})
 	}
-}
-
-func TestPrioritiesGoFirstThenArrivalOrder(t *testing.T) {
-	inBubble(t, func(t *testing.T) {
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1})
-		fill(t, p, 1)
-
-		type entry struct {
-			name string
-			prio pacer.Priority
-		}
-		arrivals := []entry{
-			{"bg1", pacer.Background}, {"read1", pacer.ClinicianRead}, {"turn1", pacer.PatientTurn},
-			{"recon1", pacer.Reconciliation}, {"create1", pacer.CreateIntake}, {"turn2", pacer.PatientTurn},
-			{"read2", pacer.ClinicianRead}, {"bg2", pacer.Background},
-		}
-		var (
-			mu    sync.Mutex
-			order []string
-			wg    sync.WaitGroup
-		)
-		for i, e := range arrivals {
-			wg.Go(func() {
-				rel := mustWait(t, p, read(e.prio))
-				mu.Lock()
-				order = append(order, e.name)
-				mu.Unlock()
-				rel(intakeapi.Outcome{Status: 200})
-			})
-			// Arrive one at a time so arrival order is defined.
-			settled(t, "arrival", func() bool { return p.Stats().Waiting == i+1 })
-		}
-		for i := range arrivals {
-			sleepUntil(at(time.Duration(i+1) * time.Minute)) // one slot a minute
-			settled(t, fmt.Sprintf("grant %d recorded", i+1), func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == i+1 })
-		}
-		wg.Wait()
-		want := []string{"turn1", "turn2", "create1", "recon1", "read1", "read2", "bg1", "bg2"}
-		if !slices.Equal(order, want) {
-			t.Fatalf("grant order %v, want %v", order, want)
-		}
-	})
 }
 
 // progressRecorder keeps the latest Progress a waiter was told.
@@ -539,7 +502,7 @@ func TestMarginHoldsEachGrantLonger(t *testing.T) {
 		settled(t, "queued", func() bool { return p.Stats().Waiting == 1 && clk.pending() == 1 })
 		time.Sleep(time.Minute)
 		settled(t, "still queued at 60 s; the margin holds the slot to 61 s", func() bool { return p.Stats().Waiting == 1 })
-		if got := <-granted; !got.Equal(at(time.Minute + pacer.DefaultMargin)) {
+		if got := <-granted; !got.Equal(at(time.Minute + pacing.DefaultMargin)) {
 			t.Fatalf("granted at %s, want 61 s", got.Sub(t0))
 		}
 	})
@@ -726,16 +689,16 @@ func TestProgressDefaultIsEveryTwoSeconds(t *testing.T) {
 		c.Progress = log.record
 		go func() { mustWait(t, p, c)(intakeapi.Outcome{Status: 200}) }()
 		settled(t, "fourth, four minutes", func() bool { return log.last() == pacer.Progress{Position: 4, Wait: 4 * time.Minute} })
-		sleepUntil(at(pacer.DefaultProgressEvery))
+		sleepUntil(at(pacing.DefaultProgressEvery))
 		settled(t, "the wait re-told after DefaultProgressEvery", func() bool {
-			return log.last() == pacer.Progress{Position: 4, Wait: 4*time.Minute - pacer.DefaultProgressEvery}
+			return log.last() == pacer.Progress{Position: 4, Wait: 4*time.Minute - pacing.DefaultProgressEvery}
 		})
 		sleepUntil(at(time.Minute))
 		settled(t, "third once the first is let go", func() bool { return log.last() == pacer.Progress{Position: 3, Wait: 3 * time.Minute} })
 		sleepUntil(at(3 * time.Minute))
 		settled(t, "next in line", func() bool { return log.last() == pacer.Progress{Position: 1, Wait: time.Minute} })
-		if pacer.DefaultProgressEvery > 2*time.Second {
-			t.Fatalf("DefaultProgressEvery is %v, want at most 2 s", pacer.DefaultProgressEvery)
+		if pacing.DefaultProgressEvery > 2*time.Second {
+			t.Fatalf("DefaultProgressEvery is %v, want at most 2 s", pacing.DefaultProgressEvery)
 		}
 		sleepUntil(at(4 * time.Minute))
 		settled(t, "all granted", func() bool { return p.Stats().Waiting == 0 })

@@ -15,17 +15,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/pacing"
 )
 
-// Budget defaults: the service's limits for one key, as in bff/pacer.
-const (
-	DefaultBudgetPerMinute     = 6
-	DefaultBudgetTurnsPerDay   = 100
-	DefaultBudgetIntakesPerDay = 100
-	DefaultBudgetMargin        = time.Second
-	DefaultBudgetProgressEvery = 2 * time.Second
-	DefaultBudgetStaleAfter    = 15 * time.Second
-)
+// DefaultBudgetStaleAfter is BudgetConfig.StaleAfter's default. The
+// limits' defaults are package pacing's.
+const DefaultBudgetStaleAfter = 15 * time.Second
 
 // budgetLock is the key of the transaction-scoped advisory lock every
 // decision of every replica's Budget is taken under.
@@ -71,14 +66,7 @@ type BudgetConfig struct {
 
 // BudgetStats is a snapshot of the shared budget, as pacer.Stats is of one
 // process's pacer.
-type BudgetStats struct {
-	Waiting     int       // live waiters of every replica
-	InWindow    int       // grants within the rolling window
-	PausedUntil time.Time // zero when not paused
-	TurnsUsed   int       // today's turns, in-flight ones included
-	IntakesUsed int
-	DayResetAt  time.Time
-}
+type BudgetStats = pacing.Stats
 
 // Budget is the upstream key's request budget shared by every replica on one
 // PostgreSQL database: the rolling window, the priority queue, the
@@ -91,7 +79,7 @@ type BudgetStats struct {
 type Budget struct {
 	pool       *pgxpool.Pool
 	cfg        BudgetConfig
-	hold       time.Duration // how long a grant occupies the window
+	rules      pacing.Rules
 	heartbeat  time.Duration // how often a waiter renews its row
 	log        *slog.Logger
 	now        func() time.Time
@@ -115,26 +103,12 @@ var _ intakeapi.Gate = (*Budget)(nil)
 // NewBudget returns a Budget on pool, whose database has the budget's
 // migrations applied (0002_budget.sql and later, as Open applies them). It starts nothing until the first Wait.
 func NewBudget(pool *pgxpool.Pool, cfg BudgetConfig) *Budget {
-	if cfg.PerMinute == 0 {
-		cfg.PerMinute = DefaultBudgetPerMinute
-	}
-	if cfg.Window <= 0 {
-		cfg.Window = time.Minute
-	}
-	switch {
-	case cfg.Margin == 0:
-		cfg.Margin = DefaultBudgetMargin
-	case cfg.Margin < 0:
-		cfg.Margin = 0
-	}
-	if cfg.TurnsPerDay == 0 {
-		cfg.TurnsPerDay = DefaultBudgetTurnsPerDay
-	}
-	if cfg.IntakesPerDay == 0 {
-		cfg.IntakesPerDay = DefaultBudgetIntakesPerDay
-	}
+	rules := pacing.Rules{PerMinute: cfg.PerMinute, Window: cfg.Window, Margin: cfg.Margin,
+		TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay}.WithDefaults()
+	cfg.PerMinute, cfg.Window, cfg.Margin, cfg.TurnsPerDay, cfg.IntakesPerDay =
+		rules.PerMinute, rules.Window, rules.Margin, rules.TurnsPerDay, rules.IntakesPerDay
 	if cfg.ProgressEvery == 0 {
-		cfg.ProgressEvery = DefaultBudgetProgressEvery
+		cfg.ProgressEvery = pacing.DefaultProgressEvery
 	}
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = DefaultBudgetStaleAfter
@@ -152,33 +126,12 @@ func NewBudget(pool *pgxpool.Pool, cfg BudgetConfig) *Budget {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Budget{
-		pool: pool, cfg: cfg, hold: cfg.Window + cfg.Margin, heartbeat: cfg.StaleAfter / 3,
+		pool: pool, cfg: cfg, rules: rules, heartbeat: cfg.StaleAfter / 3,
 		log: log, now: now, notifyWait: time.Second, changed: make(chan struct{}),
 	}
 }
 
-// quota names a daily quota: "turns", "intakes", or "" for calls on none.
-type quota string
-
-func quotaOf(op intakeapi.Op) quota {
-	switch {
-	case op.IsTurn():
-		return "turns"
-	case op == intakeapi.OpCreateIntake:
-		return "intakes"
-	}
-	return ""
-}
-
-func (b *Budget) limit(q quota) int {
-	switch q {
-	case "turns":
-		return b.cfg.TurnsPerDay
-	case "intakes":
-		return b.cfg.IntakesPerDay
-	}
-	return 0
-}
+type quota = pacing.Quota
 
 // Wait implements intakeapi.Gate with bff/pacer.Pacer's semantics, over every
 // replica sharing the database. It returns at once with an
@@ -198,7 +151,7 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("budget: not waiting: %w", err)
 	}
-	q := quotaOf(call.Op)
+	q := pacing.QuotaOf(call.Op)
 	joined := false // the listener is started only for a caller that must wait
 	defer func() {
 		if joined {
@@ -207,7 +160,7 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 	}()
 
 	var (
-		w    = waiterRow{prio: int(call.Priority), followUps: call.FollowUps, ord: call.Follows.Ticket(), headroom: b.headroomOf(call)}
+		w    = waiterRow{prio: int(call.Priority), followUps: call.FollowUps, ord: call.Follows.Ticket(), headroom: b.rules.Headroom(call)}
 		last = intakeapi.Progress{Position: -1}
 		pos  int
 	)
@@ -247,7 +200,7 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 			sleep = min(sleep, ev.next.Sub(ev.now))
 		}
 		if call.Progress != nil {
-			prog := intakeapi.Progress{Position: pos, Wait: ev.wait}
+			prog := ev.progress
 			if prog != last {
 				call.Progress(prog)
 				last = prog
@@ -275,25 +228,15 @@ type waiterRow struct {
 	headroom  int   // free slots the window must keep after this grant (Call.Headroom)
 }
 
-// headroomOf is the headroom call is held to: none without a window, and at
-// most PerMinute-1 (such a call goes only into an empty window), so every
-// call can go some time.
-func (b *Budget) headroomOf(call intakeapi.Call) int {
-	if b.cfg.PerMinute <= 0 || call.Headroom <= 0 {
-		return 0
-	}
-	return min(call.Headroom, b.cfg.PerMinute-1)
-}
-
 // evaluation is one look at the shared state for one caller.
 type evaluation struct {
-	grant  int64 // the grant's id when the caller was let go
-	ticket int64 // the announcement of its follow-up, when it announced one
-	pos    int   // 1 = next
-	place  int   // the place shown: pos counting the follow-ups of those ahead
-	now    time.Time
-	next   time.Time     // the earliest time one more request fits
-	wait   time.Duration // the caller's expected wait
+	grant    int64 // the grant's id when the caller was let go
+	ticket   int64 // the announcement of its follow-up, when it announced one
+	pos      int   // 1 = next
+	place    int   // the place shown: pos counting the follow-ups of those ahead
+	now      time.Time
+	next     time.Time          // the earliest time one more request fits
+	progress intakeapi.Progress // what the caller is told
 }
 
 // evaluate takes one decision for w under the lock: refuse (spent quota),
@@ -319,7 +262,7 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		used, ahead   int
 		following     int // follow-ups of the waiters ahead, and those granted callers announced
 		announced     int
-		st            budgetState
+		st            pacing.State
 	)
 	aheadOf := w.id
 	switch {
@@ -343,8 +286,10 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 			VALUES ($1, $2, $3, $4, $3, $5, NULLIF($6, 0), $7) ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat`,
 			w.id, w.prio, now, b.cfg.Replica, w.followUps, w.ord, w.headroom)
 	}
-	// The waiters ahead leave out those whose headroom the window (as in
-	// nextSlot) holds back now: they are skipped, not waited behind, so a
+	// The rules of package pacing, in SQL: a waiter is ahead as
+	// pacing.Ahead says, a follow-up goes first as pacing.FollowUpFirst
+	// says. The waiters ahead leave out those whose headroom the window
+	// holds back now (pacing.Rules.HeldBack): they are skipped, not waited behind, so a
 	// scenario run's call never blocks a probe of its priority behind it.
 	batch.Queue(`WITH win AS (SELECT count(*) AS n FROM budget_grants WHERE sent_at > $9),
 	ahead AS (SELECT count(*) AS n, COALESCE(sum(follow_ups), 0) AS follow_ups FROM budget_waiters, win
@@ -358,23 +303,23 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		ahead.n, ahead.follow_ups,
 		(SELECT count(*) FROM budget_follow_ups WHERE until_at > $1 AND ($6 < $8 OR id < $7))
 	FROM ahead`,
-		now, "spent:"+string(q), utcDay(now), string(q), b.limit(q), w.prio, aheadOf, int(intakeapi.PriorityFirstTurn),
-		now.Add(-b.hold), b.cfg.PerMinute).
+		now, "spent:"+string(q), pacing.Day(now), string(q), b.rules.Limit(q), w.prio, aheadOf, int(intakeapi.PriorityFirstTurn),
+		now.Add(-b.rules.Hold()), b.cfg.PerMinute).
 		QueryRow(func(r pgx.Row) error { return r.Scan(&paused, &spent, &used, &ahead, &following, &announced) })
 	if n := b.cfg.PerMinute; n > 0 {
 		batch.Queue(`SELECT sent_at FROM budget_grants WHERE sent_at > $1 ORDER BY sent_at DESC LIMIT $2`,
-			now.Add(-b.hold), n).
+			now.Add(-b.rules.Hold()), n).
 			Query(func(rows pgx.Rows) (err error) {
-				st.window, err = pgx.CollectRows(rows, pgx.RowTo[time.Time])
+				st.Window, err = pgx.CollectRows(rows, pgx.RowTo[time.Time])
 				return err
 			})
 	}
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return ev, fmt.Errorf("budget: read the shared state: %w", err)
 	}
-	slices.Reverse(st.window) // ascending
+	slices.Reverse(st.Window) // ascending
 	if paused != nil {
-		st.pausedUntil = *paused
+		st.PausedUntil = *paused
 	}
 	if dropped > 0 {
 		b.log.Warn("budget: dropped waiters whose replica stopped renewing them", slog.Int64("waiters", dropped))
@@ -397,15 +342,14 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 	ev.pos = ahead + 1
 	// Follow-ups to come go before this caller: all of them before a lower
 	// priority, those announced earlier before a follow-up.
-	following += announced
 	// w's own headroom counts in its place: it goes only once that many
 	// more could go before it, so it is never shown next while held.
-	ev.place = ev.pos + following + w.headroom
-	ev.next = st.nextSlot(now, b.cfg.PerMinute, w.headroom, b.hold)
+	ev.place = pacing.Place(ahead, following, announced, w.headroom)
+	ev.next = b.rules.NextSlot(st, now, w.headroom)
 
 	if ev.pos == 1 && !ev.next.After(now) {
 		if err := tx.QueryRow(ctx, `INSERT INTO budget_grants (sent_at, quota, day, replica)
-			VALUES ($1, $2, $3, $4) RETURNING id`, now, string(q), utcDay(now), b.cfg.Replica).Scan(&ev.grant); err != nil {
+			VALUES ($1, $2, $3, $4) RETURNING id`, now, string(q), pacing.Day(now), b.cfg.Replica).Scan(&ev.grant); err != nil {
 			return ev, fmt.Errorf("budget: grant: %w", err)
 		}
 		if w.id != 0 {
@@ -415,7 +359,7 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		}
 		if w.followUps > 0 {
 			if err := tx.QueryRow(ctx, `INSERT INTO budget_follow_ups (until_at) SELECT $1 FROM generate_series(1, $2) RETURNING id`,
-				now.Add(followUpHold), w.followUps).Scan(&ev.ticket); err != nil {
+				now.Add(pacing.FollowUpHold), w.followUps).Scan(&ev.ticket); err != nil {
 				return ev, fmt.Errorf("budget: announce follow-ups: %w", err)
 			}
 		}
@@ -447,7 +391,8 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		// harmless, while an orphan would block everyone until it is stale.
 		return ev, err
 	}
-	ev.wait = roundUp(st.estimate(ev.place, now, b.cfg.PerMinute, b.hold))
+	ev.progress = b.rules.Progress(st, ev.place, w.followUps, now)
+	ev.progress.Wait = roundUp(ev.progress.Wait)
 	return ev, nil
 }
 
@@ -474,53 +419,6 @@ func (b *Budget) commit(ctx context.Context, tx pgx.Tx, notify bool) error {
 	return nil
 }
 
-// budgetState is what a decision needs of the shared state.
-type budgetState struct {
-	pausedUntil time.Time   // zero when not paused
-	window      []time.Time // the last PerMinute grants within the window, ascending
-}
-
-// nextSlot is the earliest time one more request that leaves headroom free
-// slots fits: after any pause, and once the window holds fewer than
-// n-headroom grants (headroom < n).
-func (st budgetState) nextSlot(now time.Time, n, headroom int, hold time.Duration) time.Time {
-	t := now
-	if st.pausedUntil.After(t) {
-		t = st.pausedUntil
-	}
-	if m := n - headroom; n > 0 && len(st.window) >= m {
-		if free := st.window[len(st.window)-m].Add(hold); free.After(t) {
-			t = free
-		}
-	}
-	return t
-}
-
-// estimate is the expected wait of the caller at position pos, as the
-// pacer's: the window replayed forward, each caller ahead granted at its
-// earliest slot. Later arrivals of higher priority can still overtake.
-func (st budgetState) estimate(pos int, now time.Time, n int, hold time.Duration) time.Duration {
-	start := now
-	if st.pausedUntil.After(start) {
-		start = st.pausedUntil
-	}
-	if n <= 0 {
-		return start.Sub(now)
-	}
-	grants := slices.Clone(st.window)
-	var t time.Time
-	for range pos {
-		t = start
-		if len(grants) >= n {
-			if free := grants[len(grants)-n].Add(hold); free.After(t) {
-				t = free
-			}
-		}
-		grants = append(grants, t)
-	}
-	return t.Sub(now)
-}
-
 // ceilMicro rounds t up to PostgreSQL's precision, so a stored grant or
 // hold never ends earlier than the instant it was computed for.
 func ceilMicro(t time.Time) time.Time {
@@ -530,29 +428,18 @@ func ceilMicro(t time.Time) time.Time {
 	return t
 }
 
-func utcDay(t time.Time) time.Time {
-	y, m, d := t.UTC().Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-}
-
 // quotaErr is the refusal of a call on quota q at now, or nil, given the
-// quota's spent hold and today's count.
-func (b *Budget) quotaErr(q quota, now time.Time, spent *time.Time, used int) *intakeapi.QuotaError {
-	if q == "" {
-		return nil
-	}
+// quota's spent hold (nil when none) and today's count.
+func (b *Budget) quotaErr(q quota, now time.Time, spent *time.Time, used int) error {
+	var until time.Time
 	if spent != nil {
-		return &intakeapi.QuotaError{Quota: string(q), ResetAt: *spent}
+		until = *spent
 	}
-	if l := b.limit(q); l > 0 && used >= l {
-		return &intakeapi.QuotaError{Quota: string(q), Limit: l, ResetAt: utcDay(now).Add(24 * time.Hour)}
+	if qe := b.rules.QuotaErr(q, now, until, used); qe != nil {
+		return qe
 	}
 	return nil
 }
-
-// followUpHold is how long an announced follow-up counts for others
-// before it comes: a first turn follows its creation within moments.
-const followUpHold = 30 * time.Second
 
 // budgetKeep is how long grants are kept: today's counts need the UTC day,
 // the window a minute; a day more is kept to look at.
@@ -571,7 +458,7 @@ func (b *Budget) prune(ctx context.Context, tx pgx.Tx, now time.Time) error {
 		return nil
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM budget_grants WHERE sent_at < $1 AND day < $2`,
-		now.Add(-max(b.hold, budgetKeep)), utcDay(now).Add(-24*time.Hour)); err != nil {
+		now.Add(-max(b.rules.Hold(), budgetKeep)), pacing.Day(now).Add(-24*time.Hour)); err != nil {
 		return fmt.Errorf("budget: prune grants: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM budget_follow_ups WHERE until_at < $1`, now); err != nil {
@@ -629,16 +516,16 @@ func (b *Budget) release(id int64, q quota) func(intakeapi.Outcome) {
 }
 
 func (b *Budget) settle(id int64, q quota, o intakeapi.Outcome) {
-	refund := q != "" && !o.Charged()
+	refund := q != pacing.QuotaNone && !o.Charged()
 	var hold string
 	var until time.Time
 	now := b.now()
 	if o.Status == 429 {
 		switch {
-		case o.Code == intakeapi.CodeQuotaExceeded && q != "":
+		case o.Code == intakeapi.CodeQuotaExceeded && q != pacing.QuotaNone:
 			// The service knows better than our count: refuse this kind on
 			// every replica until the next UTC reset.
-			hold, until = "spent:"+string(q), utcDay(now).Add(24*time.Hour)
+			hold, until = "spent:"+string(q), pacing.SpentUntil(now)
 			b.log.Warn("budget: the service reports the daily quota spent", slog.String("quota", string(q)))
 		case o.RetryAfter > 0:
 			hold, until = "pause", ceilMicro(now.Add(o.RetryAfter))
@@ -692,8 +579,8 @@ func (b *Budget) Pause(ctx context.Context, d time.Duration) error {
 // would be refused now for a spent daily quota, counted across every
 // replica: the *intakeapi.QuotaError Wait would give, or nil.
 func (b *Budget) CheckQuota(ctx context.Context, op intakeapi.Op) error {
-	q := quotaOf(op)
-	if q == "" {
+	q := pacing.QuotaOf(op)
+	if q == pacing.QuotaNone {
 		return nil
 	}
 	now := b.now()
@@ -702,7 +589,7 @@ func (b *Budget) CheckQuota(ctx context.Context, op intakeapi.Op) error {
 	err := b.pool.QueryRow(ctx, `SELECT
 		(SELECT until_at FROM budget_holds WHERE name = $1 AND until_at > $2),
 		(SELECT count(*) FROM budget_grants WHERE day = $3 AND quota = $4 AND NOT refunded)`,
-		"spent:"+string(q), now, utcDay(now), string(q)).Scan(&spent, &used)
+		"spent:"+string(q), now, pacing.Day(now), string(q)).Scan(&spent, &used)
 	if err != nil {
 		return fmt.Errorf("budget: check quota: %w", err)
 	}
@@ -716,7 +603,7 @@ func (b *Budget) CheckQuota(ctx context.Context, op intakeapi.Op) error {
 // database's.
 func (b *Budget) Stats(ctx context.Context) (BudgetStats, error) {
 	now := b.now()
-	day := utcDay(now)
+	day := pacing.Day(now)
 	s := BudgetStats{DayResetAt: day.Add(24 * time.Hour)}
 	var paused *time.Time
 	err := b.pool.QueryRow(ctx, `SELECT
@@ -725,7 +612,7 @@ func (b *Budget) Stats(ctx context.Context) (BudgetStats, error) {
 		(SELECT until_at FROM budget_holds WHERE name = 'pause' AND until_at > $3),
 		(SELECT count(*) FROM budget_grants WHERE day = $4 AND quota = 'turns' AND NOT refunded),
 		(SELECT count(*) FROM budget_grants WHERE day = $4 AND quota = 'intakes' AND NOT refunded)`,
-		now.Add(-b.cfg.StaleAfter), now.Add(-b.hold), now, day).
+		now.Add(-b.cfg.StaleAfter), now.Add(-b.rules.Hold()), now, day).
 		Scan(&s.Waiting, &s.InWindow, &paused, &s.TurnsUsed, &s.IntakesUsed)
 	if err != nil {
 		return BudgetStats{}, fmt.Errorf("budget: stats: %w", err)

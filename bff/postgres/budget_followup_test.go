@@ -26,17 +26,28 @@ func TestBudgetPlacesNeverRiseInBursts(t *testing.T) {
 		fu := new(intakeapi.FollowUp)
 		create := call(intakeapi.OpCreateIntake, intakeapi.PriorityPatientTurn)
 		create.FollowUps, create.Announces = 1, fu
-		create.Progress = logs[i].record
+		// joined is closed once the creation is queued (told its place) or
+		// granted: the next patient arrives after it, with no sleep.
+		joined := make(chan struct{})
+		var once sync.Once
+		create.Progress = func(p intakeapi.Progress) {
+			once.Do(func() { close(joined) })
+			logs[i].record(p)
+		}
 		wg.Go(func() {
 			b := bs[i%2]
 			waitAndSettle(ctx, t, b, create, ok200)
-			time.Sleep(time.Duration(i%3) * 5 * time.Millisecond) // the create call on the wire
+			once.Do(func() { close(joined) })
+			// The create call on the wire, for a varying while: the first
+			// turns arrive in another order than their creations were
+			// granted (what the test is about), whatever that order is.
+			time.Sleep(time.Duration(i%3) * 5 * time.Millisecond)
 			first := call(intakeapi.OpStreamTurn, intakeapi.PriorityFirstTurn)
 			first.Follows = fu
 			first.Progress = logs[i].record
 			waitAndSettle(ctx, t, b, first, ok200)
 		})
-		time.Sleep(10 * time.Millisecond) // join in order
+		<-joined
 	}
 	wg.Wait()
 	for i, l := range logs {

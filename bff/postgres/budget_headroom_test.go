@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,48 +76,5 @@ func TestBudgetHeadroomLeavesThePatientsSlot(t *testing.T) {
 		if p.Position < 2 {
 			t.Fatalf("progress %v: told it was next while its headroom held it", told.all)
 		}
-	}
-}
-
-// TestBudgetHeldRunCallIsNoBarrier: a probe of the run's priority, without
-// headroom, queued on another replica after a held run's call, takes the
-// sixth slot instead of waiting behind it.
-func TestBudgetHeldRunCallIsNoBarrier(t *testing.T) {
-	_, b, countGrants, _, end := heldRun(t)
-	var wg sync.WaitGroup
-	wg.Go(func() { waitAndSettle(within(t, 30*time.Second), t, b, read(intakeapi.PriorityBackground), ok200) })
-	eventually(t, "the probe granted past the held run's call", func() bool { return countGrants() == 6 })
-	wg.Wait()
-	end()
-}
-
-// TestBudgetHeadroomWaitsForTheWindow: a run's call with headroom 1 behind
-// five grants goes only once the first has left the window; one with a
-// headroom beyond the window (held to PerMinute-1) goes into an empty one.
-func TestBudgetHeadroomWaitsForTheWindow(t *testing.T) {
-	const window = time.Second
-	for _, tc := range []struct {
-		name                  string
-		perMinute, fill, room int
-	}{
-		{"one_of_six", 6, 5, 1},
-		{"beyond_the_window", 2, 1, 5},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			bs, db := replicas(t, postgres.BudgetConfig{PerMinute: tc.perMinute, Window: window, Margin: -1}, "a")
-			ctx := within(t, 30*time.Second)
-			for range tc.fill {
-				mustWait(ctx, t, bs[0], read(intakeapi.PriorityBackground))(ok200)
-			}
-			mustWait(ctx, t, bs[0], runCall(tc.room))(ok200)
-			all := grants(t, db)
-			if len(all) != tc.fill+1 {
-				t.Fatalf("%d grants, want %d", len(all), tc.fill+1)
-			}
-			first, run := all[0].SentAt, all[tc.fill].SentAt
-			if run.Sub(first) < window {
-				t.Fatalf("the run's call went %v after the first grant, before it left the %v window", run.Sub(first), window)
-			}
-		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/pacing"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
@@ -104,7 +104,7 @@ func pacingLine(cfg app.Config) string {
 	switch {
 	case cfg.Demo:
 		return fmt.Sprintf("demo mode: no rate limit, no daily quotas (start without -demo for the real service's %d requests a minute)",
-			pacer.DefaultPerMinute)
+			pacing.DefaultPerMinute)
 	case cfg.Embedded:
 		return fmt.Sprintf("the embedded sandbox keeps the real service's limits (%d requests a minute: a message may wait up to a minute); "+
 			"-demo lifts them for local use", cfg.SandboxLimits.PerMinute)
@@ -113,7 +113,7 @@ func pacingLine(cfg app.Config) string {
 	}
 	n := cfg.PacerPerMinute
 	if n == 0 {
-		n = pacer.DefaultPerMinute
+		n = pacing.DefaultPerMinute
 	}
 	return fmt.Sprintf("pacing: %d requests a minute", n)
 }

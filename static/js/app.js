@@ -494,20 +494,34 @@ function follow(url) {
   // Waiting in line: the server re-reports the place and the wait whenever
   // the line moves and every few seconds. A change of place is announced
   // (politely, in #status); the countdown ticks each second in the
-  // aria-hidden part, so it is seen but not read out every second.
+  // aria-hidden part, so it is seen but not read out every second. The
+  // wait counts only down: the server never reports a later end, except
+  // when the service asked for more time (reason "service_asked"), which
+  // is then said in words; a later end for any other reason (an event
+  // replayed, one that arrived late) is ignored here.
   let queuedPos = -1;
   let queuedUntil = 0;
   on('queued', (d) => {
     const pos = Math.max(1, Number(d.position) || 1);
     const secs = Math.max(0, Number(d.wait_seconds) || 0);
-    queuedUntil = Date.now() + secs * 1000;
+    const until = Date.now() + secs * 1000;
+    const asked = d.reason === 'service_asked';
+    if (asked || queuedUntil === 0 || until < queuedUntil) queuedUntil = until;
     const countdown = () => {
       const left = Math.max(0, Math.ceil((queuedUntil - Date.now()) / 1000));
       return left > 0 ? ` Your turn in about ${countdownWords(left)}.` : ' Your turn any moment now.';
     };
-    if (pos !== queuedPos) {
+    const where = pos === 1 ? 'Your message is next in line.' : `Your message is ${ordinal(pos)} in line.`;
+    if (asked) {
       queuedPos = pos;
-      const where = pos === 1 ? 'Your message is next in line.' : `Your message is ${ordinal(pos)} in line.`;
+      const more = Math.max(1, Number(d.added_seconds) || 0);
+      announce(`The service asked us to wait longer: about ${countdownWords(more)} more. ${where}`, {
+        extra: countdown(),
+      });
+      statusTicker = setInterval(() => setStatusExtra(countdown()), 1000);
+      setTypingText('Waiting: the service asked for more time');
+    } else if (pos !== queuedPos) {
+      queuedPos = pos;
       announce(`${where} The intake service answers only a few requests a minute, shared by everyone using this app.`, {
         extra: countdown(),
       });

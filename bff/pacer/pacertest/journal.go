@@ -1,3 +1,6 @@
+// Package pacertest holds an in-memory pacer.Journal for tests. Tests that
+// wait in a pacer run it on its real clock inside testing/synctest bubbles
+// (the one fake clock of the project's tests).
 package pacertest
 
 import (

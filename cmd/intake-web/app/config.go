@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/pacing"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 	"github.com/clinical-intake/intake-web/web"
 )
@@ -283,11 +283,11 @@ func (c *Config) checkPacing() []error {
 		app, def, limit   int
 		unit, consequence string
 	}{
-		{"PACER_PER_MINUTE", c.PacerPerMinute, pacer.DefaultPerMinute, c.SandboxLimits.PerMinute, "requests a minute",
+		{"PACER_PER_MINUTE", c.PacerPerMinute, pacing.DefaultPerMinute, c.SandboxLimits.PerMinute, "requests a minute",
 			"it would answer 429 with a Retry-After of up to a minute and every intake would pause"},
-		{"PACER_TURNS_PER_DAY", c.TurnsPerDay, pacer.DefaultTurnsPerDay, c.SandboxLimits.TurnsPerDay, "turns a day",
+		{"PACER_TURNS_PER_DAY", c.TurnsPerDay, pacing.DefaultTurnsPerDay, c.SandboxLimits.TurnsPerDay, "turns a day",
 			"it would refuse turns the app lets patients send"},
-		{"PACER_INTAKES_PER_DAY", c.IntakesPerDay, pacer.DefaultIntakesPerDay, c.SandboxLimits.IntakesPerDay, "intakes a day",
+		{"PACER_INTAKES_PER_DAY", c.IntakesPerDay, pacing.DefaultIntakesPerDay, c.SandboxLimits.IntakesPerDay, "intakes a day",
 			"it would refuse intakes the app lets patients start"},
 	} {
 		app := l.app

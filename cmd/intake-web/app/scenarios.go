@@ -6,7 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/pacing"
 	"github.com/clinical-intake/intake-web/bff/postgres"
 	"github.com/clinical-intake/intake-web/bff/scenarioruns"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
@@ -69,7 +69,7 @@ func (a *App) newScenarios(ctx context.Context) error {
 		}
 	}
 	if d.PerMinute == 0 {
-		d.PerMinute = pacer.DefaultPerMinute
+		d.PerMinute = pacing.DefaultPerMinute
 	}
 	if d.Target == scenarioruns.TargetSandbox {
 		client, closeSandbox, err := LimitlessSandbox(ctx, a.log, cfg.ScenarioVoice)
@@ -80,7 +80,7 @@ func (a *App) newScenarios(ctx context.Context) error {
 	} else {
 		limit := cfg.TurnsPerDay
 		if limit == 0 {
-			limit = pacer.DefaultTurnsPerDay
+			limit = pacing.DefaultTurnsPerDay
 		}
 		d.TurnsToday = func(ctx context.Context) (int, int, error) {
 			_, used, err := a.budget.stats(ctx)
