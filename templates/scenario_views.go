@@ -120,7 +120,8 @@ type ScenarioProgress struct {
 	PlayedText     string // "12 of 61 played"
 	TurnsText      string // "Turns used: 40 (estimate: 80)"
 	Note           string // why it waits, until when, or how it ended
-	Current        string // the item being played, "" when none
+	Current        string   // "Playing 3 vignettes at once:", "" when none
+	Playing        []string // each item in flight: title, repeat, exchanges so far
 	Release        string
 	ProgressValues bool // Items > 0: the <progress> has a value
 }

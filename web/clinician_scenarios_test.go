@@ -211,7 +211,7 @@ func (f *fakeScenarios) Progress(_ context.Context, id string) (*scenarios.RunPr
 	p := &scenarios.RunProgress{Run: r}
 	for _, it := range f.items[id] {
 		if it.State == scenarios.ItemPlaying {
-			p.Current = it
+			p.Playing = append(p.Playing, it)
 		}
 	}
 	return p, nil
@@ -429,7 +429,7 @@ func TestScenarioPagesRender(t *testing.T) {
 		`/static/js/scenarios.`, `action="/clinician/scenarios/runs/sr_head/cancel"`,
 		`href="/clinician/scenarios/runs/sr_head/report.json"`, `href="/clinician/scenarios/runs/sr_head/report.csv"`,
 		"Under-triage", "Accuracy", "Scores by gold class", `role="img"`, "Confusion matrix",
-		`href="/clinician/scenarios/runs/sr_head/items/0"`, "Playing: headache, repeat 1 (exchanges so far: 1).", "none: no gold red flags")
+		`href="/clinician/scenarios/runs/sr_head/items/0"`, "Playing 1 vignette:", "headache, repeat 1 (exchanges so far: 1)", "none: no gold red flags")
 	if strings.Index(run, "Under-triage") > strings.Index(run, "Accuracy") {
 		t.Error("under-triage is not the first figure")
 	}
