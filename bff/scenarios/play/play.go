@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
@@ -164,7 +165,7 @@ func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, 
 	}
 	for more {
 		n := len(st.Turns) + 1
-		t, meta, err := client.Turn(ctx, st.EncounterID, msg.Text, Key(runID, st.EncounterID, v.ID, repeat, n))
+		t, meta, err := sendTurn(ctx, client, st.EncounterID, msg.Text, Key(runID, st.EncounterID, v.ID, repeat, n))
 		if err != nil {
 			if stop := interrupted(ctx, err); stop != nil {
 				return r, nil, stop
@@ -198,6 +199,34 @@ func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, 
 	}
 	FromHandoff(&r, h)
 	return r, []byte(h.Raw), nil
+}
+
+// sendTurn sends a blocking turn, and sends it again with the same key
+// while the service still runs an earlier send of it: a resumed play's
+// first turn may be one the app sent before it stopped, whose reply the
+// service is still producing. The service then answers turn_in_progress,
+// or intake_closed when that send ended the intake, until it has stored
+// the reply; the same key then replays it. Neither refusal applied
+// anything, and a play never sends after a terminal reply it recorded, so
+// waiting and sending again never drives a turn twice. It gives up after
+// about a minute (a reply takes 20-40 s).
+func sendTurn(ctx context.Context, client *intakeapi.Client, encounter, text, key string) (*intakeapi.Turn, intakeapi.Meta, error) {
+	t, meta, err := client.Turn(ctx, encounter, text, key)
+	for wait := time.Second; refusedWhileRunning(err) && wait <= 32*time.Second; wait *= 2 {
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return t, meta, err
+		case <-timer.C:
+		}
+		t, meta, err = client.Turn(ctx, encounter, text, key)
+	}
+	return t, meta, err
+}
+
+func refusedWhileRunning(err error) bool {
+	return intakeapi.IsTurnInProgress(err) || intakeapi.IsCode(err, intakeapi.CodeIntakeClosed)
 }
 
 // interrupted returns the error that stops a play without finishing it:
