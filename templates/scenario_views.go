@@ -117,9 +117,9 @@ type ScenarioProgress struct {
 	StateLabel     string
 	Ended          bool
 	Played, Items  int
-	PlayedText     string // "12 of 61 played"
-	TurnsText      string // "Turns used: 40 (estimate: 80)"
-	Note           string // why it waits, until when, or how it ended
+	PlayedText     string   // "12 of 61 played"
+	TurnsText      string   // "Turns used: 40 (estimate: 80)"
+	Note           string   // why it waits, until when, or how it ended
 	Current        string   // "Playing 3 vignettes at once:", "" when none
 	Playing        []string // each item in flight: title, repeat, exchanges so far
 	Release        string

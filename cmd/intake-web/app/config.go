@@ -94,10 +94,11 @@ func (c *Config) ApplyDemo() {
 // Defaults returns the configuration with nothing set.
 func Defaults() Config {
 	return Config{
-		Config:         web.Config{ListenAddr: "127.0.0.1:8080", ClinicianIdle: 30 * time.Minute},
-		DatabasePath:   "intake-web.db",
-		PatientReserve: DefaultPatientReserve, ScenarioParallel: DefaultScenarioParallel,
-		ShutdownGrace:  30 * time.Second,
+		Config:           web.Config{ListenAddr: "127.0.0.1:8080", ClinicianIdle: 30 * time.Minute},
+		DatabasePath:     "intake-web.db",
+		PatientReserve:   DefaultPatientReserve,
+		ScenarioParallel: DefaultScenarioParallel,
+		ShutdownGrace:    30 * time.Second,
 	}
 }
 
