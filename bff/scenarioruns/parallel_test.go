@@ -363,3 +363,45 @@ func TestCancelStopsEveryItemInFlight(t *testing.T) {
 		}
 	})
 }
+
+// TestDayTurnsBoundTheItemsInFlight: each item in flight keeps today's
+// turns it may still take (its turn limit), so the items started at once
+// fit in what the day leaves to runs; the rate and the ceiling would allow
+// all eight.
+func TestDayTurnsBoundTheItemsInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := newKeyRig(t, 60, 20*time.Second)
+		db := openDB(t, filepath.Join(t.TempDir(), "app.db"))
+		defer db.Close()
+		d := k.deps(db, "one", 60, 8)
+		const limit, reserve = 100, 30
+		d.Reserve = reserve
+		d.TurnsToday = func(context.Context) (int, int, error) { return k.pacer.Stats().TurnsUsed, limit, nil }
+		s := newService(t, d)
+		r, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: smallSuite(t, 8), Repeats: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fit, left := 0, limit-reserve
+		for _, v := range r.Suite.Vignettes {
+			if left -= maxTurns(&v); left < 0 {
+				break
+			}
+			fit++
+		}
+		if fit < 2 || fit >= 8 {
+			t.Fatalf("%d of the 8 items fit in the day's %d turns for runs: the test shows no bound", fit, limit-reserve)
+		}
+		stop := serve(s)
+		defer stop()
+		time.Sleep(30 * time.Second) // first turns under way, no item finished
+		synctest.Wait()
+		p, err := s.Progress(t.Context(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Playing) != fit {
+			t.Errorf("%d items in flight, want the %d whose turn limits fit in the day's %d turns for runs", len(p.Playing), fit, limit-reserve)
+		}
+	})
+}
