@@ -83,6 +83,9 @@ type ScenarioEstimatePage struct {
 // ScenarioEstimate is a run's expected cost and finish.
 type ScenarioEstimate struct {
 	Intakes, Turns, MaxTurns int
+	// Parallel is how many items are played at once (what the key's
+	// requests a minute can feed, within the ceiling); 0: not said.
+	Parallel int
 	// Unlimited: the embedded sandbox with its limits off; the rest does
 	// not apply.
 	Unlimited               bool

@@ -233,7 +233,7 @@ func (s *Server) showScenarioEstimate(c *fiber.Ctx) error {
 }
 
 func estimateView(e *scenarios.RunEstimate) templates.ScenarioEstimate {
-	v := templates.ScenarioEstimate{Intakes: e.Intakes, Turns: e.Turns, MaxTurns: e.MaxTurns, Unlimited: e.Unlimited,
+	v := templates.ScenarioEstimate{Intakes: e.Intakes, Turns: e.Turns, MaxTurns: e.MaxTurns, Parallel: e.Parallel, Unlimited: e.Unlimited,
 		PerDay: e.PerDay, LeftToday: e.LeftToday, Days: e.Days}
 	if !e.Finish.IsZero() {
 		v.Finish = e.Finish.UTC().Format("2 Jan 2006 15:04 UTC")
@@ -244,7 +244,7 @@ func estimateView(e *scenarios.RunEstimate) templates.ScenarioEstimate {
 // estimateSentence is the estimate in one sentence of ours (numbers only),
 // for the flash after a start.
 func estimateSentence(e *scenarios.RunEstimate) string {
-	s := fmt.Sprintf("Run started: %d intakes, about %d turns (at most %d).", e.Intakes, e.Turns, e.MaxTurns)
+	s := fmt.Sprintf("Run started: %d intakes, about %d turns (at most %d), up to %d at once.", e.Intakes, e.Turns, e.MaxTurns, max(e.Parallel, 1))
 	if e.Unlimited {
 		return s + " Limits off: embedded sandbox."
 	}
