@@ -54,12 +54,14 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 		return nil, err
 	}
 	e := &scenarios.RunEstimate{Intakes: len(suite.Vignettes) * repeats}
+	longest := 0 // the expected turns of the longest item: however many play at once, the run lasts as long
 	for _, v := range suite.Vignettes {
 		limit := maxTurns(&v)
 		n, ok := seen[v.ID]
 		if !ok {
 			n = min(limit, len(v.Facts)+1)
 		}
+		longest = max(longest, n)
 		e.Turns += n * repeats
 		e.MaxTurns += limit * repeats
 	}
@@ -83,10 +85,12 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 		return e, nil // Days 0: the reserve leaves runs nothing (the page says so)
 	}
 	// The pace: turns one after another in each of the items played at
-	// once, and the key's requests a minute less the one kept free for
-	// patients; whichever is slower.
+	// once (and no sooner than the longest item's own turns), and the
+	// key's requests a minute less the one kept free for patients;
+	// whichever is slower.
 	pace := func(turns, intakes int) time.Duration {
 		byTurns := time.Duration(turns) * turnTime / time.Duration(max(min(e.Parallel, intakes), 1))
+		byTurns = max(byTurns, time.Duration(longest)*turnTime)
 		if s.d.PerMinute <= 0 {
 			return byTurns
 		}

@@ -154,6 +154,14 @@ func TestEstimateCountsTheParallelism(t *testing.T) {
 	db := mustOpenDB(t)
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	finish := map[int]time.Duration{}
+	all, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := 0
+	for _, v := range all.Vignettes {
+		longest = max(longest, min(maxTurns(&v), len(v.Facts)+1))
+	}
 	for _, perMinute := range []int{6, 60, 600} {
 		s := newService(t, Deps{Store: db, Target: TargetService, PerMinute: perMinute, Parallel: 64, Now: func() time.Time { return now },
 			TurnsToday: func(context.Context) (int, int, error) { return 0, 100000, nil }})
@@ -162,10 +170,11 @@ func TestEstimateCountsTheParallelism(t *testing.T) {
 			t.Fatal(err)
 		}
 		finish[perMinute] = e.Finish.Sub(now)
-		// The slower of the key's requests and the turns of the items at once.
+		// The slower of the key's requests and the turns of the items at
+		// once, and never sooner than the longest item's own turns.
 		byRequests := time.Duration(e.Turns+2*e.Intakes) * time.Minute / time.Duration(perMinute-1)
 		byTurns := time.Duration(e.Turns) * turnTime / time.Duration(e.Parallel)
-		if want := max(byRequests, byTurns); finish[perMinute] != want {
+		if want := max(byRequests, byTurns, time.Duration(longest)*turnTime); finish[perMinute] != want {
 			t.Errorf("%d a minute, %d at once: finish in %s, want %s", perMinute, e.Parallel, finish[perMinute], want)
 		}
 	}
