@@ -2,8 +2,10 @@
 // benchmark (scripts/bench-scenarios) and counts what reaches the service:
 // every request, and every turn the engine ran (a 200 that was not an
 // idempotent replay). On SIGTERM or SIGINT it prints the counts, the time
-// from the first request to the last, and the requests of the busiest
-// and of the quietest full minute after the first.
+// from the first request to the last, the requests of the busiest and of
+// the quietest full minute (stamped when they arrive), and the requests a
+// minute while items were still to start (from the first request to the
+// last intake created): the span in which the run could fill the key.
 package main
 
 import (
@@ -35,20 +37,13 @@ func main() {
 	}
 	var mu sync.Mutex
 	var requests, turns, refused int
-	var first, last time.Time
+	var first, last, lastCreate time.Time
 	var stamps []time.Time
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	proxy.ErrorLog = log.New(io.Discard, "", 0) // requests cut short when the run stops
 	proxy.ModifyResponse = func(resp *http.Response) error {
-		now := time.Now()
 		mu.Lock()
 		defer mu.Unlock()
-		requests++
-		stamps = append(stamps, now)
-		if first.IsZero() {
-			first = now
-		}
-		last = now
 		if resp.StatusCode == http.StatusTooManyRequests {
 			refused++
 		}
@@ -60,7 +55,22 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	stamp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		mu.Lock()
+		requests++
+		stamps = append(stamps, now)
+		if first.IsZero() {
+			first = now
+		}
+		last = now
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/intakes" {
+			lastCreate = now
+		}
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: stamp, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		log.Fatal(err)
@@ -89,6 +99,14 @@ func main() {
 			quietest = n
 		}
 	}
-	fmt.Printf("requests %d, turns driven %d, 429s %d, first to last %s, per minute %.1f requests and %.1f turns, full minutes (10 s steps): busiest %d, quietest %d requests\n",
-		requests, turns, refused, span.Round(time.Second), float64(requests)/span.Minutes(), float64(turns)/span.Minutes(), busiest, quietest)
+	filling := 0
+	for _, t := range stamps {
+		if !t.After(lastCreate) {
+			filling++
+		}
+	}
+	fill := lastCreate.Sub(first)
+	fmt.Printf("requests %d, turns driven %d, 429s %d, first to last %s, per minute %.1f requests and %.1f turns, full minutes (10 s steps): busiest %d, quietest %d requests; until the last intake was created (%s): %.1f requests a minute\n",
+		requests, turns, refused, span.Round(time.Second), float64(requests)/span.Minutes(), float64(turns)/span.Minutes(), busiest, quietest,
+		fill.Round(time.Second), float64(filling)/fill.Minutes())
 }
