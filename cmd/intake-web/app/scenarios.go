@@ -75,6 +75,9 @@ func (a *App) newScenarios(ctx context.Context) error {
 	if d.PerMinute == 0 {
 		d.PerMinute = pacer.DefaultPerMinute
 	}
+	if d.Parallel == 0 { // a Config not read from the environment
+		d.Parallel = DefaultScenarioParallel
+	}
 	if d.Target == scenarioruns.TargetSandbox {
 		client, closeSandbox, err := LimitlessSandbox(ctx, a.log, cfg.ScenarioVoice)
 		if err != nil {
