@@ -3,6 +3,7 @@ package bff
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes: each maps to one HTTP status in package web. Messages of an
@@ -14,6 +15,8 @@ const (
 	EINVALID      = "invalid"      // bad input; Field names the form field
 	ENOTFOUND     = "not_found"    // no such thing, or not the caller's
 	EUNAUTHORIZED = "unauthorized" // sign-in required or failed
+	EFORBIDDEN    = "forbidden"    // a form not from this site, or expired
+	EMALFORMED    = "malformed"    // a request no page of the app makes (a tampered link)
 	EGONE         = "gone"         // the intake expired
 	ERATELIMIT    = "rate_limited" // too many requests; RetryAfter says how long
 	EQUOTA        = "quota"        // the day's turns or intakes are spent
@@ -21,10 +24,17 @@ const (
 )
 
 // Error is an application error with a code and a message safe to show.
+// It is the one error kind of the app: services return it, and package web
+// makes its own refusals with it too.
 type Error struct {
 	Code    string
 	Message string
 	Field   string // for EINVALID: the form field at fault
+	// Fields, for EINVALID about several fields at once: field -> message.
+	Fields map[string]string
+	// RetryAfter, for ERATELIMIT and EUNAVAILABLE: how long to wait before
+	// trying again (sent as Retry-After); 0 when unknown.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

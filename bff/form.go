@@ -49,15 +49,8 @@ type NewIntake struct {
 	History  string // at most 4,000 characters
 }
 
-// FormError is an EINVALID error about several fields at once.
-type FormError struct {
-	Fields map[string]string // form field -> message
-}
-
-func (e *FormError) Error() string { return fmt.Sprintf("invalid form: %d field(s)", len(e.Fields)) }
-
-// Validate returns the request the form describes, or a *FormError naming
-// every field at fault.
+// Validate returns the request the form describes, or an EINVALID *Error
+// whose Fields name every field at fault.
 func (f StartForm) Validate() (NewIntake, error) {
 	var ni NewIntake
 	bad := map[string]string{}
@@ -88,7 +81,7 @@ func (f StartForm) Validate() (NewIntake, error) {
 		bad["synthetic"] = "Confirm that this is a synthetic scenario: real patient data must never be entered."
 	}
 	if len(bad) > 0 {
-		return ni, &FormError{Fields: bad}
+		return ni, &Error{Code: EINVALID, Message: "Some answers need another look.", Fields: bad}
 	}
 	return ni, nil
 }

@@ -22,7 +22,7 @@ func MarkExpired(ctx context.Context, intakes IntakeStore, log *slog.Logger, in 
 	if in.Status == StatusOpen && !now.Before(in.ExpiresAt) {
 		in.Status, in.UpdatedAt = StatusExpired, now
 		if err := intakes.UpdateIntake(ctx, in); err != nil {
-			log.Error("record expiry", "encounter_id", in.ID, "err", err)
+			log.Error("record expiry", "intake_id", in.ID, "err", err)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import "context"
 // session's patient id. An intake of another owner, or none at all, is
 // ENOTFOUND: the two cannot be told apart.
 type PatientService interface {
-	// StartIntake validates the form (a *FormError naming every field at
+	// StartIntake validates the form (an EINVALID *Error whose Fields name every field at
 	// fault), creates the intake upstream and records it as owner's. The
 	// same SubmissionID twice gives the same intake. ERATELIMIT when the
 	// key's requests stay taken (the form may be sent again), EQUOTA when

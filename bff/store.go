@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// The store's interfaces. The SQLite adapter (bff/sqlite) and the PostgreSQL adapter (bff/postgres) implements them; a
-// PostgreSQL adapter will, for several replicas.
+// The store's interfaces. The SQLite adapter (bff/sqlite, one process) and
+// the PostgreSQL adapter (bff/postgres, several replicas) implement them, and
+// both pass the one suite in bff/storetest.
 //
 // Error contract for every method: a missing row is an *Error with ENOTFOUND;
 // a uniqueness clash is an *Error with ECONFLICT; anything else is an

@@ -7,24 +7,24 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/clinical-intake/intake-web/sandbox/wire"
+	"github.com/clinical-intake/intake-web/intakeservice"
 )
 
 // Error codes of the spec's Errors table, plus the two the sandbox adds where
-// the spec is silent (README, choices 6 and 12), as package wire names them.
+// the spec is silent (README, choices 6 and 12), as package intakeservice names them.
 const (
-	codeInvalidRequest     = wire.CodeInvalidRequest
-	codeUnauthorized       = wire.CodeUnauthorized
-	codeNotFound           = wire.CodeNotFound
-	codeIntakeClosed       = wire.CodeIntakeClosed
-	codeIntakeExpired      = wire.CodeIntakeExpired
-	codeRateLimited        = wire.CodeRateLimited
-	codeQuotaExceeded      = wire.CodeQuotaExceeded
-	codeUpstreamError      = wire.CodeUpstreamError
-	codeUnavailable        = wire.CodeUnavailable
-	codeInternalError      = wire.CodeInternalError
-	codeTurnInProgress     = wire.CodeTurnInProgress
-	codeMethodNotAllowed   = wire.CodeMethodNotAllowed
+	codeInvalidRequest     = intakeservice.CodeInvalidRequest
+	codeUnauthorized       = intakeservice.CodeUnauthorized
+	codeNotFound           = intakeservice.CodeNotFound
+	codeIntakeClosed       = intakeservice.CodeIntakeClosed
+	codeIntakeExpired      = intakeservice.CodeIntakeExpired
+	codeRateLimited        = intakeservice.CodeRateLimited
+	codeQuotaExceeded      = intakeservice.CodeQuotaExceeded
+	codeUpstreamError      = intakeservice.CodeUpstreamError
+	codeUnavailable        = intakeservice.CodeUnavailable
+	codeInternalError      = intakeservice.CodeInternalError
+	codeTurnInProgress     = intakeservice.CodeTurnInProgress
+	codeMethodNotAllowed   = intakeservice.CodeMethodNotAllowed
 	maxBodyBytes           = 64 << 10
 	maxMessageChars        = 8000
 	maxHistoryChars        = 4000
@@ -44,7 +44,7 @@ const (
 // spec and a message safe to show.
 type apiError struct {
 	status      int
-	code        wire.Code
+	code        intakeservice.Code
 	message     string
 	encounterID string
 	retryAfter  time.Duration // > 0 sets Retry-After
@@ -65,7 +65,7 @@ func writeError(w http.ResponseWriter, e *apiError) {
 		secs := int64((e.retryAfter + time.Second - 1) / time.Second)
 		w.Header().Set(headerRetryAfter, strconv.FormatInt(secs, 10))
 	}
-	writeJSON(w, e.status, wire.ErrorEnvelope{Error: wire.ErrorBody{Code: e.code, Message: e.message, EncounterID: e.encounterID}})
+	writeJSON(w, e.status, intakeservice.ErrorEnvelope{Error: intakeservice.ErrorBody{Code: e.code, Message: e.message, EncounterID: e.encounterID}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

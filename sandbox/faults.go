@@ -3,20 +3,20 @@ package sandbox
 import (
 	"net/http"
 
-	"github.com/clinical-intake/intake-web/sandbox/wire"
+	"github.com/clinical-intake/intake-web/intakeservice"
 )
 
 // Fault kinds (README, "Fault injection").
 const (
-	faultUpstreamError = string(wire.FaultUpstreamError)
-	faultUnavailable   = string(wire.FaultUnavailable)
-	faultInternalError = string(wire.FaultInternalError)
-	faultRateLimited   = string(wire.FaultRateLimited)
-	faultQuotaExceeded = string(wire.FaultQuotaExceeded)
-	faultStreamDrop    = string(wire.FaultStreamDrop)
-	faultStreamError   = string(wire.FaultStreamError)
-	faultNullState     = string(wire.FaultNullState)
-	faultSlowStart     = string(wire.FaultSlowStart)
+	faultUpstreamError = string(intakeservice.FaultUpstreamError)
+	faultUnavailable   = string(intakeservice.FaultUnavailable)
+	faultInternalError = string(intakeservice.FaultInternalError)
+	faultRateLimited   = string(intakeservice.FaultRateLimited)
+	faultQuotaExceeded = string(intakeservice.FaultQuotaExceeded)
+	faultStreamDrop    = string(intakeservice.FaultStreamDrop)
+	faultStreamError   = string(intakeservice.FaultStreamError)
+	faultNullState     = string(intakeservice.FaultNullState)
+	faultSlowStart     = string(intakeservice.FaultSlowStart)
 )
 
 // arm handles POST /v1/sandbox/faults.
@@ -33,7 +33,7 @@ func (s *Service) arm(w http.ResponseWriter, r *http.Request, owner string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	resp := wire.Fault{Kind: wire.FaultKind(req.kind), Count: req.count}
+	resp := intakeservice.Fault{Kind: intakeservice.FaultKind(req.kind), Count: req.count}
 	if req.encounterID != "" {
 		in, aerr := s.lookup(owner, req.encounterID)
 		if aerr != nil {

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clinical-intake/intake-web/intakeservice"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/enginetest"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
@@ -39,7 +40,7 @@ import (
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
 
-const oaDocumentPath = "openapi.yaml"
+const oaDocumentPath = "../intakeservice/openapi.yaml"
 
 // The six stream events and the component schema of each one's data.
 var oaEventSchemas = map[string]string{
@@ -799,7 +800,7 @@ func oaStart(t *testing.T, tune func(*sandbox.Config)) *oaLive {
 		t.Fatalf("start sandbox: %v", err)
 	}
 	t.Cleanup(srv.Close)
-	l := &oaLive{oaContract: oaLoad(t, sandbox.OpenAPI()), url: srv.URL, clock: clock}
+	l := &oaLive{oaContract: oaLoad(t, intakeservice.OpenAPI()), url: srv.URL, clock: clock}
 	t.Cleanup(func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -886,8 +887,8 @@ func (l *oaLive) arm(t *testing.T, id, kind string, count int) {
 func TestOpenAPIServedDocumentIsTheFile(t *testing.T) {
 	l := oaStart(t, nil)
 	file := oaReadDocument(t)
-	if !bytes.Equal(sandbox.OpenAPI(), file) {
-		t.Error("the embedded document differs from sandbox/openapi.yaml")
+	if !bytes.Equal(intakeservice.OpenAPI(), file) {
+		t.Error("the embedded document differs from intakeservice/openapi.yaml")
 	}
 
 	x := l.do(t, http.MethodGet, "/v1/openapi.yaml", oaKeyA, nil, nil)
@@ -896,7 +897,7 @@ func TestOpenAPIServedDocumentIsTheFile(t *testing.T) {
 		t.Errorf("served with content type %q, want application/yaml", ct)
 	}
 	if !bytes.Equal(x.body, file) {
-		t.Error("the served document differs from sandbox/openapi.yaml")
+		t.Error("the served document differs from intakeservice/openapi.yaml")
 	}
 	oaLoad(t, x.body) // the served bytes are themselves a valid 3.1 document
 

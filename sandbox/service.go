@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clinical-intake/intake-web/intakeservice"
 	"github.com/clinical-intake/intake-web/sandbox/engine"
-	"github.com/clinical-intake/intake-web/sandbox/wire"
 )
 
 // Service is the sandbox as an http.Handler. Its state lives in memory.
@@ -168,7 +168,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.count(name)
 	if name == "health" {
-		writeJSON(w, http.StatusOK, wire.Health{OK: true, Release: s.cfg.Release, BuildSHA: s.buildSHA})
+		writeJSON(w, http.StatusOK, intakeservice.Health{OK: true, Release: s.cfg.Release, BuildSHA: s.buildSHA})
 		return
 	}
 	owner, aerr := s.authenticate(r)
@@ -193,7 +193,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.handoffRead(w, owner, id)
 	case "openapi":
 		w.Header().Set("Content-Type", "application/yaml")
-		_, _ = w.Write(openapiYAML)
+		_, _ = w.Write(intakeservice.OpenAPI())
 	case "faults":
 		s.arm(w, r, owner)
 	}
@@ -313,18 +313,18 @@ func (s *Service) summary(w http.ResponseWriter, owner, id string) {
 	s.read(w, owner, id, func(in *intake) any { return s.summaryOf(in) })
 }
 
-func (s *Service) summaryOf(in *intake) wire.Summary {
-	sum := wire.Summary{
+func (s *Service) summaryOf(in *intake) intakeservice.Summary {
+	sum := intakeservice.Summary{
 		EncounterID: in.id,
-		Status:      wire.State(in.status(s.now())),
+		Status:      intakeservice.State(in.status(s.now())),
 		TurnCount:   len(in.turns),
 		CreatedAt:   in.created,
 		ExpiresAt:   in.expires,
 	}
 	if n := len(in.turns); n > 0 {
 		last := in.turns[n-1].result
-		sum.LastSafetyStatus = opt[wire.SafetyStatus](last.SafetyStatus)
-		sum.LastDisposition = opt[wire.Disposition](last.Disposition)
+		sum.LastSafetyStatus = opt[intakeservice.SafetyStatus](last.SafetyStatus)
+		sum.LastDisposition = opt[intakeservice.Disposition](last.Disposition)
 	}
 	return sum
 }
@@ -335,7 +335,7 @@ func (s *Service) handoffRead(w http.ResponseWriter, owner, id string) {
 
 // handoff builds the snapshot of in from its last applied turn. The caller
 // holds s.mu.
-func (s *Service) handoff(in *intake) wire.Handoff {
+func (s *Service) handoff(in *intake) intakeservice.Handoff {
 	res, at := in.initial, in.created
 	audit := "aud_" + in.id[len(in.id)-16:] + "_0"
 	var latency time.Duration
@@ -343,33 +343,33 @@ func (s *Service) handoff(in *intake) wire.Handoff {
 		t := in.turns[n-1]
 		res, at, audit, latency = t.result, t.at, t.auditRef, t.latency
 	}
-	conv := make([]wire.Message, 0, 2*len(in.turns))
+	conv := make([]intakeservice.Message, 0, 2*len(in.turns))
 	for _, t := range in.turns {
-		conv = append(conv, wire.Message{Role: wire.RolePatient, Text: t.patient}, wire.Message{Role: wire.RoleAssistant, Text: t.result.Reply})
+		conv = append(conv, intakeservice.Message{Role: intakeservice.RolePatient, Text: t.patient}, intakeservice.Message{Role: intakeservice.RoleAssistant, Text: t.result.Reply})
 	}
-	scores := make([]wire.Score, 0, len(res.Scores))
+	scores := make([]intakeservice.Score, 0, len(res.Scores))
 	for _, sc := range res.Scores {
-		scores = append(scores, wire.Score{Key: sc.Key, Total: sc.Total, Band: wire.Band(sc.Band), Components: sc.Components})
+		scores = append(scores, intakeservice.Score{Key: sc.Key, Total: sc.Total, Band: intakeservice.Band(sc.Band), Components: sc.Components})
 	}
 	id := s.identity
 	lat, count := float64(latency.Milliseconds()), float64(id.ProtocolCount)
-	return wire.Handoff{
+	return intakeservice.Handoff{
 		EncounterID:        in.id,
 		CapturedAt:         at,
 		Terminal:           in.status(s.now()) != "open",
 		Urgent:             res.Urgent,
-		IntakeStatus:       opt[wire.IntakeStatus](res.IntakeStatus),
-		SafetyStatus:       opt[wire.SafetyStatus](res.SafetyStatus),
+		IntakeStatus:       opt[intakeservice.IntakeStatus](res.IntakeStatus),
+		SafetyStatus:       opt[intakeservice.SafetyStatus](res.SafetyStatus),
 		SafetyNotes:        nonNil(res.SafetyNotes),
-		Disposition:        opt[wire.Disposition](res.Disposition),
+		Disposition:        opt[intakeservice.Disposition](res.Disposition),
 		DispositionLabel:   optStr(res.DispositionLabel),
-		SOAP:               wire.SOAP{Subjective: res.SOAP.Subjective, Objective: res.SOAP.Objective, Assessment: res.SOAP.Assessment, Plan: res.SOAP.Plan},
-		CapturedFacts:      wire.CapturedFacts{Age: res.Facts.Age, Sex: res.Facts.Sex, Pregnancy: res.Facts.Pregnancy},
+		SOAP:               intakeservice.SOAP{Subjective: res.SOAP.Subjective, Objective: res.SOAP.Objective, Assessment: res.SOAP.Assessment, Plan: res.SOAP.Plan},
+		CapturedFacts:      intakeservice.CapturedFacts{Age: res.Facts.Age, Sex: res.Facts.Sex, Pregnancy: res.Facts.Pregnancy},
 		ActiveProtocol:     optStr(res.ActiveProtocol),
 		CandidateProtocols: nonNil(res.CandidateProtocols),
 		Scores:             scores,
 		Conversation:       conv,
-		Provenance: wire.Provenance{
+		Provenance: intakeservice.Provenance{
 			Release:        strPtr(s.cfg.Release),
 			ServerModel:    optStr(id.ServerModel),
 			PromptHash:     optStr(id.PromptHash),

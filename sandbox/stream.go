@@ -8,17 +8,17 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/clinical-intake/intake-web/sandbox/wire"
+	"github.com/clinical-intake/intake-web/intakeservice"
 )
 
 // Kinds of step in a turn's schedule, named after the stream events.
 const (
-	evNameDelta     = wire.EventMessageDelta
-	evNameCompleted = wire.EventMessageCompleted
-	evNameCompiling = wire.EventHandoffCompiling
-	evNameProgress  = wire.EventHandoffProgress
-	evNameTurn      = wire.EventTurnCompleted
-	evNameError     = wire.EventError
+	evNameDelta     = intakeservice.EventMessageDelta
+	evNameCompleted = intakeservice.EventMessageCompleted
+	evNameCompiling = intakeservice.EventHandoffCompiling
+	evNameProgress  = intakeservice.EventHandoffProgress
+	evNameTurn      = intakeservice.EventTurnCompleted
+	evNameError     = intakeservice.EventError
 	progressSteps   = 3
 )
 
@@ -119,22 +119,22 @@ func (s *Service) stream(w http.ResponseWriter, p *turnPlan) {
 		s.sleep(st.delay)
 		if i == cut && p.fault == faultStreamError {
 			s.unblock(p)
-			out.event(evNameError, wire.StreamError{Code: codeUpstreamError, Message: "The engine failed while replying; the turn was not applied. Read the handoff before retrying."})
+			out.event(evNameError, intakeservice.StreamError{Code: codeUpstreamError, Message: "The engine failed while replying; the turn was not applied. Read the handoff before retrying."})
 			return
 		}
 		switch st.event {
 		case evNameDelta:
-			out.event(st.event, wire.MessageDelta{Text: st.text})
+			out.event(st.event, intakeservice.MessageDelta{Text: st.text})
 		case evNameCompleted:
 			// Free the intake first: a client may send its next turn the
 			// moment it reads this event.
 			s.unblock(p)
-			out.event(st.event, wire.MessageCompleted{ElapsedMS: float64(s.now().Sub(p.started).Milliseconds())})
+			out.event(st.event, intakeservice.MessageCompleted{ElapsedMS: float64(s.now().Sub(p.started).Milliseconds())})
 		case evNameCompiling:
-			out.event(st.event, wire.HandoffCompiling{Terminal: p.result.Terminal})
+			out.event(st.event, intakeservice.HandoffCompiling{Terminal: p.result.Terminal})
 			body, _ = json.Marshal(s.turnBody(p))
 		case evNameProgress:
-			out.event(st.event, wire.HandoffProgress{Chars: len(body) * st.n / progressSteps})
+			out.event(st.event, intakeservice.HandoffProgress{Chars: len(body) * st.n / progressSteps})
 		case evNameTurn:
 			out.raw(st.event, body)
 		}

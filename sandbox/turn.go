@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/clinical-intake/intake-web/intakeservice"
 	"github.com/clinical-intake/intake-web/sandbox/engine"
-	"github.com/clinical-intake/intake-web/sandbox/wire"
 )
 
 func (s *Service) create(w http.ResponseWriter, r *http.Request, owner string) {
@@ -50,7 +50,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, owner string) {
 	}
 	s.intakes[in.id] = in
 	s.mu.Unlock()
-	writeJSON(w, http.StatusCreated, wire.Intake{EncounterID: in.id, Status: wire.StateOpen, CreatedAt: in.created, ExpiresAt: in.expires})
+	writeJSON(w, http.StatusCreated, intakeservice.Intake{EncounterID: in.id, Status: intakeservice.StateOpen, CreatedAt: in.created, ExpiresAt: in.expires})
 }
 
 func quotaError(what string, limit int, now time.Time) *apiError {
@@ -201,17 +201,17 @@ func (s *Service) apply(p *turnPlan) {
 
 // turnBody is the Turn object of the plan, as the blocking response and the
 // turn.completed event carry it. The caller must not hold s.mu.
-func (s *Service) turnBody(p *turnPlan) wire.Turn {
+func (s *Service) turnBody(p *turnPlan) intakeservice.Turn {
 	r := p.result
-	t := wire.Turn{
+	t := intakeservice.Turn{
 		EncounterID:      p.in.id,
 		TurnIndex:        p.index,
 		AssistantMessage: r.Reply,
 		Choices:          nonNil(r.Choices),
 		Terminal:         r.Terminal,
 		Urgent:           r.Urgent,
-		SafetyStatus:     opt[wire.SafetyStatus](r.SafetyStatus),
-		Disposition:      opt[wire.Disposition](r.Disposition),
+		SafetyStatus:     opt[intakeservice.SafetyStatus](r.SafetyStatus),
+		Disposition:      opt[intakeservice.Disposition](r.Disposition),
 		DispositionLabel: optStr(r.DispositionLabel),
 	}
 	if p.fault == faultNullState {

@@ -1,7 +1,7 @@
 package sandbox
 
-// The JSON shapes of the spec are package wire's (sandbox/wire), the one
-// definition the app's client shares. What the sandbox adds is how it fills
+// The JSON shapes of the spec are package intakeservice's, the contract's one
+// Go definition, which the app's client shares. What the sandbox adds is how it fills
 // them: nullable fields are nil pointers, and slices are never nil so they
 // encode as [].
 

@@ -2,11 +2,12 @@ package web
 
 import (
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/clinical-intake/intake-web/bff"
 )
 
 // sessionCaps are the limits per browser session (and, for starting
@@ -44,7 +45,7 @@ func (c *sessionCaps) openStream(key string) (release func(), err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.streams[key] >= c.maxStreams {
-		return nil, &webError{status: http.StatusTooManyRequests, retry: 5, msg: fmt.Sprintf(
+		return nil, &bff.Error{Code: bff.ERATELIMIT, RetryAfter: 5 * time.Second, Message: fmt.Sprintf(
 			"This browser already has %d live views of this app open. Close some tabs or windows, then reload.", c.maxStreams)}
 	}
 	c.streams[key]++

@@ -52,7 +52,7 @@ func (s *Server) requireClinician(c *fiber.Ctx) error {
 	return c.Redirect("/clinician/signin?next="+url.QueryEscape(c.OriginalURL()), http.StatusSeeOther)
 }
 
-var errSignInRequired = &webError{status: http.StatusUnauthorized, msg: "Sign in as a clinician to see this."}
+var errSignInRequired = &bff.Error{Code: bff.EUNAUTHORIZED, Message: "Sign in as a clinician to see this."}
 
 func clinicianOf(c *fiber.Ctx) string {
 	name, _ := c.Locals(sessClinician).(string)
@@ -106,7 +106,7 @@ func (s *Server) signIn(c *fiber.Ctx) error {
 		if code != bff.ERATELIMIT {
 			page.ErrorField = "username"
 		}
-		return render(c, statusOf(err), templates.SignInPageView(page))
+		return render(c, refusal(c, err), templates.SignInPageView(page))
 	}
 	ctx := c.UserContext()
 	if err := s.sessions.RenewToken(ctx); err != nil {

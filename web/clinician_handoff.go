@@ -18,7 +18,7 @@ func (s *Server) showHandoff(c *fiber.Ctx) error {
 
 // refreshHandoff re-reads an open intake's handoff, then shows it (PRG).
 func (s *Server) refreshHandoff(c *fiber.Ctx) error {
-	id := utils.CopyString(c.Params("id"))
+	id := param(c, "id")
 	rec, err := s.reviews.Handoff(c.UserContext(), clinicianOf(c), id, true)
 	if err != nil {
 		return err
@@ -31,7 +31,7 @@ func (s *Server) refreshHandoff(c *fiber.Ctx) error {
 
 // reviewHandoff marks the handoff reviewed, with an optional note.
 func (s *Server) reviewHandoff(c *fiber.Ctx) error {
-	id := utils.CopyString(c.Params("id"))
+	id := param(c, "id")
 	note := utils.CopyString(c.FormValue("note"))
 	if _, err := s.reviews.MarkReviewed(c.UserContext(), clinicianOf(c), id, note); err != nil {
 		if bff.ErrorCode(err) == bff.EINVALID {
@@ -45,7 +45,7 @@ func (s *Server) reviewHandoff(c *fiber.Ctx) error {
 
 // downloadHandoff serves the handoff JSON exactly as the service sent it.
 func (s *Server) downloadHandoff(c *fiber.Ctx) error {
-	id := utils.CopyString(c.Params("id"))
+	id := param(c, "id")
 	raw, err := s.reviews.RawHandoff(c.UserContext(), clinicianOf(c), id)
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func (s *Server) downloadHandoff(c *fiber.Ctx) error {
 
 // downloadFHIR serves the handoff as a FHIR R4 document (docs/fhir.md).
 func (s *Server) downloadFHIR(c *fiber.Ctx) error {
-	id := utils.CopyString(c.Params("id"))
+	id := param(c, "id")
 	doc, err := s.reviews.FHIRHandoff(c.UserContext(), clinicianOf(c), id)
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func (s *Server) downloadFHIR(c *fiber.Ctx) error {
 }
 
 func (s *Server) renderHandoff(c *fiber.Ctx, refresh bool, note, noteErr string) error {
-	id := utils.CopyString(c.Params("id"))
+	id := param(c, "id")
 	rec, err := s.reviews.Handoff(c.UserContext(), clinicianOf(c), id, refresh)
 	if err != nil {
 		return err

@@ -53,7 +53,7 @@ func validRunID(id string) bool {
 
 // runParam is the :id of the path, or a 404.
 func runParam(c *fiber.Ctx) (string, error) {
-	id := utils.CopyString(c.Params("id"))
+	id := param(c, "id")
 	if !validRunID(id) {
 		return "", fiber.ErrNotFound
 	}
@@ -62,7 +62,7 @@ func runParam(c *fiber.Ctx) (string, error) {
 
 // seqParam is the :seq of the path: digits only, small; else a 404.
 func seqParam(c *fiber.Ctx) (int, error) {
-	s := c.Params("seq")
+	s := param(c, "seq")
 	if s == "" || len(s) > 7 || strings.Trim(s, "0123456789") != "" {
 		return 0, fiber.ErrNotFound
 	}

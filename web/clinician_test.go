@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +141,10 @@ func TestFailedSignInsAreLimited(t *testing.T) {
 	p := b.signIn("dr.ada", clinPassword)
 	if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "Too many failed sign-ins") {
 		t.Fatalf("after 5 failures the right password: %d", p.status)
+	}
+	// The refusal says when to come back, in the header clients read too.
+	if ra, err := strconv.Atoi(p.header.Get("Retry-After")); err != nil || ra <= 0 {
+		t.Errorf("Retry-After %q: want a positive number of seconds", p.header.Get("Retry-After"))
 	}
 }
 

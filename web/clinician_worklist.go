@@ -53,7 +53,7 @@ func worklistQuery(f templates.WorklistFilter, cursor bff.WorklistCursor) string
 func worklistCursor(c *fiber.Ctx) (bff.WorklistCursor, error) {
 	cur, err := bff.ParseWorklistCursor("cursor", c.Query("cursor"))
 	if err != nil {
-		return cur, &webError{status: http.StatusBadRequest, msg: bff.ErrorMessage(err)}
+		return cur, &bff.Error{Code: bff.EMALFORMED, Message: bff.ErrorMessage(err)}
 	}
 	return cur, nil
 }
@@ -99,7 +99,7 @@ func (s *Server) showWorklist(c *fiber.Ctx) error {
 // the <tr> when it matches the filter, else 204 (the page drops the row).
 func (s *Server) showWorklistRow(c *fiber.Ctx) error {
 	f, _ := worklistFilter(c)
-	it, err := s.reviews.WorkItem(c.UserContext(), c.Params("id"))
+	it, err := s.reviews.WorkItem(c.UserContext(), param(c, "id"))
 	if err != nil {
 		return err
 	}

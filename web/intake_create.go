@@ -32,8 +32,8 @@ func (s *Server) createIntake(c *fiber.Ctx) error {
 		refund()
 	}
 	errs := templates.FieldErrors{}
-	var fe *bff.FormError
-	if errors.As(err, &fe) {
+	var fe *bff.Error
+	if errors.As(err, &fe) && len(fe.Fields) > 0 {
 		for k, v := range fe.Fields {
 			errs[k] = v
 		}
@@ -46,7 +46,7 @@ func (s *Server) createIntake(c *fiber.Ctx) error {
 	if perr != nil {
 		return perr
 	}
-	return render(c, statusOf(err), templates.StartPageView(page))
+	return render(c, refusal(c, err), templates.StartPageView(page))
 }
 
 // takeIntakeSlot spends one intake of the session's hourly cap and one of

@@ -4,14 +4,13 @@ import (
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/clinical-intake/intake-web/templates"
 )
 
 // showIntake is the conversation page of one of this browser's intakes.
 func (s *Server) showIntake(c *fiber.Ctx) error {
-	in, turns, err := s.patients.Intake(c.UserContext(), s.owner(c, false), utils.CopyString(c.Params("id")))
+	in, turns, err := s.patients.Intake(c.UserContext(), s.owner(c, false), param(c, "id"))
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -216,7 +215,7 @@ func (s *Server) csrf(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-var errForbidden = &webError{status: http.StatusForbidden, msg: "This form has expired or did not come from this site. Reload the page and try again."}
+var errForbidden = &bff.Error{Code: bff.EFORBIDDEN, Message: "This form has expired or did not come from this site. Reload the page and try again."}
 
 func randomHex(n int) string {
 	b := make([]byte, n)

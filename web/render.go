@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
@@ -44,15 +45,8 @@ func wantsJSON(c *fiber.Ctx) bool {
 // statusOf maps an error to its HTTP status.
 func statusOf(err error) int {
 	var fe *fiber.Error
-	var we *webError
-	var form *bff.FormError
-	switch {
-	case errors.As(err, &fe):
+	if errors.As(err, &fe) {
 		return fe.Code
-	case errors.As(err, &we):
-		return we.status
-	case errors.As(err, &form):
-		return http.StatusUnprocessableEntity
 	}
 	switch bff.ErrorCode(err) {
 	case bff.EINVALID:
@@ -69,6 +63,10 @@ func statusOf(err error) int {
 		return http.StatusServiceUnavailable
 	case bff.EUNAUTHORIZED:
 		return http.StatusUnauthorized
+	case bff.EFORBIDDEN:
+		return http.StatusForbidden
+	case bff.EMALFORMED:
+		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
 }
@@ -104,9 +102,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
 	} else {
 		s.log.Info("request refused", attrs...)
 	}
-	if ra, ok := retryAfterOf(err); ok {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ra))
-	}
+	refusal(c, err)
 	if wantsJSON(c) {
 		return c.Status(status).JSON(fiber.Map{"error": fiber.Map{"code": errorCode(err, status), "message": msg, "field": fieldOf(err)}})
 	}
@@ -130,13 +126,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
 	return nil
 }
 
-// publicMessage is what the person sees for err: a *bff.Error's or a
-// *webError's own message, else a fixed sentence for the status.
+// publicMessage is what the person sees for err: a *bff.Error's own
+// message, else a fixed sentence for the status.
 func publicMessage(err error, status int) string {
-	var we *webError
-	if errors.As(err, &we) {
-		return we.msg
-	}
 	var be *bff.Error
 	if errors.As(err, &be) {
 		return be.Message
@@ -175,28 +167,22 @@ func backTo(path string) (url, label string) {
 	return "/", "Go to the start page"
 }
 
-// webError is a refusal decided by the web layer, with a message safe to show.
-type webError struct {
-	status int
-	msg    string
-	retry  int // seconds, for Retry-After; 0 = none
-}
-
-func (e *webError) Error() string { return e.msg }
-
-func retryAfterOf(err error) (int, bool) {
-	var we *webError
-	if errors.As(err, &we) && we.retry > 0 {
-		return we.retry, true
+// refusal is the status of a page that answers err in place (the form the
+// person was on, with the message): it also sends err's RetryAfter, in whole
+// seconds rounded up, as Retry-After.
+func refusal(c *fiber.Ctx, err error) int {
+	var be *bff.Error
+	if errors.As(err, &be) && be.RetryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int((be.RetryAfter+time.Second-1)/time.Second)))
 	}
-	return 0, false
+	return statusOf(err)
 }
 
+// errorCode is err's code in a JSON answer: a *bff.Error's, or the status
+// in words for an error the HTTP server raised.
 func errorCode(err error, status int) string {
-	var we *webError
 	var fe *fiber.Error
-	switch {
-	case errors.As(err, &we), errors.As(err, &fe):
+	if errors.As(err, &fe) {
 		return strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_")
 	}
 	return bff.ErrorCode(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/compress"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/clinical-intake/intake-web/static"
 )
@@ -120,4 +121,11 @@ func serveStatic(c *fiber.Ctx) error {
 	}
 	c.Type(path.Ext(a.Name))
 	return c.Send(a.Data) // the embedded bytes are never changed: Send may keep them
+}
+
+// param is the path parameter name, copied: fiber reuses the bytes of a
+// request's values once the handler returns, and ids outlive it (a turn's
+// stream, an audit entry, a log line).
+func param(c *fiber.Ctx, name string) string {
+	return utils.CopyString(c.Params(name))
 }

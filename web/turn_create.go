@@ -20,7 +20,7 @@ import (
 // conversation (post-redirect-get). A refused message is shown again in the
 // box with the reason beside it.
 func (s *Server) createTurn(c *fiber.Ctx) error {
-	id := utils.CopyString(c.Params("id"))
+	id := param(c, "id")
 	message := utils.CopyString(c.FormValue("message"))
 	submission := utils.CopyString(c.FormValue("submission_id"))
 	owner := s.owner(c, false)
@@ -84,7 +84,7 @@ func (s *Server) refusedTurnPage(c *fiber.Ctx, owner, id, message string, err er
 	}
 	page := s.intakePage(s.layout(c, "Intake conversation"), in, turns, s.now())
 	page.Composer.Message, page.Composer.Error = message, bff.ErrorMessage(err)
-	return render(c, statusOf(err), templates.IntakePageView(page))
+	return render(c, refusal(c, err), templates.IntakePageView(page))
 }
 
 // takeTurnSlot spends one of the session's turns per minute; the refund is

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/templates"
@@ -19,8 +18,8 @@ import (
 // carrying the rendered exchange, state and composer, after which the page
 // closes the stream.
 func (s *Server) turnEvents(c *fiber.Ctx) error {
-	id := utils.CopyString(c.Params("id"))
-	n, err := strconv.Atoi(c.Params("n"))
+	id := param(c, "id")
+	n, err := strconv.Atoi(param(c, "n"))
 	if err != nil || n < 1 {
 		return fiber.ErrNotFound
 	}
@@ -99,7 +98,7 @@ func (t *turnStream) send(w *eventStream, ev bff.Event) bool {
 	if settles(ev) {
 		var err error
 		if data, err = t.s.settled.render(bff.TurnKey(t.intakeID, t.index), ev.ID, t.csrf, ev.Data, t.s.renderSettled); err != nil {
-			t.s.log.Error("render settled turn", "encounter_id", t.intakeID, "turn", t.index, "err", err)
+			t.s.log.Error("render settled turn", "intake_id", t.intakeID, "turn", t.index, "err", err)
 			data, _ = json.Marshal(settledEvent{Index: t.index, Status: string(bff.TurnFailed),
 				Message: "The reply could not be shown. Reload the page to see it."})
 		}

@@ -192,7 +192,7 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 			bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditSignInFailed, "", "refused: too many failed attempts (further refusals of this "+
 				map[bool]string{true: "account", false: "address"}[strings.HasPrefix(key, "u:")]+" in the next minute are not audited)")
 		}
-		return &bff.Error{Code: bff.ERATELIMIT, Message: fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))}
+		return &bff.Error{Code: bff.ERATELIMIT, RetryAfter: wait, Message: fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))}
 	}
 	if wait, key, err := s.signInWait(ctx, now, keys, 0); err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/clinical-intake/intake-web/sandbox/wire"
+	"github.com/clinical-intake/intake-web/intakeservice"
 )
 
 // Wire names and limits of the spec.
@@ -134,7 +134,7 @@ func (c *Client) CreateIntake(ctx context.Context, in NewIntake) (*Intake, Meta,
 }
 
 func (in NewIntake) marshal() ([]byte, error) {
-	var w wire.CreateIntakeRequest
+	var w intakeservice.CreateIntakeRequest
 	if in.AgeYears != nil && (*in.AgeYears < 0 || *in.AgeYears > MaxAgeYears) {
 		return nil, localError("age_years must be 0 to %d (got %d)", MaxAgeYears, *in.AgeYears)
 	}
@@ -147,7 +147,7 @@ func (in NewIntake) marshal() ([]byte, error) {
 		return nil, localError("patient_history must be at most %d characters (got %d)", MaxHistoryChars, n)
 	}
 	if in.AgeYears != nil || in.Sex != "" {
-		w.Demographics = &wire.Demographics{AgeYears: in.AgeYears, Sex: in.Sex}
+		w.Demographics = &intakeservice.Demographics{AgeYears: in.AgeYears, Sex: in.Sex}
 	}
 	w.PatientHistory = in.PatientHistory
 	return json.Marshal(w)
@@ -234,7 +234,7 @@ func turnRequest(encounterID, message string, stream bool) (string, []byte, erro
 	if n := utf8.RuneCountInString(message); n < 1 || n > MaxMessageChars {
 		return "", nil, localError("message must be 1 to %d characters (got %d)", MaxMessageChars, n)
 	}
-	body, err := json.Marshal(wire.TurnRequest{Message: message, Stream: stream})
+	body, err := json.Marshal(intakeservice.TurnRequest{Message: message, Stream: stream})
 	if err != nil {
 		return "", nil, err
 	}
@@ -346,7 +346,7 @@ func (c *Client) do(ctx context.Context, r request) (resp *http.Response, cancel
 			acancel()
 			release(Outcome{})
 			c.observe(Observation{Op: r.op, Elapsed: time.Since(start)})
-			c.log.LogAttrs(ctx, slog.LevelWarn, "intakeapi: no response", slog.String("op", string(r.op)), slog.Int("attempt", attempt), slog.String("error", c.redact(herr.Error())), slog.String("request_id", RequestID(ctx)))
+			c.log.LogAttrs(ctx, slog.LevelWarn, "intakeapi: no response", slog.String("op", string(r.op)), slog.Int("attempt", attempt), slog.String("err", c.redact(herr.Error())), slog.String("request_id", RequestID(ctx)))
 			return nil, nil, meta, c.transport(ErrTransport, r.op, herr)
 		}
 		meta.Status = resp.StatusCode

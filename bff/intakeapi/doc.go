@@ -6,8 +6,8 @@
 // The package root holds the domain types (resources, events, errors) and the
 // small interfaces other packages implement, after Ben Johnson's WTF Dial
 // layout: Gate is implemented by package pacer, which imports this package,
-// never the reverse. The resources and events are aliases of package wire
-// (sandbox/wire), the one definition of the service's contract, which the
+// never the reverse. The resources and events are aliases of package
+// intakeservice, the one definition of the service's contract, which the
 // sandbox encodes and a test keeps equal to the OpenAPI document.
 //
 // Error contract, for every method:

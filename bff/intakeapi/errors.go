@@ -7,30 +7,30 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clinical-intake/intake-web/sandbox/wire"
+	"github.com/clinical-intake/intake-web/intakeservice"
 )
 
-// Code is an error code of the service's error envelope (package wire's).
+// Code is an error code of the service's error envelope (package intakeservice's).
 // Unknown codes are kept as received.
-type Code = wire.Code
+type Code = intakeservice.Code
 
 // Codes of the spec's Errors table, plus the two the sandbox documents where
 // the spec is silent.
 const (
-	CodeInvalidRequest = wire.CodeInvalidRequest // 400 (413 for a body over 64 KB in the sandbox)
-	CodeUnauthorized   = wire.CodeUnauthorized   // 401
-	CodeNotFound       = wire.CodeNotFound       // 404
-	CodeIntakeClosed   = wire.CodeIntakeClosed   // 409: stop sending turns; read the handoff
-	CodeIntakeExpired  = wire.CodeIntakeExpired  // 410: create a new intake; the handoff stays readable
-	CodeRateLimited    = wire.CodeRateLimited    // 429 with Retry-After
-	CodeQuotaExceeded  = wire.CodeQuotaExceeded  // 429: resume after 00:00 UTC
-	CodeUpstreamError  = wire.CodeUpstreamError  // 502: retry once with the same Idempotency-Key
-	CodeUnavailable    = wire.CodeUnavailable    // 503: retry with backoff
-	CodeInternalError  = wire.CodeInternalError  // 500: retry once
+	CodeInvalidRequest = intakeservice.CodeInvalidRequest // 400 (413 for a body over 64 KB in the sandbox)
+	CodeUnauthorized   = intakeservice.CodeUnauthorized   // 401
+	CodeNotFound       = intakeservice.CodeNotFound       // 404
+	CodeIntakeClosed   = intakeservice.CodeIntakeClosed   // 409: stop sending turns; read the handoff
+	CodeIntakeExpired  = intakeservice.CodeIntakeExpired  // 410: create a new intake; the handoff stays readable
+	CodeRateLimited    = intakeservice.CodeRateLimited    // 429 with Retry-After
+	CodeQuotaExceeded  = intakeservice.CodeQuotaExceeded  // 429: resume after 00:00 UTC
+	CodeUpstreamError  = intakeservice.CodeUpstreamError  // 502: retry once with the same Idempotency-Key
+	CodeUnavailable    = intakeservice.CodeUnavailable    // 503: retry with backoff
+	CodeInternalError  = intakeservice.CodeInternalError  // 500: retry once
 
 	// Sandbox choices where the spec is silent.
-	CodeTurnInProgress   = wire.CodeTurnInProgress   // 409: the previous reply is still streaming
-	CodeMethodNotAllowed = wire.CodeMethodNotAllowed // 405
+	CodeTurnInProgress   = intakeservice.CodeTurnInProgress   // 409: the previous reply is still streaming
+	CodeMethodNotAllowed = intakeservice.CodeMethodNotAllowed // 405
 )
 
 // Error is an error answer of the service, or a request refused locally before

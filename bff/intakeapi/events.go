@@ -4,17 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/clinical-intake/intake-web/sandbox/wire"
+	"github.com/clinical-intake/intake-web/intakeservice"
 )
 
 // Event names of a streaming turn.
 const (
-	EventMessageDelta     = wire.EventMessageDelta
-	EventMessageCompleted = wire.EventMessageCompleted
-	EventHandoffCompiling = wire.EventHandoffCompiling
-	EventHandoffProgress  = wire.EventHandoffProgress
-	EventTurnCompleted    = wire.EventTurnCompleted
-	EventError            = wire.EventError
+	EventMessageDelta     = intakeservice.EventMessageDelta
+	EventMessageCompleted = intakeservice.EventMessageCompleted
+	EventHandoffCompiling = intakeservice.EventHandoffCompiling
+	EventHandoffProgress  = intakeservice.EventHandoffProgress
+	EventTurnCompleted    = intakeservice.EventTurnCompleted
+	EventError            = intakeservice.EventError
 )
 
 // Event is one typed event of a streaming turn: MessageDelta,
@@ -24,21 +24,21 @@ type Event interface {
 	EventName() string
 }
 
-// The events' data are package wire's.
+// The events' data are package intakeservice's.
 type (
 	// MessageDelta is the next fragment of the reply; append fragments in order.
-	MessageDelta = wire.MessageDelta
+	MessageDelta = intakeservice.MessageDelta
 	// MessageCompleted says the reply text is complete: the patient may answer
 	// and the next turn may be sent, even while the handoff compiles.
-	MessageCompleted = wire.MessageCompleted
+	MessageCompleted = intakeservice.MessageCompleted
 	// HandoffCompiling says the clinical snapshot is being compiled; Terminal
 	// says the intake is closing.
-	HandoffCompiling = wire.HandoffCompiling
+	HandoffCompiling = intakeservice.HandoffCompiling
 	// HandoffProgress reports compile progress.
-	HandoffProgress = wire.HandoffProgress
+	HandoffProgress = intakeservice.HandoffProgress
 	// StreamError is the error event: the turn failed after the stream
 	// started. Read the handoff before retrying.
-	StreamError = wire.StreamError
+	StreamError = intakeservice.StreamError
 )
 
 // TurnCompleted carries the same Turn a blocking call returns.

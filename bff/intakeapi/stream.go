@@ -119,7 +119,7 @@ func (s *TurnStream) end(err error) {
 	if err != nil && s.err == nil {
 		s.err = err
 		s.c.log.LogAttrs(context.Background(), slog.LevelWarn, "intakeapi: stream ended early",
-			slog.String("op", string(OpStreamTurn)), slog.String("error", err.Error()))
+			slog.String("op", string(OpStreamTurn)), slog.String("err", err.Error()))
 	}
 	s.Close()
 }

@@ -1,9 +1,9 @@
 package intakeapi
 
-import "github.com/clinical-intake/intake-web/sandbox/wire"
+import "github.com/clinical-intake/intake-web/intakeservice"
 
-// The resources, enumerations and events of the service are package wire's
-// (sandbox/wire): the one Go definition of the service's contract, checked
+// The resources, enumerations and events of the service are package
+// intakeservice's: the one Go definition of the service's contract, checked
 // against its OpenAPI document and shared with the sandbox. The aliases and
 // constants below give them their names in this package, so callers need
 // only intakeapi.
@@ -16,92 +16,92 @@ import "github.com/clinical-intake/intake-web/sandbox/wire"
 
 type (
 	// State is the lifecycle state of an intake.
-	State = wire.State
+	State = intakeservice.State
 	// SafetyStatus is the engine's deterministic safety state. Never override it.
-	SafetyStatus = wire.SafetyStatus
+	SafetyStatus = intakeservice.SafetyStatus
 	// Disposition is the engine's decision on what happens next. Never override it.
-	Disposition = wire.Disposition
+	Disposition = intakeservice.Disposition
 	// IntakeStatus says what an intake still needs, or IntakeStatusComplete.
-	IntakeStatus = wire.IntakeStatus
+	IntakeStatus = intakeservice.IntakeStatus
 	// Band is the strength band of a score.
-	Band = wire.Band
+	Band = intakeservice.Band
 	// Role is the speaker of a conversation message.
-	Role = wire.Role
+	Role = intakeservice.Role
 	// Sex is the demographic sex given when an intake is created.
-	Sex = wire.Sex
+	Sex = intakeservice.Sex
 
 	// Intake is the create response.
-	Intake = wire.Intake
+	Intake = intakeservice.Intake
 	// Summary is the status summary of an intake (GET /v1/intakes/{id}).
-	Summary = wire.Summary
+	Summary = intakeservice.Summary
 	// Turn is one patient message plus the engine's reply: the blocking
 	// response and the data of the turn.completed event. See
 	// Turn.NeedsReconcile.
-	Turn = wire.Turn
+	Turn = intakeservice.Turn
 	// Handoff is the structured clinical summary of an intake; Raw holds the
 	// object exactly as the service sent it.
-	Handoff = wire.Handoff
+	Handoff = intakeservice.Handoff
 	// SOAP is the clinician note of a handoff.
-	SOAP = wire.SOAP
+	SOAP = intakeservice.SOAP
 	// CapturedFacts are the demographic facts the intake captured.
-	CapturedFacts = wire.CapturedFacts
+	CapturedFacts = intakeservice.CapturedFacts
 	// Score is one computed clinical scoring rule.
-	Score = wire.Score
+	Score = intakeservice.Score
 	// Message is one line of the patient-facing conversation.
-	Message = wire.Message
+	Message = intakeservice.Message
 	// Provenance is the run identity the engine reports; every field is nullable.
-	Provenance = wire.Provenance
+	Provenance = intakeservice.Provenance
 	// Health is the health record (GET /v1/health).
-	Health = wire.Health
+	Health = intakeservice.Health
 	// ErrorEnvelope is the JSON body of every error response.
-	ErrorEnvelope = wire.ErrorEnvelope
+	ErrorEnvelope = intakeservice.ErrorEnvelope
 	// ErrorBody is the error object of the envelope.
-	ErrorBody = wire.ErrorBody
+	ErrorBody = intakeservice.ErrorBody
 )
 
 // States of an intake.
 const (
-	StateOpen    = wire.StateOpen
-	StateClosed  = wire.StateClosed
-	StateExpired = wire.StateExpired
+	StateOpen    = intakeservice.StateOpen
+	StateClosed  = intakeservice.StateClosed
+	StateExpired = intakeservice.StateExpired
 )
 
 // Safety statuses named by the spec; the enumeration is not complete.
 const (
-	SafetyNoRedFlagsYet      = wire.SafetyNoRedFlagsYet
-	SafetyCannotMissNegative = wire.SafetyCannotMissNegative
-	SafetyCannotMissPositive = wire.SafetyCannotMissPositive
+	SafetyNoRedFlagsYet      = intakeservice.SafetyNoRedFlagsYet
+	SafetyCannotMissNegative = intakeservice.SafetyCannotMissNegative
+	SafetyCannotMissPositive = intakeservice.SafetyCannotMissPositive
 )
 
 // Dispositions named by the spec; the enumeration is not complete.
 const (
-	DispositionContinueIntake   = wire.DispositionContinueIntake
-	DispositionClinicianReview  = wire.DispositionClinicianReview
-	DispositionSelfCare         = wire.DispositionSelfCare
-	DispositionUrgentEscalation = wire.DispositionUrgentEscalation
+	DispositionContinueIntake   = intakeservice.DispositionContinueIntake
+	DispositionClinicianReview  = intakeservice.DispositionClinicianReview
+	DispositionSelfCare         = intakeservice.DispositionSelfCare
+	DispositionUrgentEscalation = intakeservice.DispositionUrgentEscalation
 )
 
 // IntakeStatusComplete is the only intake status the spec names.
-const IntakeStatusComplete = wire.IntakeStatusComplete
+const IntakeStatusComplete = intakeservice.IntakeStatusComplete
 
 // Score bands.
 const (
-	BandStrong = wire.BandStrong
-	BandMid    = wire.BandMid
-	BandWeak   = wire.BandWeak
+	BandStrong = intakeservice.BandStrong
+	BandMid    = intakeservice.BandMid
+	BandWeak   = intakeservice.BandWeak
 )
 
 // Roles in the patient-facing conversation.
 const (
-	RoleAssistant = wire.RoleAssistant
-	RolePatient   = wire.RolePatient
+	RoleAssistant = intakeservice.RoleAssistant
+	RolePatient   = intakeservice.RolePatient
 )
 
 // Values accepted by POST /v1/intakes.
 const (
-	SexFemale   = wire.SexFemale
-	SexMale     = wire.SexMale
-	SexIntersex = wire.SexIntersex
+	SexFemale   = intakeservice.SexFemale
+	SexMale     = intakeservice.SexMale
+	SexIntersex = intakeservice.SexIntersex
 )
 
 // NewIntake is the optional body of POST /v1/intakes. The zero value creates

@@ -338,7 +338,7 @@ func TestStartFormRules(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t)
 		_, err := f.svc.StartIntake(context.Background(), "o", bff.StartForm{Age: "131", Sex: "x", History: strings.Repeat("h", 4001)})
-		fe, ok := err.(*bff.FormError)
+		fe, ok := err.(*bff.Error)
 		if !ok || len(fe.Fields) != 4 {
 			t.Fatalf("err = %v", err)
 		}

@@ -162,7 +162,7 @@ func (r *Runner) callCtx(ctx context.Context, t *bff.Turn) context.Context {
 func (r *Runner) whileInProgress(ctx context.Context, t *bff.Turn, send func() error) error {
 	err := send()
 	for wait := 500 * time.Millisecond; intakeapi.IsTurnInProgress(err) && wait <= 16*time.Second; wait *= 2 {
-		r.log.Info("previous reply still in progress upstream; waiting", "encounter_id", t.IntakeID, "turn", t.Index, "wait", wait)
+		r.log.Info("previous reply still in progress upstream; waiting", "intake_id", t.IntakeID, "turn", t.Index, "wait", wait)
 		r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventQueued, bff.QueuedData{Position: 1, WaitSeconds: int(math.Ceil(wait.Seconds()))})
 		select {
 		case <-ctx.Done():
@@ -254,7 +254,7 @@ func (r *Runner) runBlocking(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 		if !errors.Is(err, intakeapi.ErrTransport) || ctx.Err() != nil {
 			break
 		}
-		r.log.Warn("blocking turn got no answer; sending it again with its key", "encounter_id", t.IntakeID, "turn", t.Index, "attempt", attempt)
+		r.log.Warn("blocking turn got no answer; sending it again with its key", "intake_id", t.IntakeID, "turn", t.Index, "attempt", attempt)
 	}
 	if err != nil {
 		r.settleRefused(ctx, t, in, err)
@@ -370,7 +370,7 @@ func (r *Runner) reconcile(ctx context.Context, t *bff.Turn, in *bff.Intake, cut
 	}
 	prior, err := r.completedBefore(ctx, t)
 	if err != nil {
-		r.log.Error("count completed turns", "encounter_id", t.IntakeID, "err", err)
+		r.log.Error("count completed turns", "intake_id", t.IntakeID, "err", err)
 		r.fail(ctx, t, "internal", "Something went wrong on our side while sending your message.")
 		return
 	}
@@ -398,7 +398,7 @@ func (r *Runner) reconcile(ctx context.Context, t *bff.Turn, in *bff.Intake, cut
 	if h.Terminal {
 		up.Handoff = h
 	}
-	r.log.Info("turn reconciled: it landed", "encounter_id", t.IntakeID, "turn", t.Index)
+	r.log.Info("turn reconciled: it landed", "intake_id", t.IntakeID, "turn", t.Index)
 	r.complete(ctx, t, in, up, t.Release)
 }
 
@@ -408,7 +408,7 @@ func (r *Runner) abandoned(ctx context.Context, t *bff.Turn) bool {
 	if ctx.Err() == nil {
 		return false
 	}
-	r.log.Warn("turn abandoned at shutdown; the next start settles it", "encounter_id", t.IntakeID, "turn", t.Index)
+	r.log.Warn("turn abandoned at shutdown; the next start settles it", "intake_id", t.IntakeID, "turn", t.Index)
 	return true
 }
 

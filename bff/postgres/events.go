@@ -154,7 +154,7 @@ func (db *DB) Listen(ctx context.Context, n Notifications) error {
 			return ctx.Err()
 		}
 		db.logger.LogAttrs(ctx, slog.LevelWarn, "listen connection lost; reconnecting",
-			slog.Any("error", err), slog.Duration("backoff", backoff))
+			slog.Any("err", err), slog.Duration("backoff", backoff))
 		timer := time.NewTimer(backoff)
 		select {
 		case <-timer.C:

@@ -150,10 +150,10 @@ func (s *Service) record(ctx context.Context, id string, refresh bool) (*bff.Han
 			rec.Handoff, rec.Raw, rec.Release, rec.FetchedAt = f.h, f.raw, f.release, f.at
 			s.recordProtocol(ctx, in, f.h)
 		case stored != nil:
-			s.log.Warn("handoff re-read failed; showing the stored copy", "encounter_id", id, "err", err)
+			s.log.Warn("handoff re-read failed; showing the stored copy", "intake_id", id, "err", err)
 			rec.Stale, rec.StaleReason = true, bff.ErrorMessage(upstream.Describe(err, s.now()))
 		default:
-			s.log.Warn("handoff read failed", "encounter_id", id, "err", err)
+			s.log.Warn("handoff read failed", "intake_id", id, "err", err)
 			return nil, false, upstream.Describe(err, s.now())
 		}
 	}
@@ -198,7 +198,7 @@ func (s *Service) recordProtocol(ctx context.Context, in *bff.Intake, h *bff.Han
 	}
 	in.ActiveProtocol = *h.ActiveProtocol
 	if err := s.worklist.SetActiveProtocol(context.WithoutCancel(ctx), in.ID, in.ActiveProtocol); err != nil {
-		s.log.Error("record the active protocol", "encounter_id", in.ID, "err", err)
+		s.log.Error("record the active protocol", "intake_id", in.ID, "err", err)
 		return
 	}
 	bff.AnnounceChange(s.announce, in)

@@ -172,7 +172,7 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 		}
 		items[d.idx] = d.it
 		if d.it.State == scenarios.ItemFailed {
-			log.Warn("a scenario vignette failed", "vignette", d.it.VignetteID, "repeat", d.it.Repeat, "error", d.it.Result.Error)
+			log.Warn("a scenario vignette failed", "vignette", d.it.VignetteID, "repeat", d.it.Repeat, "err", d.it.Result.Error)
 		}
 		if r.Release == "" && d.it.Result != nil {
 			r.Release = d.it.Result.Provenance.Release

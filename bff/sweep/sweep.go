@@ -30,7 +30,7 @@ func Every(interval time.Duration, fn func(ctx context.Context) (int64, error), 
 			case <-ticker.C:
 				n, err := fn(ctx)
 				if err != nil && ctx.Err() == nil {
-					logger.Error("sweep failed", slog.Any("error", err))
+					logger.Error("sweep failed", slog.Any("err", err))
 				} else if n > 0 {
 					logger.Debug("swept", slog.Int64("count", n))
 				}

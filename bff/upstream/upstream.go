@@ -40,7 +40,7 @@ func Describe(err error, now time.Time) error {
 	}
 	switch ae.Code {
 	case intakeapi.CodeRateLimited:
-		return &bff.Error{Code: bff.ERATELIMIT, Message: fmt.Sprintf("The intake service is busy; please try again in %d seconds.", int(math.Ceil(max(ae.RetryAfter, time.Second).Seconds())))}
+		return &bff.Error{Code: bff.ERATELIMIT, RetryAfter: ae.RetryAfter, Message: fmt.Sprintf("The intake service is busy; please try again in %d seconds.", int(math.Ceil(max(ae.RetryAfter, time.Second).Seconds())))}
 	case intakeapi.CodeQuotaExceeded:
 		return QuotaMessage("turns or intakes", time.Time{}, now)
 	case intakeapi.CodeIntakeClosed:

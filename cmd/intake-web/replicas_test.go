@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clinical-intake/intake-web/bff/postgres/pgtest"
+	"github.com/clinical-intake/intake-web/intakeservice"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
-	"github.com/clinical-intake/intake-web/sandbox/wire"
 )
 
 // turnLease is the lease the replicas run on: they renew every lease/3 and
@@ -269,9 +269,9 @@ func (s *replicas) checkSettledOnce(ctx context.Context, settled sseEvent) {
 	var patient, reply []string
 	for _, m := range handoff.Conversation {
 		switch m.Role {
-		case wire.RolePatient:
+		case intakeservice.RolePatient:
 			patient = append(patient, m.Text)
-		case wire.RoleAssistant:
+		case intakeservice.RoleAssistant:
 			reply = append(reply, m.Text)
 		}
 	}
@@ -368,7 +368,7 @@ func startReplicaSandbox(t *testing.T) *sandbox.Server {
 }
 
 // readHandoff reads an encounter's handoff from the sandbox with the key.
-func readHandoff(ctx context.Context, t *testing.T, sb *sandbox.Server, encounter string) wire.Handoff {
+func readHandoff(ctx context.Context, t *testing.T, sb *sandbox.Server, encounter string) intakeservice.Handoff {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, sb.URL+"/v1/intakes/"+url.PathEscape(encounter)+"/handoff", nil)
 	if err != nil {
@@ -383,7 +383,7 @@ func readHandoff(ctx context.Context, t *testing.T, sb *sandbox.Server, encounte
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("handoff of %s: %d", encounter, res.StatusCode)
 	}
-	var h wire.Handoff
+	var h intakeservice.Handoff
 	if err := json.NewDecoder(res.Body).Decode(&h); err != nil {
 		t.Fatalf("handoff of %s: %v", encounter, err)
 	}

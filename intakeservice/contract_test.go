@@ -1,4 +1,4 @@
-package wire_test
+package intakeservice_test
 
 import (
 	"encoding/json"
@@ -18,38 +18,38 @@ import (
 	"github.com/pb33f/libopenapi"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 
-	"github.com/clinical-intake/intake-web/sandbox/wire"
+	"github.com/clinical-intake/intake-web/intakeservice"
 )
 
 // The contract: the sandbox's OpenAPI document. These tests keep the Go
 // types of this package and the document's schemas from drifting apart.
-const documentPath = "../openapi.yaml"
+const documentPath = "openapi.yaml"
 
 // bySchema maps every object schema of the document to its Go type. A new
 // object schema, or a new struct type in this package, fails the test until
 // it is listed here.
 var bySchema = map[string]reflect.Type{
-	"Health":                reflect.TypeFor[wire.Health](),
-	"CreateIntakeRequest":   reflect.TypeFor[wire.CreateIntakeRequest](),
-	"Demographics":          reflect.TypeFor[wire.Demographics](),
-	"Intake":                reflect.TypeFor[wire.Intake](),
-	"IntakeSummary":         reflect.TypeFor[wire.Summary](),
-	"Turn":                  reflect.TypeFor[wire.Turn](),
-	"Handoff":               reflect.TypeFor[wire.Handoff](),
-	"Soap":                  reflect.TypeFor[wire.SOAP](),
-	"CapturedFacts":         reflect.TypeFor[wire.CapturedFacts](),
-	"Score":                 reflect.TypeFor[wire.Score](),
-	"Message":               reflect.TypeFor[wire.Message](),
-	"Provenance":            reflect.TypeFor[wire.Provenance](),
-	"TurnRequest":           reflect.TypeFor[wire.TurnRequest](),
-	"ErrorEnvelope":         reflect.TypeFor[wire.ErrorEnvelope](),
-	"MessageDeltaEvent":     reflect.TypeFor[wire.MessageDelta](),
-	"MessageCompletedEvent": reflect.TypeFor[wire.MessageCompleted](),
-	"HandoffCompilingEvent": reflect.TypeFor[wire.HandoffCompiling](),
-	"HandoffProgressEvent":  reflect.TypeFor[wire.HandoffProgress](),
-	"StreamErrorEvent":      reflect.TypeFor[wire.StreamError](),
-	"FaultRequest":          reflect.TypeFor[wire.FaultRequest](),
-	"Fault":                 reflect.TypeFor[wire.Fault](),
+	"Health":                reflect.TypeFor[intakeservice.Health](),
+	"CreateIntakeRequest":   reflect.TypeFor[intakeservice.CreateIntakeRequest](),
+	"Demographics":          reflect.TypeFor[intakeservice.Demographics](),
+	"Intake":                reflect.TypeFor[intakeservice.Intake](),
+	"IntakeSummary":         reflect.TypeFor[intakeservice.Summary](),
+	"Turn":                  reflect.TypeFor[intakeservice.Turn](),
+	"Handoff":               reflect.TypeFor[intakeservice.Handoff](),
+	"Soap":                  reflect.TypeFor[intakeservice.SOAP](),
+	"CapturedFacts":         reflect.TypeFor[intakeservice.CapturedFacts](),
+	"Score":                 reflect.TypeFor[intakeservice.Score](),
+	"Message":               reflect.TypeFor[intakeservice.Message](),
+	"Provenance":            reflect.TypeFor[intakeservice.Provenance](),
+	"TurnRequest":           reflect.TypeFor[intakeservice.TurnRequest](),
+	"ErrorEnvelope":         reflect.TypeFor[intakeservice.ErrorEnvelope](),
+	"MessageDeltaEvent":     reflect.TypeFor[intakeservice.MessageDelta](),
+	"MessageCompletedEvent": reflect.TypeFor[intakeservice.MessageCompleted](),
+	"HandoffCompilingEvent": reflect.TypeFor[intakeservice.HandoffCompiling](),
+	"HandoffProgressEvent":  reflect.TypeFor[intakeservice.HandoffProgress](),
+	"StreamErrorEvent":      reflect.TypeFor[intakeservice.StreamError](),
+	"FaultRequest":          reflect.TypeFor[intakeservice.FaultRequest](),
+	"Fault":                 reflect.TypeFor[intakeservice.Fault](),
 }
 
 // Deliberate differences, each with its reason.
@@ -444,13 +444,13 @@ func TestEventsMatchTheDocument(t *testing.T) {
 		}
 	}
 	type named interface{ EventName() string }
-	want := map[string]string{wire.EventTurnCompleted: "Turn"}
+	want := map[string]string{intakeservice.EventTurnCompleted: "Turn"}
 	for schema, typ := range bySchema {
 		if ev, ok := reflect.New(typ).Elem().Interface().(named); ok {
 			want[ev.EventName()] = schema
 		}
 	}
-	for _, name := range []string{wire.EventMessageDelta, wire.EventMessageCompleted, wire.EventHandoffCompiling, wire.EventHandoffProgress, wire.EventTurnCompleted, wire.EventError} {
+	for _, name := range []string{intakeservice.EventMessageDelta, intakeservice.EventMessageCompleted, intakeservice.EventHandoffCompiling, intakeservice.EventHandoffProgress, intakeservice.EventTurnCompleted, intakeservice.EventError} {
 		if _, ok := want[name]; !ok {
 			t.Errorf("event %s has no type with that EventName", name)
 		}
@@ -464,25 +464,25 @@ func TestEventsMatchTheDocument(t *testing.T) {
 // field's place; any RFC 3339 time decodes.
 func TestTimesEncodeWithMilliseconds(t *testing.T) {
 	at := time.Date(2026, 8, 3, 12, 0, 0, 120_456_789, time.FixedZone("x", 2*3600))
-	in := wire.Intake{EncounterID: "enc_a_b", Status: wire.StateOpen, CreatedAt: at, ExpiresAt: at.Add(2 * time.Hour)}
+	in := intakeservice.Intake{EncounterID: "enc_a_b", Status: intakeservice.StateOpen, CreatedAt: at, ExpiresAt: at.Add(2 * time.Hour)}
 	b, err := json.Marshal(in)
 	if want := `{"encounter_id":"enc_a_b","status":"open","created_at":"2026-08-03T10:00:00.120Z","expires_at":"2026-08-03T12:00:00.120Z"}`; err != nil || string(b) != want {
 		t.Fatalf("encoded %s, %v\nwant    %s", b, err, want)
 	}
-	var back wire.Intake
+	var back intakeservice.Intake
 	if err := json.Unmarshal(b, &back); err != nil || !back.CreatedAt.Equal(at.Truncate(time.Millisecond)) {
 		t.Fatalf("decoded %+v, %v", back, err)
 	}
 
-	sum, err := json.Marshal(wire.Summary{EncounterID: "e", Status: wire.StateClosed, TurnCount: 2, CreatedAt: at, ExpiresAt: at})
+	sum, err := json.Marshal(intakeservice.Summary{EncounterID: "e", Status: intakeservice.StateClosed, TurnCount: 2, CreatedAt: at, ExpiresAt: at})
 	if want := `{"encounter_id":"e","status":"closed","turn_count":2,"created_at":"2026-08-03T10:00:00.120Z","expires_at":"2026-08-03T10:00:00.120Z","last_safety_status":null,"last_disposition":null}`; err != nil || string(sum) != want {
 		t.Fatalf("summary %s, %v\nwant    %s", sum, err, want)
 	}
 
 	// A note that looks like the field is a string value, escaped: left alone.
 	trap := `"captured_at":"2026-08-03T12:00:00.120456789+02:00"`
-	h := &wire.Handoff{EncounterID: "e", CapturedAt: at, SafetyNotes: []string{trap}, Raw: json.RawMessage(`{"x":1}`)}
-	tb, err := json.Marshal(&wire.Turn{Handoff: h})
+	h := &intakeservice.Handoff{EncounterID: "e", CapturedAt: at, SafetyNotes: []string{trap}, Raw: json.RawMessage(`{"x":1}`)}
+	tb, err := json.Marshal(&intakeservice.Turn{Handoff: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +497,7 @@ func TestTimesEncodeWithMilliseconds(t *testing.T) {
 // A decoded handoff keeps its bytes; unknown enum values are kept.
 func TestHandoffKeepsRawAndUnknownValues(t *testing.T) {
 	raw := `{"encounter_id":"enc_a_b","captured_at":"2026-08-03T10:00:00.123456Z","safety_status":"something_new","extra":[1, 2]}`
-	var turn wire.Turn
+	var turn intakeservice.Turn
 	if err := json.Unmarshal([]byte(`{"terminal":true,"handoff":`+raw+`}`), &turn); err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +520,7 @@ func TestImportsOnlyTheStandardLibrary(t *testing.T) {
 	for _, imp := range pkg.Imports {
 		first, _, _ := strings.Cut(imp, "/")
 		if strings.Contains(first, ".") {
-			t.Errorf("package wire imports %s", imp)
+			t.Errorf("package intakeservice imports %s", imp)
 		}
 	}
 }

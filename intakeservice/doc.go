@@ -1,10 +1,10 @@
-// Package wire is the wire model of the Clinical Intake Service: the JSON
-// shapes of the spec (docs/clinical-intake-service.md) exactly as the
-// sandbox's OpenAPI 3.1 document (sandbox/openapi.yaml, the contract) names
-// them, defined once in Go. The sandbox encodes these types and the app's
-// client (bff/intakeapi) decodes them; neither has a copy of its own. It
-// imports nothing but the standard library, so the sandbox still imports
-// nothing of the app.
+// Package intakeservice is the Clinical Intake Service's contract: its
+// OpenAPI 3.1 document (openapi.yaml, embedded: OpenAPI) and the JSON shapes
+// of the spec (docs/clinical-intake-service.md) exactly as the document names
+// them, defined once in Go. It belongs to neither side: the sandbox encodes
+// these types and the app's client (bff/intakeapi) decodes them; neither has
+// a copy of its own. It imports nothing but the standard library, so the
+// sandbox, which imports it, still imports nothing of the app.
 //
 // # Written by hand, checked against the document
 //
@@ -21,7 +21,7 @@
 // fixable only with Go-specific x-go-* extensions in the contract or with
 // wrappers around every generated type, which is a second definition again.
 //
-// Instead, contract_test.go reads sandbox/openapi.yaml and checks both ways
+// Instead, contract_test.go reads openapi.yaml and checks both ways
 // that every component schema has its Go type and every property its JSON
 // field, with the same required-ness (no omitempty) and nullability (a
 // pointer), the same JSON type (string, integer, number, boolean, array,
@@ -30,7 +30,7 @@
 // names each constant), and that the event types are the stream's
 // x-sse-events. The few deliberate differences are listed in the test with
 // their reasons. A change on either side without the other fails
-// `go test ./sandbox/...`.
+// `go test ./intakeservice/`.
 //
 // # Tolerant decoding
 //
@@ -46,4 +46,4 @@
 // place as the sandbox sends them, RFC 3339 in UTC with milliseconds
 // (TimeLayout), and decode any RFC 3339 time. Slices are encoded as given: an encoder that
 // must send [] rather than null passes non-nil slices.
-package wire
+package intakeservice

@@ -1,4 +1,4 @@
-package wire
+package intakeservice
 
 // Enumerations are typed strings. Where the document lists an enum, the
 // constants are exactly that list; where the spec calls the enumeration open

@@ -1,4 +1,4 @@
-package wire
+package intakeservice
 
 // Event names of a streaming turn (the document's x-sse-events).
 const (
