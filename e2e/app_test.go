@@ -36,6 +36,9 @@ type appOptions struct {
 	// their own (SCENARIO_TARGET=sandbox), not through the app's upstream
 	// and its budget.
 	ScenarioSandbox bool
+	// ScenarioParallel is the most items of a run played at once
+	// (SCENARIO_PARALLEL); 0 means the app's default.
+	ScenarioParallel int
 }
 
 // startApp serves a fresh app on a loopback port for the test: the real
@@ -58,6 +61,9 @@ func startApp(t *testing.T, opts ...appOptions) *app {
 		}
 		if o.ScenarioSandbox {
 			c.ScenarioTarget = "sandbox"
+		}
+		if o.ScenarioParallel > 0 {
+			c.ScenarioParallel = o.ScenarioParallel
 		}
 	}
 	st := apptest.Start(t, ao)

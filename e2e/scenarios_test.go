@@ -31,10 +31,11 @@ var (
 )
 
 // startScenarioApp is startClinicApp with scenario runs on a limitless
-// sandbox of their own.
+// sandbox of their own, two items at a time: the holding run (holdRuns)
+// plays several at once and still lasts long enough to hold.
 func startScenarioApp(t *testing.T) *app {
 	t.Helper()
-	return startApp(t, appOptions{Clinicians: map[string]string{clinUser: clinPassword}, ScenarioSandbox: true})
+	return startApp(t, appOptions{Clinicians: map[string]string{clinUser: clinPassword}, ScenarioSandbox: true, ScenarioParallel: 2})
 }
 
 // suiteYAML is the built-in suite file and its vignette ids, in file order.
@@ -130,10 +131,10 @@ func waitRunDone(t *testing.T, page playwright.Page, items int) {
 
 // holdRuns starts, in a second tab of the page's browser context, a run of
 // the whole built-in suite ten times over (610 items, seconds of play):
-// runs play one at a time, so a run started after it stays queued until it
-// is cancelled (releaseRuns). The small suite alone plays in about 0.1 s,
-// faster than its page renders: without the hold there would be no
-// progress to follow.
+// a replica plays one run at a time, so a run started after it stays
+// queued until it is cancelled (releaseRuns). The small suite alone plays
+// in about 0.1 s, faster than its page renders: without the hold there
+// would be no progress to follow.
 func holdRuns(t *testing.T, page playwright.Page, a *app) string {
 	t.Helper()
 	tab, err := page.Context().NewPage()

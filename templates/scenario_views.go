@@ -83,6 +83,9 @@ type ScenarioEstimatePage struct {
 // ScenarioEstimate is a run's expected cost and finish.
 type ScenarioEstimate struct {
 	Intakes, Turns, MaxTurns int
+	// Parallel is how many items are played at once (what the key's
+	// requests a minute can feed, within the ceiling); 0: not said.
+	Parallel int
 	// Unlimited: the embedded sandbox with its limits off; the rest does
 	// not apply.
 	Unlimited               bool
@@ -117,10 +120,11 @@ type ScenarioProgress struct {
 	StateLabel     string
 	Ended          bool
 	Played, Items  int
-	PlayedText     string // "12 of 61 played"
-	TurnsText      string // "Turns used: 40 (estimate: 80)"
-	Note           string // why it waits, until when, or how it ended
-	Current        string // the item being played, "" when none
+	PlayedText     string   // "12 of 61 played"
+	TurnsText      string   // "Turns used: 40 (estimate: 80)"
+	Note           string   // why it waits, until when, or how it ended
+	Current        string   // "Playing 3 vignettes at once:", "" when none
+	Playing        []string // each item in flight: title, repeat, exchanges so far
 	Release        string
 	ProgressValues bool // Items > 0: the <progress> has a value
 }

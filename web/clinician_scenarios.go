@@ -233,7 +233,7 @@ func (s *Server) showScenarioEstimate(c *fiber.Ctx) error {
 }
 
 func estimateView(e *scenarios.RunEstimate) templates.ScenarioEstimate {
-	v := templates.ScenarioEstimate{Intakes: e.Intakes, Turns: e.Turns, MaxTurns: e.MaxTurns, Unlimited: e.Unlimited,
+	v := templates.ScenarioEstimate{Intakes: e.Intakes, Turns: e.Turns, MaxTurns: e.MaxTurns, Parallel: e.Parallel, Unlimited: e.Unlimited,
 		PerDay: e.PerDay, LeftToday: e.LeftToday, Days: e.Days}
 	if !e.Finish.IsZero() {
 		v.Finish = e.Finish.UTC().Format("2 Jan 2006 15:04 UTC")
@@ -244,7 +244,7 @@ func estimateView(e *scenarios.RunEstimate) templates.ScenarioEstimate {
 // estimateSentence is the estimate in one sentence of ours (numbers only),
 // for the flash after a start.
 func estimateSentence(e *scenarios.RunEstimate) string {
-	s := fmt.Sprintf("Run started: %d intakes, about %d turns (at most %d).", e.Intakes, e.Turns, e.MaxTurns)
+	s := fmt.Sprintf("Run started: %d intakes, about %d turns (at most %d), up to %d at once.", e.Intakes, e.Turns, e.MaxTurns, max(e.Parallel, 1))
 	if e.Unlimited {
 		return s + " Limits off: embedded sandbox."
 	}
@@ -331,8 +331,9 @@ func sizeText(n int64) string {
 	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }
 
-// progressView is a run's progress region; cur is the item being played.
-func progressView(r *scenarios.Run, cur *scenarios.Item) templates.ScenarioProgress {
+// progressView is a run's progress region; playing are the items in
+// flight.
+func progressView(r *scenarios.Run, playing []*scenarios.Item) templates.ScenarioProgress {
 	p := templates.ScenarioProgress{RunURL: runPath(r.ID), State: string(r.State), Ended: r.State.Ended(),
 		Played: r.Played, Items: r.Items, ProgressValues: r.Items > 0,
 		PlayedText: fmt.Sprintf("%d of %d played", r.Played, r.Items),
@@ -349,12 +350,18 @@ func progressView(r *scenarios.Run, cur *scenarios.Item) templates.ScenarioProgr
 	if r.State == scenarios.RunWaiting && !r.NotBefore.IsZero() {
 		p.Note = strings.TrimSpace(p.Note + " It goes on at " + clock(r.NotBefore) + ".")
 	}
-	if cur != nil && !p.Ended {
-		title := cur.Title
-		if title == "" {
-			title = cur.VignetteID
+	if len(playing) > 0 && !p.Ended {
+		p.Current = "Playing 1 vignette:"
+		if len(playing) > 1 {
+			p.Current = fmt.Sprintf("Playing %d vignettes at once:", len(playing))
 		}
-		p.Current = fmt.Sprintf("Playing: %s, repeat %d (exchanges so far: %d).", title, cur.Repeat, len(cur.Turns))
+		for _, it := range playing {
+			title := it.Title
+			if title == "" {
+				title = it.VignetteID
+			}
+			p.Playing = append(p.Playing, fmt.Sprintf("%s, repeat %d (exchanges so far: %d)", title, it.Repeat, len(it.Turns)))
+		}
 	}
 	return p
 }
@@ -373,21 +380,21 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 	// The report from the items just read (the service's Report would
 	// read them all again).
 	var results []scenarios.Result
-	var cur *scenarios.Item
+	var playing []*scenarios.Item
 	seqOf := map[string]int{} // vignette and repeat -> item
 	for _, it := range items {
 		if it.Result != nil {
 			results = append(results, *it.Result)
 		}
 		seqOf[it.VignetteID+"\x00"+strconv.Itoa(it.Repeat)] = it.Seq
-		if it.State == scenarios.ItemPlaying && cur == nil {
-			cur = it
+		if it.State == scenarios.ItemPlaying {
+			playing = append(playing, it)
 		}
 	}
 	rep := scenarios.NewReport(results)
 	p := templates.ScenarioRunPage{Layout: s.clinicianLayout(c, "Scenario run "+runLabel(run)),
 		ID: run.ID, Label: runLabel(run), Suite: suiteName(run), Target: run.Target, StartedBy: run.StartedBy,
-		Repeats: run.Repeats, Created: clock(run.CreatedAt), Progress: progressView(run, cur),
+		Repeats: run.Repeats, Created: clock(run.CreatedAt), Progress: progressView(run, playing),
 		JSONURL: runPath(id) + "/report.json", CSVURL: runPath(id) + "/report.csv",
 		JSONName: reportName(id, "json"), CSVName: reportName(id, "csv"), BackURL: scenariosPath}
 	if !run.FinishedAt.IsZero() {
@@ -482,7 +489,7 @@ func (s *Server) showScenarioProgress(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, templates.ScenarioProgressView(progressView(pr.Run, pr.Current)))
+	return render(c, http.StatusOK, templates.ScenarioProgressView(progressView(pr.Run, pr.Playing)))
 }
 
 // downloadScenarioJSON is the run's report (scenarios.Report) as JSON.

@@ -211,7 +211,7 @@ func (f *fakeScenarios) Progress(_ context.Context, id string) (*scenarios.RunPr
 	p := &scenarios.RunProgress{Run: r}
 	for _, it := range f.items[id] {
 		if it.State == scenarios.ItemPlaying {
-			p.Current = it
+			p.Playing = append(p.Playing, it)
 		}
 	}
 	return p, nil
@@ -288,9 +288,10 @@ func newFakeScenarios() *fakeScenarios {
 				{RunID: "sr_head", Seq: 2, VignetteID: "ankle", Title: "ankle", Repeat: 1, State: scenarios.ItemDone, Result: &hr[2]},
 				{RunID: "sr_head", Seq: 3, VignetteID: "headache", Title: "headache", Repeat: 1, State: scenarios.ItemPlaying,
 					Turns: []scenarios.Exchange{{Message: "My head hurts.", Reply: "Since when?"}}},
+				{RunID: "sr_head", Seq: 4, VignetteID: "cough", Title: "cough", Repeat: 1, State: scenarios.ItemPlaying},
 			},
 		},
-		estimate: scenarios.RunEstimate{Intakes: 12, Turns: 80, MaxTurns: 150, PerDay: 400, LeftToday: 60, Days: 2,
+		estimate: scenarios.RunEstimate{Intakes: 12, Turns: 80, MaxTurns: 150, Parallel: 3, PerDay: 400, LeftToday: 60, Days: 2,
 			Finish: time.Date(2026, 11, 24, 3, 30, 0, 0, time.UTC)},
 	}
 }
@@ -419,7 +420,7 @@ func TestScenarioPagesRender(t *testing.T) {
 	wantAll(t, "the index", idx, `<option value="sr_base" selected>`, `<option value="sr_head" selected>`)
 
 	est := b.get("/clinician/scenarios/new?suite=builtin&repeats=2&label=nightly").body
-	wantAll(t, "the estimate page", est, ">12<", ">80<", ">150<", ">400<", ">60<", "24 Nov 2026 03:30 UTC",
+	wantAll(t, "the estimate page", est, ">12<", ">80<", ">150<", ">400<", ">60<", "24 Nov 2026 03:30 UTC", "Played at once", "3 vignettes at once",
 		`method="post" action="/clinician/scenarios/runs"`, `name="repeats" value="2"`, `name="label" value="nightly"`, `name="_csrf"`)
 
 	run := b.get("/clinician/scenarios/runs/sr_head").body
@@ -429,7 +430,8 @@ func TestScenarioPagesRender(t *testing.T) {
 		`/static/js/scenarios.`, `action="/clinician/scenarios/runs/sr_head/cancel"`,
 		`href="/clinician/scenarios/runs/sr_head/report.json"`, `href="/clinician/scenarios/runs/sr_head/report.csv"`,
 		"Under-triage", "Accuracy", "Scores by gold class", `role="img"`, "Confusion matrix",
-		`href="/clinician/scenarios/runs/sr_head/items/0"`, "Playing: headache, repeat 1 (exchanges so far: 1).", "none: no gold red flags")
+		`href="/clinician/scenarios/runs/sr_head/items/0"`, "Playing 2 vignettes at once:", `aria-labelledby="run-playing-label"`,
+		"<li>headache, repeat 1 (exchanges so far: 1)</li>", "<li>cough, repeat 1 (exchanges so far: 0)</li>", "none: no gold red flags")
 	if strings.Index(run, "Under-triage") > strings.Index(run, "Accuracy") {
 		t.Error("under-triage is not the first figure")
 	}
@@ -531,7 +533,7 @@ func TestStartScenarioRun(t *testing.T) {
 	}
 	svc.runs = append(svc.runs, &scenarios.Run{ID: "sr_new", State: scenarios.RunQueued, Items: 24})
 	run := b.get("/clinician/scenarios/runs/sr_new").body
-	wantAll(t, "the new run's page", run, "Run started: 12 intakes, about 80 turns (at most 150). 400 turns a day for runs, 60 left today; 2 days, expected to finish 24 Nov 2026 03:30 UTC.")
+	wantAll(t, "the new run's page", run, "Run started: 12 intakes, about 80 turns (at most 150), up to 3 at once. 400 turns a day for runs, 60 left today; 2 days, expected to finish 24 Nov 2026 03:30 UTC.")
 	if again := b.get("/clinician/scenarios/runs/sr_new").body; strings.Contains(again, "Run started") {
 		t.Error("the flash was shown twice")
 	}

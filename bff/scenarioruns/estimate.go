@@ -11,6 +11,37 @@ import (
 // service (the spec: 20-40 s).
 const turnTime = 30 * time.Second
 
+// runHeadroom is the requests of the key's rolling minute a run's calls
+// leave free, so a patient who arrives finds one at once.
+const runHeadroom = 1
+
+// Parallel is how many items a run plays at once: as many as the key's
+// requests a minute left to runs (perMinute less runHeadroom; perMinute
+// <= 0: no limit) can feed without their calls queueing behind each other,
+// at most ceiling, at least one. An item of turnsPerItem turns sends that
+// many turns plus its intake and its handoff over turnsPerItem × turnTime,
+// so it asks (turnsPerItem+2)/(turnsPerItem × turnTime) requests a minute;
+// the bound rounds down (a fraction of an item gains nothing but a queue):
+// at the spec's 6 a minute and the built-in suite's 6 turns an item, one.
+func Parallel(perMinute, turnsPerItem, ceiling int) int {
+	ceiling = max(ceiling, 1)
+	if perMinute <= 0 {
+		return ceiling
+	}
+	share := max(perMinute-runHeadroom, 1)
+	t := max(turnsPerItem, 1)
+	n := time.Duration(share*t) * turnTime / (time.Duration(t+2) * time.Minute)
+	return min(max(int(n), 1), ceiling)
+}
+
+// parallel is Parallel for a run of items expected to take turns.
+func (s *Service) parallel(turns, items int) int {
+	if s.d.TurnsToday == nil { // an embedded sandbox with its limits off
+		return max(s.d.Parallel, 1)
+	}
+	return Parallel(s.d.PerMinute, (turns+items-1)/max(items, 1), s.d.Parallel)
+}
+
 // estimate says what a run of suite would cost and when it would finish.
 //
 // Expected turns per vignette come from the newest finished play of the
@@ -23,15 +54,18 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 		return nil, err
 	}
 	e := &scenarios.RunEstimate{Intakes: len(suite.Vignettes) * repeats}
+	longest := 0 // the expected turns of the longest item: however many play at once, the run lasts as long
 	for _, v := range suite.Vignettes {
 		limit := maxTurns(&v)
 		n, ok := seen[v.ID]
 		if !ok {
 			n = min(limit, len(v.Facts)+1)
 		}
+		longest = max(longest, n)
 		e.Turns += n * repeats
 		e.MaxTurns += limit * repeats
 	}
+	e.Parallel = min(s.parallel(e.Turns, e.Intakes), e.Intakes)
 	if s.d.TurnsToday == nil {
 		e.Unlimited, e.Days = true, 1
 		return e, nil
@@ -50,11 +84,17 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 	if e.PerDay == 0 {
 		return e, nil // Days 0: the reserve leaves runs nothing (the page says so)
 	}
-	// The pace: turns one after another, and the key's requests a minute
-	// less the one kept free for patients; whichever is slower.
+	// The pace: turns one after another in each of the items played at
+	// once (and no sooner than the longest item's own turns), and the
+	// key's requests a minute less the one kept free for patients;
+	// whichever is slower.
 	pace := func(turns, intakes int) time.Duration {
-		byTurns := time.Duration(turns) * turnTime
-		perMinute := max(s.d.PerMinute-1, 1)
+		byTurns := time.Duration(turns) * turnTime / time.Duration(max(min(e.Parallel, intakes), 1))
+		byTurns = max(byTurns, time.Duration(longest)*turnTime)
+		if s.d.PerMinute <= 0 {
+			return byTurns
+		}
+		perMinute := max(s.d.PerMinute-runHeadroom, 1)
 		byRequests := time.Duration(turns+2*intakes) * time.Minute / time.Duration(perMinute)
 		return max(byTurns, byRequests)
 	}

@@ -1,6 +1,7 @@
 // Package scenarioruns runs scenario suites inside the app as durable jobs
 // (scenarios.Service): a clinician starts a run, a replica claims it and
-// plays its items one after another at a priority below live patients,
+// plays its items, as many at once as the key's budget can feed, at a
+// priority below live patients,
 // recording every step, and a restart resumes it where it stood without
 // driving the engine twice. It also estimates a run's cost against the
 // key's daily quota, scores and compares runs, and records adjudications.
@@ -54,8 +55,13 @@ type Deps struct {
 	// Reserve is the turns of each day's quota kept for patients: a run
 	// waits for the next day rather than spend them.
 	Reserve int
-	// PerMinute is the key's requests a minute, for the finish estimate.
+	// PerMinute is the key's requests a minute (<= 0: no limit): with the
+	// run's expected turns it bounds the items played at once (Parallel)
+	// and the finish estimate.
 	PerMinute int
+	// Parallel is the most items a run plays at once (the operator's
+	// ceiling, SCENARIO_PARALLEL); 0 or 1: one at a time.
+	Parallel int
 	// Replica names this process in leases; Shared says other replicas
 	// use the same store (without, a run's lease left by a previous
 	// process is taken back at once).
@@ -283,9 +289,8 @@ func (s *Service) Item(ctx context.Context, runID string, seq int) (*scenarios.R
 
 // Progress implements scenarios.Service.
 func (s *Service) Progress(ctx context.Context, id string) (*scenarios.RunProgress, error) {
-	// Polled by every open run page: one run and at most one item, never
-	// the run's items. Items finish in Seq order, so the one playing is
-	// the one at Seq Played.
+	// Polled by every open run page: one run and the items in flight,
+	// never all the run's items.
 	r, err := s.d.Store.ScenarioRun(ctx, id)
 	if err != nil {
 		return nil, err
@@ -294,12 +299,8 @@ func (s *Service) Progress(ctx context.Context, id string) (*scenarios.RunProgre
 	if r.State.Ended() || r.Played >= r.Items {
 		return p, nil
 	}
-	it, err := s.d.Store.ScenarioItem(ctx, id, r.Played)
-	if err != nil {
+	if p.Playing, err = s.d.Store.PlayingScenarioItems(ctx, id, MaxItems); err != nil {
 		return nil, err
-	}
-	if it.State == scenarios.ItemPlaying {
-		p.Current = it
 	}
 	return p, nil
 }

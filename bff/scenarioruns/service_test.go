@@ -358,14 +358,14 @@ func TestCancelStopsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var playing *scenarios.Item
+	var playing []*scenarios.Item
 	eng.hold = func(n int) {
 		if n == 2 {
 			p, err := s.Progress(context.Background(), r.ID)
 			if err != nil {
 				t.Error(err)
 			} else {
-				playing = p.Current
+				playing = p.Playing
 			}
 			if err := s.CancelRun(context.Background(), "alice", r.ID); err != nil {
 				t.Error(err)
@@ -377,7 +377,7 @@ func TestCancelStopsTheRun(t *testing.T) {
 	serveUntil(t, s, func() bool { return runState(t, db, r.ID).State == scenarios.RunCancelled && !s.busy.Load() })
 	// While its 2nd turn was out, the progress named the item playing and
 	// the exchange it had recorded.
-	if playing == nil || playing.Seq != 0 || playing.State != scenarios.ItemPlaying || len(playing.Turns) != 1 {
+	if len(playing) != 1 || playing[0].Seq != 0 || playing[0].State != scenarios.ItemPlaying || len(playing[0].Turns) != 1 {
 		t.Errorf("progress during the 2nd turn: %+v, want item 0 playing with 1 exchange", playing)
 	}
 	if _, _, _, n := eng.counts(); n != 2 {

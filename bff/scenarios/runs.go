@@ -8,9 +8,10 @@ import (
 )
 
 // A scenario run plays a suite of synthetic patients (bff/scenarios) against
-// the engine in batch: every vignette, Repeats times, one after another, as
+// the engine in batch: every vignette, Repeats times, as
 // blocking turns at a priority below live patients. It is a durable job:
-// the run is leased to one replica, each item (one vignette, one repeat)
+// the run is leased to one replica, which plays several items at once
+// (as many as the key's budget can feed), each item (one vignette, one repeat)
 // records its encounter and every reply as it goes, so a restart resumes
 // an item at its next turn and never drives the engine twice.
 
@@ -178,6 +179,9 @@ type RunStore interface {
 	ScenarioItems(ctx context.Context, runID string) ([]*Item, error)
 	// ScenarioItem returns one item.
 	ScenarioItem(ctx context.Context, runID string, seq int) (*Item, error)
+	// PlayingScenarioItems returns a run's items in state playing, in
+	// Seq order, at most limit (none: an empty slice, not an error).
+	PlayingScenarioItems(ctx context.Context, runID string, limit int) ([]*Item, error)
 	// SaveScenarioItem writes its State, EncounterID, Turns, Result,
 	// Handoff and UpdatedAt, adds turnsSpent to its run's TurnsUsed and,
 	// when the item goes from pending or playing to done or failed, one
@@ -223,6 +227,10 @@ type RunEstimate struct {
 	// PerDay is the turns a day runs may spend: the daily quota less the
 	// turns kept for patients. LeftToday is what remains of it today.
 	PerDay, LeftToday int
+	// Parallel is how many items are played at once: what the key's
+	// requests a minute left to runs can feed, within the configured
+	// ceiling (1 at the spec's 6 a minute).
+	Parallel int
 	// Days is how many quota days the run spreads over (1: it fits today).
 	Days int
 	// Finish is when it is expected to end, given the key's pace and the
@@ -232,8 +240,10 @@ type RunEstimate struct {
 
 // RunProgress is a run's live state, for a progress page that follows it.
 type RunProgress struct {
-	Run     *Run
-	Current *Item // the item being played, nil when none
+	Run *Run
+	// Playing are the items in flight (their intakes open upstream), in
+	// Seq order; none when nothing is being played.
+	Playing []*Item
 }
 
 // Service is the Scenarios section of the clinician area. Every

@@ -235,6 +235,30 @@ func (db *DB) ScenarioItem(ctx context.Context, runID string, seq int) (*scenari
 	return it, nil
 }
 
+// PlayingScenarioItems returns a run's items in state playing, in Seq
+// order, at most limit (none: an empty slice). The run's rows are found by
+// the primary key; a run has at most scenarioruns.MaxItems of them.
+func (db *DB) PlayingScenarioItems(ctx context.Context, runID string, limit int) ([]*scenarios.Item, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+itemColumns+` FROM scenario_items
+		WHERE run_id = ? AND state = 'playing' ORDER BY seq LIMIT ?`, runID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: playing scenario items: %w", err)
+	}
+	defer rows.Close()
+	out := []*scenarios.Item{}
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: playing scenario items: %w", err)
+		}
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: playing scenario items: %w", err)
+	}
+	return out, nil
+}
+
 // SaveScenarioItem writes it's State, EncounterID, Turns, Result, Handoff
 // and UpdatedAt and adds turnsSpent to the run's TurnsUsed (and one to its
 // Played when the item goes from pending or playing to done or failed), in

@@ -198,6 +198,25 @@ func testScenarioRoundTrip(t *testing.T, db scenarios.RunStore) {
 	}
 	checkScenarioItem(t, mustItem(t, db, "sr_1", 2), full)
 
+	// The items in flight: only those playing, in Seq order, at most limit.
+	if p, err := db.PlayingScenarioItems(ctx, "sr_1", 10); err != nil || p == nil || len(p) != 0 {
+		t.Fatalf("playing items of a run with none: %v, %v; want an empty slice", p, err)
+	}
+	mustCreateRun(t, db, newRun("sr_p", t0),
+		&scenarios.Item{Seq: 0, VignetteID: "a", Repeat: 1, State: scenarios.ItemDone, UpdatedAt: t0},
+		&scenarios.Item{Seq: 3, VignetteID: "d", Repeat: 1, State: scenarios.ItemPlaying, EncounterID: "enc_d", UpdatedAt: t0},
+		&scenarios.Item{Seq: 1, VignetteID: "b", Repeat: 1, State: scenarios.ItemPlaying, EncounterID: "enc_b",
+			Turns: []scenarios.Exchange{{Message: "hi", Reply: "Why?"}}, UpdatedAt: t0},
+		&scenarios.Item{Seq: 2, VignetteID: "c", Repeat: 1, UpdatedAt: t0},
+		&scenarios.Item{Seq: 4, VignetteID: "e", Repeat: 1, State: scenarios.ItemPlaying, EncounterID: "enc_e", UpdatedAt: t0})
+	p, err := db.PlayingScenarioItems(ctx, "sr_p", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != 2 || p[0].Seq != 1 || p[1].Seq != 3 || p[0].EncounterID != "enc_b" || len(p[0].Turns) != 1 {
+		t.Fatalf("playing items (limit 2): %s; want seq 1 (with its exchange) and 3", dumpJSON(p))
+	}
+
 	// A run with every optional time and a lease.
 	r2 := newRun("sr_2", t0.Add(time.Second))
 	r2.State, r2.NotBefore, r2.FinishedAt = scenarios.RunWaiting, t0.Add(time.Hour), t0.Add(2*time.Hour)

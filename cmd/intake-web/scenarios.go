@@ -21,18 +21,21 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/scenarioruns"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/play"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )
 
-const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-voice NAME] [-baseline FILE] [-json FILE]
+const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-parallel N] [-voice NAME] [-baseline FILE] [-json FILE]
 
 Plays a scenario suite (the built-in one without -suite) against the intake
 service: INTAKE_BASE_URL and INTAKE_API_KEY, or an embedded sandbox with its
 limits off when INTAKE_BASE_URL is unset (-voice chooses its engine's
-wording: plain or conversational). Prints a summary table; writes the
+wording: plain or conversational). Plays as many vignettes at once as the
+key's requests a minute (PACER_PER_MINUTE) can feed, at most -parallel
+(one at the spec's 6 a minute). Prints a summary table; writes the
 JSON report to -json; exits 1 when a vignette regressed against -baseline (a
 report of an earlier run), 2 on a usage or suite error.`
 
@@ -49,6 +52,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	repeats := fs.Int("repeats", 1, "runs of each vignette (1-20)")
 	baseline := fs.String("baseline", "", "the JSON report of an earlier run to compare with")
 	jsonOut := fs.String("json", "", "write the JSON report to this file")
+	parallel := fs.Int("parallel", app.DefaultScenarioParallel, "the most vignettes played at once (1-2000); within it, as many as the key's requests a minute can feed")
 	voice := fs.String("voice", "", "the embedded sandbox engine's voice: "+strings.Join(rules.Voices(), " or ")+" (default "+rules.VoicePlain+"); the real service words its own")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -58,6 +62,10 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	}
 	if *repeats < 1 || *repeats > 20 {
 		fmt.Fprintln(stderr, "intake-web scenarios: -repeats must be from 1 to 20")
+		return 2
+	}
+	if *parallel < 1 || *parallel > scenarioruns.MaxItems {
+		fmt.Fprintf(stderr, "intake-web scenarios: -parallel must be from 1 to %d\n", scenarioruns.MaxItems)
 		return 2
 	}
 	if *voice != "" && !slices.Contains(rules.Voices(), *voice) {
@@ -92,9 +100,11 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	runs := len(suite.Vignettes) * *repeats
 	fmt.Fprintf(stderr, "%s: %d vignettes x %d = %d runs against %s\n", suite.Name, len(suite.Vignettes), *repeats, runs, where)
 	fmt.Fprintln(stderr, estimate(suite, *repeats, getenv))
+	width := cliParallel(suite, getenv, *parallel)
+	fmt.Fprintf(stderr, "playing up to %d vignettes at once\n", width)
 	bar := newProgress(stderr)
 	results, err := play.Run(ctx, client, suite, play.Options{
-		RunID: fmt.Sprintf("%s-%d", suite.Name, time.Now().UnixNano()), Repeats: *repeats,
+		RunID: fmt.Sprintf("%s-%d", suite.Name, time.Now().UnixNano()), Repeats: *repeats, Parallel: width,
 		Progress: func(done, total int, r *scenarios.Result) { bar.step(done, total, r) },
 	})
 	bar.done()
@@ -151,6 +161,26 @@ func scenarioClient(ctx context.Context, getenv func(string) string, voice strin
 		return nil, nil, "", err
 	}
 	return client, func() {}, cfg.UpstreamURL, nil
+}
+
+// cliParallel is how many vignettes the command plays at once: ceiling
+// against the embedded sandbox (its limits are off), else what the key's
+// requests a minute can feed (scenarioruns.Parallel, as the app's runs).
+func cliParallel(s *scenarios.Suite, getenv func(string) string, ceiling int) int {
+	if getenv("INTAKE_BASE_URL") == "" {
+		return ceiling
+	}
+	cfg, _ := app.FromEnv(getenv)
+	perMinute := cfg.PacerPerMinute
+	if perMinute == 0 {
+		perMinute = pacer.DefaultPerMinute
+	}
+	turns := 0
+	for _, v := range s.Vignettes {
+		limit := cmp.Or(v.MaxTurns, scenarios.DefaultMaxTurns)
+		turns += min(limit, len(v.Facts)+1) // as the app's estimate guesses
+	}
+	return scenarioruns.Parallel(perMinute, (turns+len(s.Vignettes)-1)/max(len(s.Vignettes), 1), ceiling)
 }
 
 // estimate says how many requests the run needs and whether a day's quota

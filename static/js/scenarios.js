@@ -35,7 +35,10 @@ function update(fresh) {
   for (const el of fresh.querySelectorAll('[data-field]')) {
     const mine = region.querySelector(`[data-field="${el.dataset.field}"]`);
     if (!mine) continue;
-    if (mine.textContent !== el.textContent) mine.textContent = el.textContent;
+    if (el.hasAttribute('data-field-list')) {
+      // A list (the items in flight): its entries, as the server wrote them.
+      if (mine.innerHTML !== el.innerHTML) mine.replaceChildren(...el.childNodes);
+    } else if (mine.textContent !== el.textContent) mine.textContent = el.textContent;
     if (mine.hidden !== el.hidden) mine.hidden = el.hidden;
   }
   const bar = region.querySelector('progress');

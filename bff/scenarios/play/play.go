@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
@@ -25,33 +26,61 @@ import (
 type Options struct {
 	RunID   string // names the run in idempotency keys; required
 	Repeats int    // runs of each vignette (0 = 1)
-	// Progress is told after each vignette run (may be nil).
+	// Parallel is how many vignette runs are played at once (0 = 1):
+	// what the key's budget can feed (scenarioruns.Parallel).
+	Parallel int
+	// Progress is told after each vignette run, from one goroutine at a
+	// time (may be nil).
 	Progress func(done, total int, r *scenarios.Result)
 }
 
-// Run plays every vignette of s Repeats times, one after another (the key
-// allows six requests a minute: parallel runs would only queue), at the
+// Run plays every vignette of s Repeats times, Parallel at a time, at the
 // client's background priority so live patients go first. A vignette that
 // fails (the service refused, a quota ran out) is a result with its Error
-// set; Run returns early only when ctx ends.
+// set; Run returns early only when ctx ends. The results are in play order
+// (repeat by repeat, vignettes in suite order), whichever ended first.
 func Run(ctx context.Context, client *intakeapi.Client, s *scenarios.Suite, o Options) ([]scenarios.Result, error) {
 	repeats := max(o.Repeats, 1)
 	total := len(s.Vignettes) * repeats
-	var out []scenarios.Result
+	out := make([]scenarios.Result, total)
+	played := make([]bool, total)
 	ctx = intakeapi.WithPriority(ctx, intakeapi.PriorityBackground)
-	for rep := 1; rep <= repeats; rep++ {
-		for i := range s.Vignettes {
-			if err := ctx.Err(); err != nil {
-				return out, err
-			}
-			r := One(ctx, client, &s.Vignettes[i], o.RunID, rep)
-			out = append(out, r)
-			if o.Progress != nil {
-				o.Progress(len(out), total, &out[len(out)-1])
-			}
+	type done struct {
+		i int
+		r scenarios.Result
+	}
+	ended := make(chan done)
+	width := min(max(o.Parallel, 1), max(total, 1))
+	next, inFlight, n := 0, 0, 0
+	for {
+		for ctx.Err() == nil && inFlight < width && next < total {
+			i := next
+			v, rep := &s.Vignettes[i%len(s.Vignettes)], 1+i/len(s.Vignettes)
+			next++
+			inFlight++
+			go func() { ended <- done{i, One(ctx, client, v, o.RunID, rep)} }()
+		}
+		if inFlight == 0 {
+			break
+		}
+		d := <-ended
+		inFlight--
+		if ctx.Err() != nil {
+			continue // stopped half way: not a result
+		}
+		out[d.i], played[d.i] = d.r, true
+		n++
+		if o.Progress != nil {
+			o.Progress(n, total, &out[d.i])
 		}
 	}
-	return out, nil
+	var res []scenarios.Result
+	for i, ok := range played {
+		if ok {
+			res = append(res, out[i])
+		}
+	}
+	return res, ctx.Err()
 }
 
 // One plays a vignette once, from the start, keeping nothing.
@@ -136,7 +165,7 @@ func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, 
 	}
 	for more {
 		n := len(st.Turns) + 1
-		t, meta, err := client.Turn(ctx, st.EncounterID, msg.Text, Key(runID, st.EncounterID, v.ID, repeat, n))
+		t, meta, err := sendTurn(ctx, client, st.EncounterID, msg.Text, Key(runID, st.EncounterID, v.ID, repeat, n))
 		if err != nil {
 			if stop := interrupted(ctx, err); stop != nil {
 				return r, nil, stop
@@ -170,6 +199,34 @@ func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, 
 	}
 	FromHandoff(&r, h)
 	return r, []byte(h.Raw), nil
+}
+
+// sendTurn sends a blocking turn, and sends it again with the same key
+// while the service still runs an earlier send of it: a resumed play's
+// first turn may be one the app sent before it stopped, whose reply the
+// service is still producing. The service then answers turn_in_progress,
+// or intake_closed when that send ended the intake, until it has stored
+// the reply; the same key then replays it. Neither refusal applied
+// anything, and a play never sends after a terminal reply it recorded, so
+// waiting and sending again never drives a turn twice. It gives up after
+// about a minute (a reply takes 20-40 s).
+func sendTurn(ctx context.Context, client *intakeapi.Client, encounter, text, key string) (*intakeapi.Turn, intakeapi.Meta, error) {
+	t, meta, err := client.Turn(ctx, encounter, text, key)
+	for wait := time.Second; refusedWhileRunning(err) && wait <= 32*time.Second; wait *= 2 {
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return t, meta, err
+		case <-timer.C:
+		}
+		t, meta, err = client.Turn(ctx, encounter, text, key)
+	}
+	return t, meta, err
+}
+
+func refusedWhileRunning(err error) bool {
+	return intakeapi.IsTurnInProgress(err) || intakeapi.IsCode(err, intakeapi.CodeIntakeClosed)
 }
 
 // interrupted returns the error that stops a play without finishing it:

@@ -67,6 +67,10 @@ type Config struct {
 	// PatientReserve is the turns of each day's quota scenario runs leave
 	// to patients (default 30).
 	PatientReserve int
+	// ScenarioParallel is the most items of a scenario run played at once
+	// (default 64): within it, a run plays as many as the key's requests a
+	// minute can feed (one at the spec's 6 a minute).
+	ScenarioParallel int
 
 	ShutdownGrace time.Duration // running turns may finish
 	BcryptCost    int           // 0 = the service's default (12); tests lower it
@@ -90,10 +94,11 @@ func (c *Config) ApplyDemo() {
 // Defaults returns the configuration with nothing set.
 func Defaults() Config {
 	return Config{
-		Config:         web.Config{ListenAddr: "127.0.0.1:8080", ClinicianIdle: 30 * time.Minute},
-		DatabasePath:   "intake-web.db",
-		PatientReserve: DefaultPatientReserve,
-		ShutdownGrace:  30 * time.Second,
+		Config:           web.Config{ListenAddr: "127.0.0.1:8080", ClinicianIdle: 30 * time.Minute},
+		DatabasePath:     "intake-web.db",
+		PatientReserve:   DefaultPatientReserve,
+		ScenarioParallel: DefaultScenarioParallel,
+		ShutdownGrace:    30 * time.Second,
 	}
 }
 
@@ -183,6 +188,7 @@ func (c *Config) options() []option {
 		stringOpt("SCENARIO_TARGET", &c.ScenarioTarget),
 		stringOpt("SCENARIO_VOICE", &c.ScenarioVoice),
 		intOpt("SCENARIO_PATIENT_RESERVE", &c.PatientReserve, 0),
+		intOpt("SCENARIO_PARALLEL", &c.ScenarioParallel, 1),
 		durationOpt("SHUTDOWN_GRACE", &c.ShutdownGrace),
 		durationOpt("CLINICIAN_IDLE", &c.ClinicianIdle),
 		intOpt("HTTP_MAX_CONNECTIONS", &l.MaxConnections, 16),

@@ -111,6 +111,15 @@ func TestScenarioSettings(t *testing.T) {
 	if d, _ := FromEnv(env(nil)); d.PatientReserve != DefaultPatientReserve {
 		t.Errorf("default reserve %d, want %d", d.PatientReserve, DefaultPatientReserve)
 	}
+	if c, err := FromEnv(env(map[string]string{"SCENARIO_PARALLEL": "8"})); err != nil || c.ScenarioParallel != 8 {
+		t.Errorf("SCENARIO_PARALLEL=8: %v, %d", err, c.ScenarioParallel)
+	}
+	if d, _ := FromEnv(env(nil)); d.ScenarioParallel != DefaultScenarioParallel {
+		t.Errorf("default parallel %d, want %d", d.ScenarioParallel, DefaultScenarioParallel)
+	}
+	if _, err := FromEnv(env(map[string]string{"SCENARIO_PARALLEL": "0"})); err == nil || !strings.Contains(err.Error(), "SCENARIO_PARALLEL") {
+		t.Errorf("no items at once: %v", err)
+	}
 	if _, err := FromEnv(env(map[string]string{"SCENARIO_PATIENT_RESERVE": "-1"})); err == nil || !strings.Contains(err.Error(), "SCENARIO_PATIENT_RESERVE") {
 		t.Errorf("a negative reserve: %v", err)
 	}

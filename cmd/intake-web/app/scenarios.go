@@ -18,6 +18,10 @@ import (
 // leave to patients unless SCENARIO_PATIENT_RESERVE says otherwise.
 const DefaultPatientReserve = 30
 
+// DefaultScenarioParallel is the most items of a run played at once unless
+// SCENARIO_PARALLEL says otherwise: the built-in suite's 61 vignettes fit.
+const DefaultScenarioParallel = 64
+
 // LimitlessSandbox starts an embedded sandbox with its limits off (no
 // requests a minute, no daily quotas, no delay between fragments) and
 // returns a client of it: where scenario runs play when the app's upstream
@@ -58,7 +62,7 @@ func (a *App) newScenarios(ctx context.Context) error {
 	}
 	d := scenarioruns.Deps{
 		Store: store, Audit: a.db, Client: a.client, Target: cfg.ScenarioTarget,
-		Reserve: cfg.PatientReserve, PerMinute: cfg.PacerPerMinute, Replica: replicaName(cfg),
+		Reserve: cfg.PatientReserve, PerMinute: cfg.PacerPerMinute, Parallel: cfg.ScenarioParallel, Replica: replicaName(cfg),
 		Lease: cfg.TurnLease, Now: cfg.Now, Logger: a.log.With("component", "scenarios"),
 	}
 	_, d.Shared = a.db.(*postgres.DB)
@@ -70,6 +74,9 @@ func (a *App) newScenarios(ctx context.Context) error {
 	}
 	if d.PerMinute == 0 {
 		d.PerMinute = pacing.DefaultPerMinute
+	}
+	if d.Parallel == 0 { // a Config not read from the environment
+		d.Parallel = DefaultScenarioParallel
 	}
 	if d.Target == scenarioruns.TargetSandbox {
 		client, closeSandbox, err := LimitlessSandbox(ctx, a.log, cfg.ScenarioVoice)
