@@ -16,6 +16,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/pacing"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/sandbox"
@@ -232,9 +233,9 @@ func TestRaisedKeyFillsItsWindow(t *testing.T) {
 		// window to its limit less the one left free (the pacer keeps each
 		// grant 1 s past the minute: 59 in any 61 s).
 		for m := 1; m < 3; m++ {
-			from := start.Add(time.Duration(m) * (time.Minute + pacer.DefaultMargin))
+			from := start.Add(time.Duration(m) * (time.Minute + pacing.DefaultMargin))
 			n := 0
-			for _, g := range k.gate.between(from, from.Add(time.Minute+pacer.DefaultMargin)) {
+			for _, g := range k.gate.between(from, from.Add(time.Minute+pacing.DefaultMargin)) {
 				if g.prio == intakeapi.PriorityBackground {
 					n++
 				}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacer"
+	"github.com/clinical-intake/intake-web/bff/pacing"
 	"github.com/clinical-intake/intake-web/bff/scenarioruns"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/play"
@@ -173,7 +174,7 @@ func cliParallel(s *scenarios.Suite, getenv func(string) string, ceiling int) in
 	cfg, _ := app.FromEnv(getenv)
 	perMinute := cfg.PacerPerMinute
 	if perMinute == 0 {
-		perMinute = pacer.DefaultPerMinute
+		perMinute = pacing.DefaultPerMinute
 	}
 	turns := 0
 	for _, v := range s.Vignettes {
