@@ -19,12 +19,18 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 )
 
 // Options of a run.
 type Options struct {
 	RunID   string // names the run in idempotency keys; required
 	Repeats int    // runs of each vignette (0 = 1)
+	// Variations are played after each vignette's unvaried play, in this
+	// order (bff/scenarios/variations names them); a swap the vignette
+	// does not mark neutral is left out. Seed chooses their random parts.
+	Variations []string
+	Seed       uint64
 	// Progress is told after each vignette run (may be nil).
 	Progress func(done, total int, r *scenarios.Result)
 }
@@ -36,15 +42,17 @@ type Options struct {
 // set; Run returns early only when ctx ends.
 func Run(ctx context.Context, client *intakeapi.Client, s *scenarios.Suite, o Options) ([]scenarios.Result, error) {
 	repeats := max(o.Repeats, 1)
-	total := len(s.Vignettes) * repeats
+	plays := Plays(s, o.Variations, o.Seed)
+	total := len(plays) * repeats
 	var out []scenarios.Result
 	ctx = intakeapi.WithPriority(ctx, intakeapi.PriorityBackground)
 	for rep := 1; rep <= repeats; rep++ {
-		for i := range s.Vignettes {
+		for _, p := range plays {
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
-			r := One(ctx, client, &s.Vignettes[i], o.RunID, rep)
+			r := One(ctx, client, p.Vignette, o.RunID, rep)
+			r.Variation = p.Variation
 			out = append(out, r)
 			if o.Progress != nil {
 				o.Progress(len(out), total, &out[len(out)-1])
@@ -52,6 +60,28 @@ func Run(ctx context.Context, client *intakeapi.Client, s *scenarios.Suite, o Op
 		}
 	}
 	return out, nil
+}
+
+// A Vignette is one vignette as played under one variation ("" for none).
+type Vignette struct {
+	Variation string
+	Vignette  *scenarios.Vignette
+}
+
+// Plays lists what a run of s plays each repeat: every vignette, in
+// suite order, then each of names that applies to it (variations.Apply).
+func Plays(s *scenarios.Suite, names []string, seed uint64) []Vignette {
+	var out []Vignette
+	for i := range s.Vignettes {
+		v := &s.Vignettes[i]
+		out = append(out, Vignette{Vignette: v})
+		for _, n := range names {
+			if w, ok := variations.Apply(v, n, seed); ok {
+				out = append(out, Vignette{Variation: n, Vignette: w})
+			}
+		}
+	}
+	return out
 }
 
 // One plays a vignette once, from the start, keeping nothing.
