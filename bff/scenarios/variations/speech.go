@@ -1,6 +1,7 @@
 package variations
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -241,8 +242,12 @@ var (
 // question asked is answered by it), a value without fillers, an opening
 // without "Hi, I have a". Negations and numbers stay.
 func Terse(text string, opening bool) string {
-	if yn, _ := leading(text); yn != "" && !opening {
-		return yn
+	if yn, end := leading(text); yn != "" && !opening {
+		rest := strings.TrimLeft(text[end:], " ,.;:-")
+		if !hasNumber(rest) {
+			return yn
+		}
+		return yn + ", " + Terse(rest, false) // a number says more than the yes
 	}
 	t, _ := trailing(text)
 	t = fillers.ReplaceAllString(strings.TrimSpace(t), "")
@@ -300,11 +305,22 @@ var (
 // opening and a plea after it, and a worried sentence after every answer.
 func Anxious(text string, opening bool, r *rand.Rand) string {
 	if opening {
-		return anxiousOpenings[r.IntN(len(anxiousOpenings))] + " " + text + " " + anxiousClosings[r.IntN(len(anxiousClosings))]
+		t, end := trailing(text)
+		return anxiousOpenings[r.IntN(len(anxiousOpenings))] + " " + matchCase("X", t) + cmp.Or(end, ".") + " " + anxiousClosings[r.IntN(len(anxiousClosings))]
 	}
 	t, end := trailing(text)
 	if end == "" {
 		end = "."
 	}
 	return t + end + " " + anxiousTails[r.IntN(len(anxiousTails))]
+}
+
+// hasNumber reports whether text has a number, in digits or words.
+func hasNumber(text string) bool {
+	for _, w := range words(text) {
+		if numberWords[w] || strings.ContainsFunc(w, unicode.IsDigit) {
+			return true
+		}
+	}
+	return false
 }

@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -88,13 +89,13 @@ func Apply(v *scenarios.Vignette, name string, seed uint64) (*scenarios.Vignette
 	}
 	switch name {
 	case SexSwap:
-		if !slices.Contains(v.Neutral, "sex") || (v.Sex != "female" && v.Sex != "male") {
+		if !slices.Contains(v.Neutral, "sex") || (v.Sex != "female" && v.Sex != "male") || saysAny(v, gendered) {
 			return nil, false
 		}
 		w.Sex = map[string]string{"female": "male", "male": "female"}[v.Sex]
 		return &w, true
 	case AgeSwap:
-		if !slices.Contains(v.Neutral, "age") || v.AgeYears == nil || *v.AgeYears < 18 {
+		if !slices.Contains(v.Neutral, "age") || v.AgeYears == nil || *v.AgeYears < 18 || saysAny(v, set(strconv.Itoa(*v.AgeYears))) {
 			return nil, false
 		}
 		a := swapAge(*v.AgeYears)
@@ -116,7 +117,7 @@ func Apply(v *scenarios.Vignette, name string, seed uint64) (*scenarios.Vignette
 		case Proxy:
 			out := ThirdPerson(text, v.Sex)
 			if opening {
-				out = "I'm writing for my " + relation(v) + ". " + out
+				out = "I'm writing for my " + relation(v) + ". " + matchCase("X", out)
 			}
 			return out
 		case Understated:
@@ -140,6 +141,29 @@ func Apply(v *scenarios.Vignette, name string, seed uint64) (*scenarios.Vignette
 	w.Default = say(v.Default, false, 2+len(v.Facts))
 	w.Unknown = say(v.Unknown, false, 3+len(v.Facts))
 	return &w, true
+}
+
+// gendered are words that would contradict a swapped sex: a vignette
+// whose patient says one is not swapped, whatever it marks.
+var gendered = set("he", "she", "him", "her", "his", "hers", "man", "woman", "men", "women", "male", "female",
+	"husband", "wife", "boyfriend", "girlfriend", "mum", "mom", "dad", "son", "daughter", "pregnant", "pregnancy",
+	"period", "periods", "prostate", "womb", "breast", "testicle", "testicles")
+
+// saysAny reports whether v's patient says any of ws (an age in digits:
+// swapping it would contradict the text).
+func saysAny(v *scenarios.Vignette, ws map[string]bool) bool {
+	texts := []string{v.Opening, v.Complaint, v.Default, v.Unknown, v.History}
+	for _, f := range v.Facts {
+		texts = append(texts, f.Answer, f.Choose)
+	}
+	for _, t := range texts {
+		for _, w := range words(t) {
+			if ws[w] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // swapAge moves an adult to the other side of 45 by 20 years (18-44 up,

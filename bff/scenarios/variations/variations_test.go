@@ -78,6 +78,8 @@ func TestTerse(t *testing.T) {
 		{"Hi, I have a pain in my chest", "pain in my chest"},
 		{"I've got a really bad headache, the worst ever", "really bad headache, the worst ever"},
 		{"I'm 58.", "58"},
+		{"yes, for 3 days now", "yes, for 3 days"}, // a number stays
+		{"no, not for two weeks", "no, not for two weeks"},
 	} {
 		if got := Terse(c.in, false); got != c.want {
 			t.Errorf("Terse(%q) = %q, want %q", c.in, got, c.want)
@@ -228,6 +230,16 @@ func TestApplyKeepsGoldAndPolarity(t *testing.T) {
 	u.Neutral = []string{"age"}
 	if _, ok := Apply(&u, SexSwap, 1); ok {
 		t.Errorf("sex swap of a vignette not marked neutral for sex")
+	}
+	// A text that says the sex or the age is not swapped.
+	said := *v
+	said.Facts = append(slices.Clone(v.Facts), scenarios.Fact{Asks: []string{"pregnant"}, Answer: "no, I'm not pregnant"})
+	if _, ok := Apply(&said, SexSwap, 1); ok {
+		t.Errorf("sex swap of a patient who speaks of pregnancy")
+	}
+	said.Opening = "I'm 52 and I have a pain in my chest"
+	if _, ok := Apply(&said, AgeSwap, 1); ok {
+		t.Errorf("age swap of a patient who says their age")
 	}
 	if _, ok := Apply(v, "shouting", 1); ok {
 		t.Errorf("an unknown variation applied")
