@@ -10,6 +10,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/play"
+	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 )
 
 // Serve plays runs until ctx ends: it claims one run at a time (the key
@@ -102,6 +103,16 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 			}
 			continue
 		}
+		if w, ok := variations.Apply(v, it.Variation, VariationSeed); ok {
+			v = w
+		} else { // cannot happen: items are made from what applies
+			it.State, it.Result = scenarios.ItemFailed, &scenarios.Result{VignetteID: it.VignetteID, Repeat: it.Repeat, Variation: it.Variation, Error: "the variation does not apply to the vignette"}
+			if err := s.d.Store.SaveScenarioItem(ctx, it, 0, owner); err != nil {
+				s.stopped(log, err)
+				return
+			}
+			continue
+		}
 		if wait, until, why := s.mustWait(ctx, v, it); wait {
 			s.wait(ctx, r, until, why)
 			return
@@ -119,6 +130,7 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 			s.stopped(log, err)
 			return
 		}
+		res.Variation = it.Variation
 		it.Result, it.Handoff, it.UpdatedAt = &res, raw, s.now().UTC()
 		it.State = scenarios.ItemDone
 		if res.Error != "" {

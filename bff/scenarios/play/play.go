@@ -290,3 +290,26 @@ func deref(p *string) string {
 	}
 	return *p
 }
+
+// Order puts first, keeping each group in its order, the vignettes a
+// cut-short run must have answered: emergencies that flipped before,
+// other emergencies, other vignettes that flipped before (flipped holds
+// their ids), then the rest. A vignette's variations stay together, after
+// its unvaried play.
+func Order(plays []Vignette, flipped map[string]bool) []Vignette {
+	rank := func(v *scenarios.Vignette) int {
+		e, f := v.Gold.Class == scenarios.Emergency, flipped[v.ID]
+		switch {
+		case e && f:
+			return 0
+		case e:
+			return 1
+		case f:
+			return 2
+		}
+		return 3
+	}
+	out := slices.Clone(plays)
+	slices.SortStableFunc(out, func(a, b Vignette) int { return rank(a.Vignette) - rank(b.Vignette) })
+	return out
+}
