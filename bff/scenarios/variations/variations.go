@@ -250,3 +250,25 @@ func matchCase(from, to string) string {
 	}
 	return string(r)
 }
+
+// labels name the variations for people.
+var labels = map[string]string{
+	None:         "As written",
+	Typo:         "Typing errors",
+	LayName:      "Lay words",
+	ClinicalName: "Clinical words",
+	Proxy:        "A relative speaking",
+	Understated:  "Understated",
+	TerseName:    "Terse replies",
+	AnxiousName:  "Long anxious replies",
+	SexSwap:      "Sex swapped (where neutral)",
+	AgeSwap:      "Age band swapped (where neutral)",
+}
+
+// Label is a variation's name for people; an unknown name is itself.
+func Label(name string) string {
+	if l, ok := labels[name]; ok {
+		return l
+	}
+	return name
+}
