@@ -252,7 +252,7 @@ func estimateView(e *scenarios.RunEstimate) templates.ScenarioEstimate {
 func estimateSentence(e *scenarios.RunEstimate) string {
 	s := fmt.Sprintf("Run started: %d intakes, about %d turns (at most %d).", e.Intakes, e.Turns, e.MaxTurns)
 	if e.Unlimited {
-		return s + " Limits off: embedded sandbox."
+		return s + " Limits off: embedded sandbox." + perVariationSentence(e)
 	}
 	s += fmt.Sprintf(" %d turns a day for runs, %d left today; %d day", e.PerDay, e.LeftToday, e.Days)
 	if e.Days != 1 {
@@ -261,7 +261,7 @@ func estimateSentence(e *scenarios.RunEstimate) string {
 	if !e.Finish.IsZero() {
 		s += ", expected to finish " + e.Finish.UTC().Format("2 Jan 2006 15:04 UTC")
 	}
-	return s + "."
+	return s + "." + perVariationSentence(e)
 }
 
 // startScenarioRun starts a run: of a built-in suite (the estimate page's

@@ -180,3 +180,16 @@ func (s *Server) showScenarioSide(c *fiber.Ctx) error {
 	}
 	return render(c, http.StatusOK, templates.ScenarioSidePageView(p))
 }
+
+// perVariationSentence is " Per variation: As written 13 intakes, about 40
+// turns; …" for the flash after a start ("" without variations).
+func perVariationSentence(e *scenarios.RunEstimate) string {
+	if len(e.PerVariation) == 0 {
+		return ""
+	}
+	parts := make([]string, len(e.PerVariation))
+	for i, c := range e.PerVariation {
+		parts[i] = variations.Label(c.Variation) + " " + strconv.Itoa(c.Intakes) + " intakes, about " + strconv.Itoa(c.Turns) + " turns"
+	}
+	return " Per variation: " + strings.Join(parts, "; ") + "."
+}

@@ -39,6 +39,7 @@ func TestScenarioVariationsStartAndEstimate(t *testing.T) {
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("start: %d %s", r.status, r.body)
 	}
+	wantAll(t, "the flash", b.get("/clinician/scenarios").body, "Per variation: As written 12 intakes, about 40 turns; Typing errors 12 intakes, about 40 turns.")
 	got := svc.started[len(svc.started)-1].form
 	if !slices.Equal(got.Variations, []string{"typos", "lay"}) || !got.UrgentFirst {
 		t.Errorf("StartRun got variations %v, urgent first %v", got.Variations, got.UrgentFirst)
