@@ -31,6 +31,14 @@ type ScenarioSuite struct {
 type ScenarioStartForm struct {
 	Action                string // GET URL of the estimate page
 	Suite, Repeats, Label string // kept after an error
+	Variations            []ScenarioVariationOption
+	UrgentFirst           bool
+}
+
+// ScenarioVariationOption is one variation as a checkbox.
+type ScenarioVariationOption struct {
+	Name, Label string
+	Checked     bool
 }
 
 // ScenarioUploadForm starts a run of a suite file the clinician sends
@@ -38,6 +46,8 @@ type ScenarioStartForm struct {
 type ScenarioUploadForm struct {
 	Action         string
 	Repeats, Label string // kept after an error (a file input cannot be refilled)
+	Variations     []ScenarioVariationOption
+	UrgentFirst    bool
 	MaxSize        string // "1 MiB"
 	// MaxBytes and TooLarge let clinician.js refuse a file over the limit
 	// before it is sent: the limit in bytes and the sentence it shows.
@@ -78,6 +88,9 @@ type ScenarioEstimatePage struct {
 	Estimate  ScenarioEstimate
 	Action    string // POST URL that starts the run
 	ChangeURL string // back to the start form with these values
+	// Variations are the chosen ones' names (hidden fields) and labels.
+	Variations  []ScenarioVariationOption
+	UrgentFirst bool
 }
 
 // ScenarioEstimate is a run's expected cost and finish.
@@ -91,6 +104,15 @@ type ScenarioEstimate struct {
 	Unlimited               bool
 	PerDay, LeftToday, Days int
 	Finish                  string // expected finish, UTC
+	// PerVariation is each variation's share, the unvaried plays first;
+	// nil without variations.
+	PerVariation []ScenarioVariationCost
+}
+
+// ScenarioVariationCost is the intakes and expected turns of a variation.
+type ScenarioVariationCost struct {
+	Label          string
+	Intakes, Turns int
 }
 
 // ScenarioRunPage is one run: progress, scores, confusion matrix, results.
@@ -109,6 +131,55 @@ type ScenarioRunPage struct {
 	ConfusionSVG    string           // bff/scenarios.ConfusionSVG: escaped, no scripts or styles
 	Results         []ScenarioResultRow
 	BackURL         string
+	Flips           *ScenarioFlips // nil when the run varied nothing
+}
+
+// ScenarioFlips is a run's flip table: per variation and gold class, the
+// vignettes whose final class moved against their unvaried play.
+type ScenarioFlips struct {
+	Classes     []string // column headings, "All" first
+	Rows        []ScenarioFlipRow
+	Flips       []ScenarioFlip // downward first
+	NotCompared int
+}
+
+// ScenarioFlipRow is one variation's cells, in Classes order.
+type ScenarioFlipRow struct {
+	Variation string // label
+	Cells     []ScenarioFlipCell
+}
+
+// ScenarioFlipCell is "2 of 24 down, 1 up"; Compared 0 shows a dash.
+type ScenarioFlipCell struct {
+	Compared, Down, Up int
+}
+
+// ScenarioFlip is one flipped vignette under one variation.
+type ScenarioFlip struct {
+	VignetteID, Title, Variation string // Variation is a label
+	Gold, Base, Varied           string // class labels
+	Down                         bool
+	URL                          string // the side-by-side page
+}
+
+// ScenarioSidePage shows a vignette's unvaried and varied plays side by
+// side.
+type ScenarioSidePage struct {
+	Layout
+	RunURL, RunLabel  string
+	VignetteID, Title string
+	Variation         string // label
+	Gold              string
+	Down              bool
+	Sides             [2]ScenarioSide // unvaried, varied
+}
+
+// ScenarioSide is one play of the two.
+type ScenarioSide struct {
+	Heading string // "As written (repeat 1)"
+	Final   string // class label
+	URL     string // its item page; "" when missing
+	Turns   []ScenarioExchange
 }
 
 // ScenarioProgress is a run's live state: the region scenarios.js updates.
@@ -162,6 +233,7 @@ type ScenarioClassRow struct {
 type ScenarioResultRow struct {
 	URL               string // the item page; "" when no item matches
 	VignetteID, Title string
+	Variation         string // its label; "" as written
 	Repeat            int
 	Gold, Final       string // class labels
 	Triage            string // correct, under, over, ... as scored

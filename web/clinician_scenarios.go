@@ -17,6 +17,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -93,12 +94,14 @@ func suiteName(r *scenarios.Run) string {
 type startInput struct {
 	upload                bool
 	suite, repeats, label string
+	variations            []string
+	urgentFirst           bool
 }
 
 // form turns the input into a RunForm; a repeats that is not a whole number
 // is refused here (the service checks the range).
 func (in startInput) form() (scenarios.RunForm, templates.FieldErrors) {
-	f := scenarios.RunForm{Suite: in.suite, Label: in.label, Repeats: 1}
+	f := scenarios.RunForm{Suite: in.suite, Label: in.label, Repeats: 1, Variations: in.variations, UrgentFirst: in.urgentFirst}
 	if t := strings.TrimSpace(in.repeats); t != "" {
 		n, err := strconv.Atoi(t)
 		if err != nil {
@@ -137,9 +140,11 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 		Compare: templates.ScenarioCompareForm{Action: scenariosPath + "/compare", Base: base, Head: head},
 	}
 	if in.upload {
-		p.Upload.Repeats, p.Upload.Label = in.repeats, in.label
+		p.Upload.Repeats, p.Upload.Label, p.Upload.UrgentFirst = in.repeats, in.label, in.urgentFirst
+		p.Upload.Variations, p.Start.Variations = variationOptions(in.variations), variationOptions(nil)
 	} else {
-		p.Start.Suite, p.Start.Repeats, p.Start.Label = in.suite, in.repeats, in.label
+		p.Start.Suite, p.Start.Repeats, p.Start.Label, p.Start.UrgentFirst = in.suite, in.repeats, in.label, in.urgentFirst
+		p.Start.Variations, p.Upload.Variations = variationOptions(in.variations), variationOptions(nil)
 	}
 	for _, si := range svc.Suites() {
 		p.Suites = append(p.Suites, templates.ScenarioSuite{Name: si.Name, Title: si.Title, Vignettes: si.Vignettes})
@@ -177,7 +182,7 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 // showScenarios is the section's index; ?suite=&repeats=&label= refill the
 // start form (the estimate page's "Change the run").
 func (s *Server) showScenarios(c *fiber.Ctx) error {
-	in := startInput{suite: utils.CopyString(c.Query("suite")), repeats: utils.CopyString(c.Query("repeats")), label: utils.CopyString(c.Query("label"))}
+	in := startInput{suite: utils.CopyString(c.Query("suite")), repeats: utils.CopyString(c.Query("repeats")), label: utils.CopyString(c.Query("label"))}.withVariations(c)
 	p, err := s.scenariosPage(c, in, "", "")
 	if err != nil {
 		return err
@@ -209,7 +214,7 @@ func invalidField(err error) (field, msg string, ok bool) {
 // showScenarioEstimate says what a run of a built-in suite will cost, with
 // the form that starts it. Nothing starts here.
 func (s *Server) showScenarioEstimate(c *fiber.Ctx) error {
-	in := startInput{suite: utils.CopyString(c.Query("suite")), repeats: utils.CopyString(c.Query("repeats")), label: utils.CopyString(c.Query("label"))}
+	in := startInput{suite: utils.CopyString(c.Query("suite")), repeats: utils.CopyString(c.Query("repeats")), label: utils.CopyString(c.Query("label"))}.withVariations(c)
 	f, errs := in.form()
 	if errs != nil {
 		return s.refuseStart(c, in, http.StatusUnprocessableEntity, errs)
@@ -222,7 +227,8 @@ func (s *Server) showScenarioEstimate(c *fiber.Ctx) error {
 	}
 	p := templates.ScenarioEstimatePage{Layout: s.clinicianLayout(c, "Start a scenario run"), Repeats: f.Repeats, Label: f.Label,
 		Estimate: estimateView(est), Action: scenariosPath + "/runs",
-		ChangeURL: scenariosPath + "?" + url.Values{"suite": {f.Suite}, "repeats": {strconv.Itoa(f.Repeats)}, "label": {f.Label}}.Encode()}
+		ChangeURL:  scenariosPath + "?" + changeValues(f).Encode(),
+		Variations: chosenVariations(f.Variations), UrgentFirst: f.UrgentFirst}
 	p.Suite.Name = f.Suite
 	for _, si := range s.deps.Scenarios.Suites() {
 		if si.Name == f.Suite {
@@ -234,7 +240,7 @@ func (s *Server) showScenarioEstimate(c *fiber.Ctx) error {
 
 func estimateView(e *scenarios.RunEstimate) templates.ScenarioEstimate {
 	v := templates.ScenarioEstimate{Intakes: e.Intakes, Turns: e.Turns, MaxTurns: e.MaxTurns, Parallel: e.Parallel, Unlimited: e.Unlimited,
-		PerDay: e.PerDay, LeftToday: e.LeftToday, Days: e.Days}
+		PerDay: e.PerDay, LeftToday: e.LeftToday, Days: e.Days, PerVariation: variationCosts(e)}
 	if !e.Finish.IsZero() {
 		v.Finish = e.Finish.UTC().Format("2 Jan 2006 15:04 UTC")
 	}
@@ -246,7 +252,7 @@ func estimateView(e *scenarios.RunEstimate) templates.ScenarioEstimate {
 func estimateSentence(e *scenarios.RunEstimate) string {
 	s := fmt.Sprintf("Run started: %d intakes, about %d turns (at most %d), up to %d at once.", e.Intakes, e.Turns, e.MaxTurns, max(e.Parallel, 1))
 	if e.Unlimited {
-		return s + " Limits off: embedded sandbox."
+		return s + " Limits off: embedded sandbox." + perVariationSentence(e)
 	}
 	s += fmt.Sprintf(" %d turns a day for runs, %d left today; %d day", e.PerDay, e.LeftToday, e.Days)
 	if e.Days != 1 {
@@ -255,14 +261,14 @@ func estimateSentence(e *scenarios.RunEstimate) string {
 	if !e.Finish.IsZero() {
 		s += ", expected to finish " + e.Finish.UTC().Format("2 Jan 2006 15:04 UTC")
 	}
-	return s + "."
+	return s + "." + perVariationSentence(e)
 }
 
 // startScenarioRun starts a run: of a built-in suite (the estimate page's
 // form) or of a suite file (multipart, at most maxSuiteUpload). Refused
 // forms come back on the index with the error beside the field.
 func (s *Server) startScenarioRun(c *fiber.Ctx) error {
-	in := startInput{suite: utils.CopyString(c.FormValue("suite")), repeats: utils.CopyString(c.FormValue("repeats")), label: utils.CopyString(c.FormValue("label"))}
+	in := startInput{suite: utils.CopyString(c.FormValue("suite")), repeats: utils.CopyString(c.FormValue("repeats")), label: utils.CopyString(c.FormValue("label"))}.withVariations(c)
 	in.upload = strings.HasPrefix(strings.ToLower(c.Get(fiber.HeaderContentType)), fiber.MIMEMultipartForm)
 	f, errs := in.form()
 	if errs != nil {
@@ -381,12 +387,12 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 	// read them all again).
 	var results []scenarios.Result
 	var playing []*scenarios.Item
-	seqOf := map[string]int{} // vignette and repeat -> item
+	seqOf := map[string]int{} // vignette, variation and repeat -> item
 	for _, it := range items {
 		if it.Result != nil {
 			results = append(results, *it.Result)
 		}
-		seqOf[it.VignetteID+"\x00"+strconv.Itoa(it.Repeat)] = it.Seq
+		seqOf[itemKey(it.VignetteID, it.Variation, it.Repeat)] = it.Seq
 		if it.State == scenarios.ItemPlaying {
 			playing = append(playing, it)
 		}
@@ -414,7 +420,10 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 		row := templates.ScenarioResultRow{VignetteID: r.VignetteID, Title: r.Title, Repeat: r.Repeat,
 			Gold: r.Gold.Class.Label(), Final: r.Final.Label(), Triage: string(o.Triage), Under: o.Triage == scenarios.TriageUnder,
 			Turns: r.Turns, Error: r.Error, SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(r)}
-		if seq, ok := seqOf[r.VignetteID+"\x00"+strconv.Itoa(r.Repeat)]; ok {
+		if r.Variation != "" {
+			row.Variation = variations.Label(r.Variation)
+		}
+		if seq, ok := seqOf[itemKey(r.VignetteID, r.Variation, r.Repeat)]; ok {
 			row.URL = runPath(id) + "/items/" + strconv.Itoa(seq)
 		}
 		if row.SimulatorLimited {
@@ -426,6 +435,7 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 	// Simulator-limited results first: they are not the engine's, and the
 	// reader should see them before trusting the rest.
 	p.Results = append(limited, p.Results...)
+	p.Flips = flipsView(id, rep.Flips)
 	return render(c, http.StatusOK, templates.ScenarioRunPageView(p))
 }
 

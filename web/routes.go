@@ -81,6 +81,7 @@ func (s *Server) routes() *fiber.App {
 		clin.Get("/scenarios/runs/:id/report.csv", s.downloadScenarioCSV)
 		clin.Post("/scenarios/runs/:id/cancel", s.cancelScenarioRun)
 		clin.Get("/scenarios/runs/:id/items/:seq", s.showScenarioItem)
+		clin.Get("/scenarios/runs/:id/flips", s.showScenarioSide)
 		clin.Get("/scenarios/compare", s.showScenarioCompare)
 		clin.Post("/scenarios/compare/adjudicate", s.adjudicateScenario)
 	}

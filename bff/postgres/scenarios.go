@@ -24,7 +24,7 @@ const runColumns = `id, suite, repeats, label, target, started_by, state, items,
 	lease_owner, lease_until, suite_name, summary`
 
 const itemColumns = `run_id, seq, vignette_id, title, repeat, state, encounter_id, turns,
-	result, handoff, updated_at`
+	result, handoff, updated_at, variation`
 
 // notEnded is the SQL test of a run that will play more: the states
 // scenario_runs_claim indexes (the CHECK constraint makes it the
@@ -72,9 +72,9 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 			return fmt.Errorf("postgres: create scenario run: %w", err)
 		}
 		b.Queue(`INSERT INTO scenario_items (`+itemColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12)`,
 			r.ID, it.Seq, it.VignetteID, it.Title, it.Repeat, string(st), it.EncounterID, turns, result,
-			it.Handoff, it.UpdatedAt)
+			it.Handoff, it.UpdatedAt, it.Variation)
 	}
 	// One round trip, one transaction: the batch's statements in order.
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error { return tx.SendBatch(ctx, &b).Close() })
@@ -411,7 +411,7 @@ func scanItem(r pgx.Row) (*scenarios.Item, error) {
 		turns, result []byte
 	)
 	if err := r.Scan(&it.RunID, &it.Seq, &it.VignetteID, &it.Title, &it.Repeat, &state,
-		&it.EncounterID, &turns, &result, &it.Handoff, &it.UpdatedAt); err != nil {
+		&it.EncounterID, &turns, &result, &it.Handoff, &it.UpdatedAt, &it.Variation); err != nil {
 		return nil, err
 	}
 	it.State = scenarios.ItemState(state)

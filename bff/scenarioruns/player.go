@@ -12,6 +12,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/play"
+	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 )
 
 // Serve plays runs until ctx ends: it claims one run at a time (its items
@@ -136,7 +137,17 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 			v := vignettes[it.VignetteID]
 			if v == nil { // cannot happen: items are made from the suite
 				next++
-				it.State, it.Result = scenarios.ItemFailed, &scenarios.Result{VignetteID: it.VignetteID, Repeat: it.Repeat, Error: "the vignette is not in the run's suite"}
+				it.State, it.Result = scenarios.ItemFailed, &scenarios.Result{VignetteID: it.VignetteID, Repeat: it.Repeat, Variation: it.Variation, Error: "the vignette is not in the run's suite"}
+				if err := s.d.Store.SaveScenarioItem(ctx, it, 0, s.d.Replica); err != nil {
+					halt = err
+				}
+				continue
+			}
+			if w, ok := variations.Apply(v, it.Variation, VariationSeed); ok {
+				v = w
+			} else { // cannot happen: items are made from what applies
+				next++
+				it.State, it.Result = scenarios.ItemFailed, &scenarios.Result{VignetteID: it.VignetteID, Repeat: it.Repeat, Variation: it.Variation, Error: "the variation does not apply to the vignette"}
 				if err := s.d.Store.SaveScenarioItem(ctx, it, 0, s.d.Replica); err != nil {
 					halt = err
 				}
@@ -224,6 +235,7 @@ func (s *Service) playItem(ctx, pctx context.Context, runID string, idx int, it 
 	if err != nil {
 		return played{idx: idx, it: it, err: err}
 	}
+	res.Variation = it.Variation
 	it.Result, it.Handoff, it.UpdatedAt = &res, raw, s.now().UTC()
 	it.State = scenarios.ItemDone
 	if res.Error != "" {

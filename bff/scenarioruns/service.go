@@ -21,6 +21,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/scenarios/play"
 	"github.com/clinical-intake/intake-web/bff/upstream"
 )
 
@@ -157,7 +158,10 @@ func (s *Service) form(f scenarios.RunForm) (*scenarios.Suite, error) {
 			return nil, bff.Invalid("suite", "Choose one of the suites listed, or upload a suite file.")
 		}
 	}
-	if n := len(suite.Vignettes) * f.Repeats; n > MaxItems {
+	if err := checkVariations(f.Variations); err != nil {
+		return nil, err
+	}
+	if n := len(play.Plays(suite, f.Variations, VariationSeed)) * f.Repeats; n > MaxItems {
 		return nil, bff.Invalid("repeats", "A run can play at most %d vignettes (this one would play %d): fewer repeats, or a smaller suite.", MaxItems, n)
 	}
 	return suite, nil
@@ -169,24 +173,29 @@ func (s *Service) StartRun(ctx context.Context, clinician string, f scenarios.Ru
 	if err != nil {
 		return nil, nil, err
 	}
-	est, err := s.estimate(ctx, suite, f.Repeats)
+	plays, err := s.plays(ctx, suite, f)
 	if err != nil {
 		return nil, nil, err
 	}
+	est, err := s.estimate(ctx, asSuite(suite, plays), f.Repeats)
+	if err != nil {
+		return nil, nil, err
+	}
+	est.PerVariation = perVariation(plays, f.Repeats, est)
 	if err := playable(suite, est); err != nil {
 		return nil, nil, err
 	}
 	now := s.now().UTC()
 	r := &scenarios.Run{
 		ID: newRunID(), Suite: suite, SuiteName: suite.Name, Repeats: f.Repeats, Label: strings.TrimSpace(f.Label), Target: s.d.Target,
-		StartedBy: clinician, State: scenarios.RunQueued, Items: len(suite.Vignettes) * f.Repeats,
+		StartedBy: clinician, State: scenarios.RunQueued, Items: len(plays) * f.Repeats,
 		Estimate: est.Turns, CreatedAt: now, UpdatedAt: now,
 	}
 	items := make([]*scenarios.Item, 0, r.Items)
 	for rep := 1; rep <= f.Repeats; rep++ {
-		for _, v := range suite.Vignettes {
-			items = append(items, &scenarios.Item{RunID: r.ID, Seq: len(items), VignetteID: v.ID, Title: v.Title,
-				Repeat: rep, State: scenarios.ItemPending, UpdatedAt: now})
+		for _, p := range plays {
+			items = append(items, &scenarios.Item{RunID: r.ID, Seq: len(items), VignetteID: p.Vignette.ID, Title: p.Vignette.Title,
+				Repeat: rep, Variation: p.Variation, State: scenarios.ItemPending, UpdatedAt: now})
 		}
 	}
 	if err := s.d.Store.CreateScenarioRun(ctx, r, items); err != nil {
@@ -223,7 +232,16 @@ func (s *Service) Estimate(ctx context.Context, f scenarios.RunForm) (*scenarios
 	if err != nil {
 		return nil, err
 	}
-	return s.estimate(ctx, suite, f.Repeats)
+	plays, err := s.plays(ctx, suite, f)
+	if err != nil {
+		return nil, err
+	}
+	est, err := s.estimate(ctx, asSuite(suite, plays), f.Repeats)
+	if err != nil {
+		return nil, err
+	}
+	est.PerVariation = perVariation(plays, f.Repeats, est)
+	return est, nil
 }
 
 // Runs implements scenarios.Service.

@@ -80,6 +80,10 @@ type Comparison struct {
 	HeadOnlyCorrect int     `json:"head_only_correct"`
 	BothWrong       int     `json:"both_wrong"`
 	PValue          float64 `json:"p_value"`
+	// Clustered is the test for runs with repeats (nil when every
+	// vignette was played once in both): PValue's McNemar pairs one
+	// majority outcome per vignette and is for single plays.
+	Clustered *ClusteredTest `json:"clustered,omitempty"`
 }
 
 // Regressed reports whether any vignette regressed without a gold_wrong
@@ -132,6 +136,18 @@ func Compare(base, head []Result, adjudications map[string]Adjudication) Compari
 		return 0 // already by id
 	})
 	c.PValue = McNemarExact(c.BaseOnlyCorrect, c.HeadOnlyCorrect)
+	repeated := func(m map[string]side) bool {
+		for _, s := range m {
+			if s.Scored > 1 {
+				return true
+			}
+		}
+		return false
+	}
+	if repeated(b) || repeated(h) {
+		ct := ClusteredCompare(base, head)
+		c.Clustered = &ct
+	}
 	return c
 }
 
@@ -179,7 +195,7 @@ func sides(results []Result) map[string]side {
 		finals         map[Class]int
 	}
 	t := map[string]*tally{}
-	for _, r := range results {
+	for _, r := range Unvaried(results) {
 		x := t[r.VignetteID]
 		if x == nil {
 			x = &tally{finals: map[Class]int{}}

@@ -220,6 +220,16 @@ func validate(name string, s *Suite, vocab Understander) error {
 		default:
 			bad("sex", "must be one of %s, or left out", sexes)
 		}
+		for j, n := range v.Neutral {
+			switch {
+			case n != "sex" && n != "age":
+				bad(fmt.Sprintf("neutral[%d]", j+1), "must be sex or age, got %q", n)
+			case n == "sex" && v.Sex != "female" && v.Sex != "male":
+				bad(fmt.Sprintf("neutral[%d]", j+1), "sex can be swapped only when sex is female or male")
+			case n == "age" && (v.AgeYears == nil || *v.AgeYears < 18):
+				bad(fmt.Sprintf("neutral[%d]", j+1), "age can be swapped only for an adult's age_years (18 or more)")
+			}
+		}
 		if v.AgeYears != nil && (*v.AgeYears < 0 || *v.AgeYears > maxAge) {
 			bad("age_years", "must be 0 to %d", maxAge)
 		}

@@ -16,12 +16,16 @@ import (
 type Report struct {
 	Summary Summary  `json:"summary"`
 	Results []Result `json:"results"`
+	// Flips compares the varied plays with the unvaried ones (nil when
+	// nothing was varied); Consistency the repeats (nil without repeats).
+	Flips       *FlipReport        `json:"flips,omitempty"`
+	Consistency *ConsistencyReport `json:"consistency,omitempty"`
 }
 
 // NewReport scores results and keeps a copy of each with its Outcome
 // filled in; results itself is not changed.
 func NewReport(results []Result) *Report {
-	r := &Report{Summary: Score(results), Results: make([]Result, len(results))}
+	r := &Report{Summary: Score(results), Results: make([]Result, len(results)), Flips: Flips(results), Consistency: Consistency(results)}
 	for i, x := range results {
 		o := Assess(x)
 		x.Outcome = &o
@@ -37,7 +41,7 @@ var csvHeader = []string{
 	"turns", "terminal", "red_flags_hit", "red_flags_missed", "false_alarms",
 	"bands_expected", "bands_agreed",
 	"release", "prompt_hash", "directory_hash", "server_model", "voice_profile", "error",
-	"simulator_limited", "questions", "understood", "not_understood", "answers",
+	"simulator_limited", "questions", "understood", "not_understood", "answers", "variation",
 }
 
 // WriteCSV writes one row per result after a header (csvHeader's columns);
@@ -65,7 +69,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			strconv.Itoa(o.BandsExpected), strconv.Itoa(o.BandsAgreed),
 			x.Provenance.Release, x.Provenance.PromptHash, x.Provenance.DirectoryHash, x.Provenance.ServerModel, x.Provenance.VoiceProfile, x.Error,
 			strconv.FormatBool(o.SimulatorLimited), strconv.Itoa(x.Questions), strconv.Itoa(x.Understood),
-			strings.Join(notUnderstood(x), " | "), answersText(x),
+			strings.Join(notUnderstood(x), " | "), answersText(x), x.Variation,
 		}
 		for i, c := range row {
 			row[i] = defuseCell(c)

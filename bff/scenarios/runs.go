@@ -115,7 +115,10 @@ type Item struct {
 	VignetteID string
 	Title      string
 	Repeat     int // 1-based
-	State      ItemState
+	// Variation is how the patient speaks in it (bff/scenarios/variations);
+	// "" for the vignette as written.
+	Variation string
+	State     ItemState
 	// EncounterID is the intake created upstream for it ("" until then).
 	EncounterID string
 	// Turns are the exchanges so far, in order: what a resumed item replays
@@ -211,6 +214,13 @@ type RunForm struct {
 	UploadName string
 	Repeats    int    // 1-10
 	Label      string // optional, at most 100 characters
+	// Variations are played besides each vignette as written
+	// (bff/scenarios/variations names them); none: nil.
+	Variations []string
+	// UrgentFirst plays emergency vignettes, and those a variation flipped
+	// in the latest run with variations, before the others, so a run cut
+	// short by the day's quota has answered the most important first.
+	UrgentFirst bool
 }
 
 // RunEstimate is what a run will cost and when it will finish, said
@@ -236,6 +246,15 @@ type RunEstimate struct {
 	// Finish is when it is expected to end, given the key's pace and the
 	// days it must wait for.
 	Finish time.Time
+	// PerVariation is what each variation adds, the unvaried plays first
+	// (Variation ""); nil when the run has no variations.
+	PerVariation []VariationCost
+}
+
+// VariationCost is the intakes and expected turns of one variation's plays.
+type VariationCost struct {
+	Variation      string
+	Intakes, Turns int
 }
 
 // RunProgress is a run's live state, for a progress page that follows it.

@@ -68,6 +68,10 @@ type Vignette struct {
 	AgeYears *int   `yaml:"age_years"` // 0-130, optional
 	Sex      string `yaml:"sex"`       // female, male, other, or "" (not given)
 	History  string `yaml:"history"`   // optional
+	// Neutral lists the demographics a clinician judged not to change
+	// the right outcome ("sex", "age"): only these are swapped by the
+	// sex_swap and age_swap variations (bff/scenarios/variations).
+	Neutral []string `yaml:"neutral"`
 
 	// Opening is the patient's first message.
 	Opening string `yaml:"opening"`

@@ -31,7 +31,11 @@ type Result struct {
 	VignetteID string `json:"vignette_id"`
 	Title      string `json:"title"`
 	Repeat     int    `json:"repeat"` // 1-based
-	Gold       Gold   `json:"gold"`
+	// Variation names how the patient spoke (bff/scenarios/variations); ""
+	// for the vignette as written. Scores and comparisons count only
+	// unvaried results; Flips compares the varied ones with them.
+	Variation string `json:"variation,omitempty"`
+	Gold      Gold   `json:"gold"`
 
 	// Final is ClassOf(Disposition, Urgent) of the last turn; NoClass when
 	// the intake did not finish (the turn limit came first).
@@ -278,8 +282,10 @@ type ClassSummary struct {
 	OverTriage       float64 `json:"over_triage"`
 }
 
-// Score summarises results; see Assess for how each is judged.
+// Score summarises the unvaried results (Unvaried); see Assess for how
+// each is judged.
 func Score(results []Result) Summary {
+	results = Unvaried(results)
 	s := Summary{Runs: len(results), PerClass: map[Class]ClassSummary{}}
 	ids := map[string]bool{}
 	var correct, under, over, turns, flagsHit, protoMatch, bandsAgreed, understood int
@@ -367,4 +373,19 @@ func frac(n, d int) float64 {
 		return 0
 	}
 	return float64(n) / float64(d)
+}
+
+// Unvaried is the results played as the vignette is written (Variation
+// ""): those the scores and comparisons count. results itself when all are.
+func Unvaried(results []Result) []Result {
+	if !slices.ContainsFunc(results, func(r Result) bool { return r.Variation != "" }) {
+		return results
+	}
+	out := make([]Result, 0, len(results))
+	for _, r := range results {
+		if r.Variation == "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }

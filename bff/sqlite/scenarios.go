@@ -23,7 +23,7 @@ const runColumns = `id, suite, repeats, label, target, started_by, state, items,
 	lease_owner, lease_until, suite_name, summary`
 
 const itemColumns = `run_id, seq, vignette_id, title, repeat, state, encounter_id, turns,
-	result, handoff, updated_at`
+	result, handoff, updated_at, variation`
 
 // notEnded is the SQL test of a run that will play more: the states
 // scenario_runs_claim indexes (the CHECK constraint makes it the
@@ -76,7 +76,7 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 		return fmt.Errorf("store: create scenario run: %w", err)
 	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO scenario_items (`+itemColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("store: create scenario run: %w", err)
 	}
@@ -91,7 +91,7 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 			return fmt.Errorf("store: create scenario run: %w", err)
 		}
 		if _, err := ins.ExecContext(ctx, r.ID, it.Seq, it.VignetteID, it.Title, it.Repeat, string(st),
-			it.EncounterID, turns, result, blob(it.Handoff), formatTime(it.UpdatedAt)); err != nil {
+			it.EncounterID, turns, result, blob(it.Handoff), formatTime(it.UpdatedAt), it.Variation); err != nil {
 			return fmt.Errorf("store: create scenario run: item %d: %w", it.Seq, err)
 		}
 	}
@@ -492,7 +492,7 @@ func scanItem(s scanner) (*scenarios.Item, error) {
 		result                sql.NullString
 	)
 	if err := s.Scan(&it.RunID, &it.Seq, &it.VignetteID, &it.Title, &it.Repeat, &state,
-		&it.EncounterID, &turns, &result, &it.Handoff, &updated); err != nil {
+		&it.EncounterID, &turns, &result, &it.Handoff, &updated, &it.Variation); err != nil {
 		return nil, err
 	}
 	it.State = scenarios.ItemState(state)

@@ -153,7 +153,7 @@ func testScenarioRoundTrip(t *testing.T, db scenarios.RunStore) {
 	r.Repeats, r.Items, r.Played, r.TurnsUsed, r.Note, r.Release = 2, 3, 1, 7, "a note", "2.4.0"
 	r.Summary = sampleSummary()
 	full := &scenarios.Item{
-		Seq: 2, VignetteID: "chest_pain", Title: "Chest pain at rest", Repeat: 2,
+		Seq: 2, VignetteID: "chest_pain", Title: "Chest pain at rest", Repeat: 2, Variation: "typos",
 		State: scenarios.ItemDone, EncounterID: "enc_9",
 		Turns: []scenarios.Exchange{
 			{Message: "My chest hurts.", Reply: "Since when?", Choices: []string{"Today", "Yesterday"}},
@@ -161,7 +161,7 @@ func testScenarioRoundTrip(t *testing.T, db scenarios.RunStore) {
 				SafetyStatus: "red_flag", Replayed: true},
 		},
 		Result: &scenarios.Result{
-			VignetteID: "chest_pain", Title: "Chest pain at rest", Repeat: 2,
+			VignetteID: "chest_pain", Title: "Chest pain at rest", Repeat: 2, Variation: "typos",
 			Gold: scenarios.Gold{Class: scenarios.Emergency, Dispositions: []string{"call_999"},
 				RedFlagsPositive: []string{"chest pain"}, Scores: map[string]string{"heart": "high"}},
 			Final: scenarios.Emergency, Disposition: "call_999", Urgent: true, SafetyStatus: "red_flag",

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -25,26 +26,31 @@ import (
 	"github.com/clinical-intake/intake-web/bff/scenarioruns"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/play"
+	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )
 
-const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-parallel N] [-voice NAME] [-baseline FILE] [-json FILE]
+const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-parallel N] [-voice NAME] [-vary LIST] [-seed N]
+                               [-baseline FILE] [-json FILE] [-junit FILE] [-fail-on LIST]
 
 Plays a scenario suite (the built-in one without -suite) against the intake
 service: INTAKE_BASE_URL and INTAKE_API_KEY, or an embedded sandbox with its
 limits off when INTAKE_BASE_URL is unset (-voice chooses its engine's
 wording: plain or conversational). Plays as many vignettes at once as the
 key's requests a minute (PACER_PER_MINUTE) can feed, at most -parallel
-(one at the spec's 6 a minute). Prints a summary table; writes the
-JSON report to -json; exits 1 when a vignette regressed against -baseline (a
-report of an earlier run), 2 on a usage or suite error.`
+(one at the spec's 6 a minute). -vary plays each vignette again under
+each named variation of how the patient speaks (all, or a list of: ` + "%s" + `),
+and the report gives the flips. Prints a summary table; writes the JSON
+report to -json and JUnit XML to -junit. Exits 1 on what -fail-on names
+(under-triage, flip, regression; default regression: a vignette regressed
+against -baseline, a report of an earlier run), 2 on a usage or suite error.`
 
 // scenariosCommand runs `intake-web scenarios ...` and returns the exit
 // status.
 func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 || args[0] != "run" {
-		fmt.Fprintln(stderr, scenariosUsage)
+		fmt.Fprintf(stderr, scenariosUsage+"\n", strings.Join(variations.Names(), ", "))
 		return 2
 	}
 	fs := flag.NewFlagSet("scenarios run", flag.ContinueOnError)
@@ -54,6 +60,10 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	baseline := fs.String("baseline", "", "the JSON report of an earlier run to compare with")
 	jsonOut := fs.String("json", "", "write the JSON report to this file")
 	parallel := fs.Int("parallel", app.DefaultScenarioParallel, "the most vignettes played at once (1-2000); within it, as many as the key's requests a minute can feed")
+	vary := fs.String("vary", "", "variations to play besides each vignette as written: all, or a comma-separated list of "+strings.Join(variations.Names(), ", "))
+	seed := fs.Uint64("seed", 1, "the seed of the variations' random parts (typos)")
+	junitOut := fs.String("junit", "", "write JUnit XML to this file (a test case per vignette and variation)")
+	failOn := fs.String("fail-on", "regression", "what makes the exit status 1: a comma-separated list of under-triage, flip (a downward flip), regression (against -baseline)")
 	voice := fs.String("voice", "", "the embedded sandbox engine's voice: "+strings.Join(rules.Voices(), " or ")+" (default "+rules.VoicePlain+"); the real service words its own")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -77,6 +87,26 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 		fmt.Fprintln(stderr, "intake-web scenarios: -voice chooses the embedded sandbox's wording; the service at INTAKE_BASE_URL words its own")
 		return 2
 	}
+	names, err := variations.Parse(*vary)
+	if err != nil {
+		fmt.Fprintln(stderr, "intake-web scenarios: -vary:", err)
+		return 2
+	}
+	fail, err := parseFailOn(*failOn)
+	if err != nil {
+		fmt.Fprintln(stderr, "intake-web scenarios: -fail-on:", err)
+		return 2
+	}
+	if fail.flip && len(names) == 0 {
+		fmt.Fprintln(stderr, "intake-web scenarios: -fail-on flip needs -vary: nothing is varied, so nothing can flip")
+		return 2
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "fail-on" })
+	if fail.regression && *baseline == "" && explicit {
+		fmt.Fprintln(stderr, "intake-web scenarios: -fail-on regression needs -baseline: the report to compare with")
+		return 2
+	}
 	suite, err := loadSuite(*suiteFile)
 	if err != nil {
 		fmt.Fprintln(stderr, "intake-web scenarios:", err)
@@ -98,14 +128,20 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	}
 	defer closeUpstream()
 
-	runs := len(suite.Vignettes) * *repeats
-	fmt.Fprintf(stderr, "%s: %d vignettes x %d = %d runs against %s\n", suite.Name, len(suite.Vignettes), *repeats, runs, where)
+	plays := play.Plays(suite, names, *seed)
+	runs := len(plays) * *repeats
+	fmt.Fprintf(stderr, "%s: %d vignettes, %d plays with variations, x %d = %d runs against %s\n", suite.Name, len(suite.Vignettes), len(plays), *repeats, runs, where)
 	fmt.Fprintln(stderr, estimate(suite, *repeats, getenv))
+	if len(names) > 0 {
+		fmt.Fprintln(stderr, estimatePerVariation(plays, *repeats))
+	}
 	width := cliParallel(suite, getenv, *parallel)
 	fmt.Fprintf(stderr, "playing up to %d vignettes at once\n", width)
+	started := time.Now()
 	bar := newProgress(stderr)
 	results, err := play.Run(ctx, client, suite, play.Options{
-		RunID: fmt.Sprintf("%s-%d", suite.Name, time.Now().UnixNano()), Repeats: *repeats, Parallel: width,
+		RunID: fmt.Sprintf("%s-%d", suite.Name, started.UnixNano()), Repeats: *repeats, Parallel: width,
+		Variations: names, Seed: *seed,
 		Progress: func(done, total int, r *scenarios.Result) { bar.step(done, total, r) },
 	})
 	bar.done()
@@ -120,17 +156,144 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 			return 2
 		}
 	}
+	if report.Flips != nil {
+		printFlips(stdout, report.Flips)
+	}
+	if report.Consistency != nil {
+		printConsistency(stdout, report.Consistency)
+	}
+	if *junitOut != "" {
+		props := [][2]string{{"target", where}, {"release", report.Summary.Provenance.Release}, {"variations", strings.Join(names, ",")},
+			{"seed", strconv.FormatUint(*seed, 10)}, {"repeats", strconv.Itoa(*repeats)}}
+		if werr := writeJUnit(*junitOut, report, scenarios.JUnit{Suite: suite.Name, Time: started, Properties: props}); werr != nil {
+			fmt.Fprintln(stderr, "intake-web scenarios:", werr)
+			return 2
+		}
+	}
+	status := 0
 	if base != nil {
 		cmp := scenarios.Compare(base.Results, results, nil)
 		printComparison(stdout, cmp)
-		if cmp.Regressed() {
-			return 1
+		if fail.regression && cmp.Regressed() {
+			fmt.Fprintln(stderr, "intake-web scenarios: failing: a vignette regressed against the baseline")
+			status = 1
+		}
+	}
+	if fail.underTriage {
+		if n := underTriaged(report); n > 0 {
+			fmt.Fprintf(stderr, "intake-web scenarios: failing: %d plays under-triaged\n", n)
+			status = 1
+		}
+	}
+	if fail.flip && report.Flips != nil {
+		down := 0
+		for _, f := range report.Flips.Flips {
+			if f.Direction == scenarios.FlipDown {
+				down++
+			}
+		}
+		if down > 0 {
+			fmt.Fprintf(stderr, "intake-web scenarios: failing: %d downward flips\n", down)
+			status = 1
 		}
 	}
 	if err != nil {
 		return 2
 	}
-	return 0
+	return status
+}
+
+// failOn is what makes the exit status 1.
+type failOn struct{ underTriage, flip, regression bool }
+
+func parseFailOn(s string) (failOn, error) {
+	var f failOn
+	for _, w := range strings.Split(s, ",") {
+		switch strings.TrimSpace(w) {
+		case "under-triage":
+			f.underTriage = true
+		case "flip":
+			f.flip = true
+		case "regression":
+			f.regression = true
+		case "":
+		default:
+			return f, fmt.Errorf("unknown condition %q: must be a comma-separated list of under-triage, flip, regression", strings.TrimSpace(w))
+		}
+	}
+	return f, nil
+}
+
+// underTriaged counts the scored plays, varied or not, that ended less
+// urgent than their gold class (or undecided).
+func underTriaged(r *scenarios.Report) int {
+	n := 0
+	for _, x := range r.Results {
+		if o := scenarios.Assess(x); o.Scored() && o.Triage == scenarios.TriageUnder {
+			n++
+		}
+	}
+	return n
+}
+
+// estimatePerVariation says what each variation adds: its plays and the
+// turns they may take (each play within its vignette's turn limit).
+func estimatePerVariation(plays []play.Vignette, repeats int) string {
+	type cost struct{ plays, turns int }
+	per := map[string]*cost{}
+	var order []string
+	for _, p := range plays {
+		name := cmp.Or(p.Variation, "unvaried")
+		if per[name] == nil {
+			per[name] = &cost{}
+			order = append(order, name)
+		}
+		limit := cmp.Or(p.Vignette.MaxTurns, scenarios.DefaultMaxTurns)
+		per[name].plays += repeats
+		per[name].turns += min(limit, 10) * repeats
+	}
+	var b strings.Builder
+	b.WriteString("per variation (plays, about turns):")
+	for _, n := range order {
+		fmt.Fprintf(&b, " %s %d/%d;", n, per[n].plays, per[n].turns)
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+func printFlips(w io.Writer, f *scenarios.FlipReport) {
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "variation\tgold class\tcompared\tdown\tup\tdown rate\tflip rate")
+	for _, r := range f.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.Variation, cmp.Or(string(r.Class), "all"), r.Compared, r.Down, r.Up, pct(r.DownRate), pct(r.FlipRate))
+	}
+	_ = tw.Flush()
+	if f.NotCompared > 0 {
+		fmt.Fprintf(w, "%d varied plays not compared (a play failed or was simulator-limited)\n", f.NotCompared)
+	}
+	for _, x := range f.Flips {
+		fmt.Fprintf(w, "FLIP %s %s under %s: %s -> %s (gold %s)\n", strings.ToUpper(string(x.Direction)), x.VignetteID, x.Variation, orNone(x.Base), orNone(x.Varied), x.Gold)
+	}
+}
+
+func printConsistency(w io.Writer, c *scenarios.ConsistencyReport) {
+	fmt.Fprintf(w, "consistency over up to %d repeats: mean agreement with the modal class %s, pass^k %s of %d vignettes\n", c.K, pct(c.All.MeanAgreement), pct(c.All.PassK), c.All.N)
+	for _, k := range scenarios.Classes {
+		if s, ok := c.PerClass[k]; ok {
+			fmt.Fprintf(w, "  %s: agreement %s, pass^k %s (%d)\n", k, pct(s.MeanAgreement), pct(s.PassK), s.N)
+		}
+	}
+}
+
+func writeJUnit(path string, r *scenarios.Report, j scenarios.JUnit) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := scenarios.WriteJUnit(f, r, j); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func loadSuite(file string) (*scenarios.Suite, error) {
@@ -294,6 +457,9 @@ func printComparison(w io.Writer, c scenarios.Comparison) {
 		fmt.Fprintf(w, "%s %s: %s -> %s (gold %s)\n", what, r.VignetteID, orNone(r.Base.Final), orNone(r.Head.Final), r.Gold)
 	}
 	fmt.Fprintf(w, "McNemar exact p = %.4g\n", c.PValue)
+	if t := c.Clustered; t != nil {
+		fmt.Fprintf(w, "with repeats: %s over %d vignettes, correct %s -> %s, p = %.4g\n", t.Method, t.Clusters, pct(t.BaseCorrect), pct(t.HeadCorrect), t.PValue)
+	}
 }
 
 func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }

@@ -3,11 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/clinical-intake/intake-web/bff/scenarios"
 )
 
 // A small suite: one vignette the engine gets right, one whose gold label
@@ -172,5 +178,94 @@ func TestScenariosRunVoice(t *testing.T) {
 	if code := scenariosCommand([]string{"run", "-suite", suite, "-voice", "plain"}, io.Discard, &errw, env); code != 2 ||
 		!strings.Contains(errw.String(), "words its own") {
 		t.Fatalf("a voice with a real service: exit %d: %s", code, errw.String())
+	}
+}
+
+// builtinPicked writes the named built-in vignettes as a suite file.
+func builtinPicked(t *testing.T, ids ...string) string {
+	t.Helper()
+	all, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scenarios.Suite{Name: "picked"}
+	for _, v := range all.Vignettes {
+		if slices.Contains(ids, v.ID) {
+			s.Vignettes = append(s.Vignettes, v)
+		}
+	}
+	b, err := yaml.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "picked.yaml")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// -vary plays the variations, -junit writes a case per vignette and
+// variation with the downward flip as a failure, and -fail-on chooses
+// what makes the exit status 1.
+func TestScenariosRunVariationsJUnitAndFailOn(t *testing.T) {
+	// Under typos (seed 1) the sandbox misses the overdose: a downward
+	// flip, and an under-triage (docs/scenarios.md, Variations).
+	suite := builtinPicked(t, "toddler-swallowed-tablets", "ankle-sprain-ottawa-negative")
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	code, out, errs := runScenarios(t, "run", "-suite", suite, "-vary", "typos,lay", "-junit", junit, "-fail-on", "flip")
+	if code != 1 || !strings.Contains(out, "FLIP DOWN toddler-swallowed-tablets under typos: emergency -> self_care") ||
+		!strings.Contains(errs, "failing: 1 downward flips") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Cases []struct {
+				Name      string `xml:"name,attr"`
+				Classname string `xml:"classname,attr"`
+				Failure   *struct {
+					Type string `xml:"type,attr"`
+					Text string `xml:",chardata"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil || len(doc.Suites) != 1 {
+		t.Fatalf("junit: %v\n%s", err, b)
+	}
+	failed := map[string]string{}
+	for _, c := range doc.Suites[0].Cases {
+		if c.Failure != nil {
+			failed[c.Classname+"/"+c.Name] = c.Failure.Type
+			if !strings.Contains(c.Failure.Text, "patient: ") {
+				t.Errorf("failure of %s has no transcript: %q", c.Name, c.Failure.Text)
+			}
+		}
+	}
+	if len(doc.Suites[0].Cases) != 6 || failed["picked.toddler-swallowed-tablets/typos"] != "downward_flip" || len(failed) != 1 {
+		t.Errorf("%d cases, failures %v", len(doc.Suites[0].Cases), failed)
+	}
+
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"-vary", "lay", "-fail-on", "flip"}, 0, ""},
+		{[]string{"-vary", "typos", "-fail-on", "under-triage"}, 1, "failing: 1 plays under-triaged"},
+		{[]string{"-fail-on", "under-triage"}, 0, ""},
+		{[]string{"-fail-on", "flip"}, 2, "-fail-on flip needs -vary"},
+		{[]string{"-fail-on", "regression"}, 2, "-fail-on regression needs -baseline"},
+		{[]string{"-fail-on", "sometimes"}, 2, `unknown condition "sometimes"`},
+		{[]string{"-vary", "shouting"}, 2, `unknown variation "shouting"`},
+	} {
+		code, _, errs := runScenarios(t, append([]string{"run", "-suite", suite}, c.args...)...)
+		if code != c.code || !strings.Contains(errs, c.says) {
+			t.Errorf("%v: exit %d, want %d saying %q\n%s", c.args, code, c.code, c.says, errs)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 )
 
 // Options of a run.
@@ -29,6 +30,11 @@ type Options struct {
 	// Parallel is how many vignette runs are played at once (0 = 1):
 	// what the key's budget can feed (scenarioruns.Parallel).
 	Parallel int
+	// Variations are played after each vignette's unvaried play, in this
+	// order (bff/scenarios/variations names them); a swap the vignette
+	// does not mark neutral is left out. Seed chooses their random parts.
+	Variations []string
+	Seed       uint64
 	// Progress is told after each vignette run, from one goroutine at a
 	// time (may be nil).
 	Progress func(done, total int, r *scenarios.Result)
@@ -41,7 +47,8 @@ type Options struct {
 // (repeat by repeat, vignettes in suite order), whichever ended first.
 func Run(ctx context.Context, client *intakeapi.Client, s *scenarios.Suite, o Options) ([]scenarios.Result, error) {
 	repeats := max(o.Repeats, 1)
-	total := len(s.Vignettes) * repeats
+	plays := Plays(s, o.Variations, o.Seed)
+	total := len(plays) * repeats
 	out := make([]scenarios.Result, total)
 	played := make([]bool, total)
 	ctx = intakeapi.WithPriority(ctx, intakeapi.PriorityBackground)
@@ -55,10 +62,14 @@ func Run(ctx context.Context, client *intakeapi.Client, s *scenarios.Suite, o Op
 	for {
 		for ctx.Err() == nil && inFlight < width && next < total {
 			i := next
-			v, rep := &s.Vignettes[i%len(s.Vignettes)], 1+i/len(s.Vignettes)
+			p, rep := plays[i%len(plays)], 1+i/len(plays)
 			next++
 			inFlight++
-			go func() { ended <- done{i, One(ctx, client, v, o.RunID, rep)} }()
+			go func() {
+				r := One(ctx, client, p.Vignette, o.RunID, rep)
+				r.Variation = p.Variation
+				ended <- done{i, r}
+			}()
 		}
 		if inFlight == 0 {
 			break
@@ -81,6 +92,28 @@ func Run(ctx context.Context, client *intakeapi.Client, s *scenarios.Suite, o Op
 		}
 	}
 	return res, ctx.Err()
+}
+
+// A Vignette is one vignette as played under one variation ("" for none).
+type Vignette struct {
+	Variation string
+	Vignette  *scenarios.Vignette
+}
+
+// Plays lists what a run of s plays each repeat: every vignette, in
+// suite order, then each of names that applies to it (variations.Apply).
+func Plays(s *scenarios.Suite, names []string, seed uint64) []Vignette {
+	var out []Vignette
+	for i := range s.Vignettes {
+		v := &s.Vignettes[i]
+		out = append(out, Vignette{Vignette: v})
+		for _, n := range names {
+			if w, ok := variations.Apply(v, n, seed); ok {
+				out = append(out, Vignette{Variation: n, Vignette: w})
+			}
+		}
+	}
+	return out
 }
 
 // One plays a vignette once, from the start, keeping nothing.
@@ -316,4 +349,27 @@ func deref(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// Order puts first, keeping each group in its order, the vignettes a
+// cut-short run must have answered: emergencies that flipped before,
+// other emergencies, other vignettes that flipped before (flipped holds
+// their ids), then the rest. A vignette's variations stay together, after
+// its unvaried play.
+func Order(plays []Vignette, flipped map[string]bool) []Vignette {
+	rank := func(v *scenarios.Vignette) int {
+		e, f := v.Gold.Class == scenarios.Emergency, flipped[v.ID]
+		switch {
+		case e && f:
+			return 0
+		case e:
+			return 1
+		case f:
+			return 2
+		}
+		return 3
+	}
+	out := slices.Clone(plays)
+	slices.SortStableFunc(out, func(a, b Vignette) int { return rank(a.Vignette) - rank(b.Vignette) })
+	return out
 }
