@@ -1,0 +1,65 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/templates"
+)
+
+// showScenarioItem is one item: outcome, transcript, handoff.
+func (s *Server) showScenarioItem(c *fiber.Ctx) error {
+	id, err := runParam(c)
+	if err != nil {
+		return err
+	}
+	seq, err := seqParam(c)
+	if err != nil {
+		return err
+	}
+	run, it, err := s.deps.Scenarios.Item(c.UserContext(), id, seq)
+	if err != nil {
+		return err
+	}
+	p := templates.ScenarioItemPage{Layout: s.clinicianLayout(c, "Scenario item "+it.VignetteID),
+		RunURL: runPath(run.ID), RunLabel: runLabel(run), Seq: it.Seq, VignetteID: it.VignetteID, Title: it.Title,
+		Repeat: it.Repeat, State: string(it.State)}
+	if res := it.Result; res != nil {
+		o := scenarios.Assess(*res)
+		p.Outcome = &templates.ScenarioOutcome{Gold: res.Gold.Class.Label(), Final: res.Final.Label(), Triage: string(o.Triage),
+			Correct: o.Correct(), Under: o.Triage == scenarios.TriageUnder, Disposition: res.Disposition, Urgent: res.Urgent,
+			SafetyStatus: res.SafetyStatus, Protocol: res.Protocol, GoldProtocol: res.Gold.Protocol,
+			RedFlagsHit: o.RedFlagsHit, RedFlagsMissed: o.RedFlagsMissed, FalseAlarms: o.FalseAlarms,
+			SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(*res)}
+		p.Error = res.Error
+	}
+	for i, x := range it.Turns {
+		p.Turns = append(p.Turns, templates.ScenarioExchange{N: i + 1, Message: x.Message, Reply: x.Reply, Choices: x.Choices,
+			Urgent: x.Urgent, Terminal: x.Terminal, Replayed: x.Replayed, Disposition: x.Disposition, SafetyStatus: x.SafetyStatus})
+		if x.Why != nil {
+			p.Turns[i].Why, p.Turns[i].NotUnderstood = x.Why.String(), !x.Why.Understood()
+		}
+	}
+	if it.Decoded != nil {
+		p.Handoff = handoffSubset(it.Decoded)
+	} else if len(it.Handoff) > 0 {
+		p.HandoffError = "The handoff the service sent could not be read."
+	}
+	return render(c, http.StatusOK, templates.ScenarioItemPageView(p))
+}
+
+// handoffSubset is the read-only part of a handoff an item page shows.
+func handoffSubset(h *bff.Handoff) *templates.ScenarioHandoff {
+	v := &templates.ScenarioHandoff{SafetyStatus: val(h.SafetyStatus), Disposition: val(h.Disposition), DispositionLabel: val(h.DispositionLabel),
+		SOAP:           templates.SOAPView{Subjective: h.SOAP.Subjective, Objective: h.SOAP.Objective, Assessment: h.SOAP.Assessment, Plan: h.SOAP.Plan},
+		SafetyNotes:    h.SafetyNotes,
+		Facts:          capturedFacts(h.Facts),
+		ActiveProtocol: val(h.ActiveProtocol), Provenance: provenanceFacts(h.Provenance)}
+	for _, sc := range h.Scores {
+		v.Scores = append(v.Scores, templates.ScoreView{Key: sc.Key, Total: sc.Total, Band: sc.Band, Components: sc.Components})
+	}
+	return v
+}
