@@ -11,7 +11,6 @@ import (
 	"github.com/clinical-intake/intake-web/bff/fhir"
 	"github.com/clinical-intake/intake-web/bff/fhir/fhirtest"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/upstream"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )
@@ -65,7 +64,7 @@ func TestSandboxHandoffs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := upstream.Handoff(h)
+		d := intakeapi.DomainHandoff(h)
 		in := &bff.Intake{ID: id, Status: status, CreatedAt: clock(), ExpiresAt: clock().Add(2 * time.Hour)}
 		doc, err := fhir.Document(fhir.Input{Handoff: d, Intake: in, FetchedAt: clock(), Release: meta.Release})
 		if err != nil {

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/handoffs"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/relay"
-	"github.com/clinical-intake/intake-web/bff/upstream"
 )
 
 // Deps are what the intake services need.
@@ -85,7 +85,7 @@ func New(d Deps) (*Patients, *Runner) {
 	r := &Runner{
 		client: d.Client, intakes: d.Intakes, turns: d.Turns, queue: d.Queue, hub: d.Hub, feed: d.Feed, now: d.Now, log: d.Logger,
 		replica: d.Replica, lease: d.Lease, shared: d.Shared,
-		handoffs: &upstream.Handoffs{Client: d.Client, Store: d.Handoffs, Now: d.Now, Log: d.Logger},
+		handoffs: &handoffs.Reader{Client: d.Client, Store: d.Handoffs, Now: d.Now, Log: d.Logger},
 	}
 	r.base, r.abandon = context.WithCancel(context.Background())
 	p := &Patients{
@@ -123,7 +123,7 @@ type Runner struct {
 	intakes  bff.IntakeStore
 	turns    bff.TurnStore
 	queue    bff.TurnQueue
-	handoffs *upstream.Handoffs
+	handoffs *handoffs.Reader
 	hub      Streams
 	feed     bff.Announcer
 	now      func() time.Time

@@ -9,7 +9,6 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/upstream"
 )
 
 // StartIntake validates the form and records a new intake owned by owner,
@@ -28,7 +27,7 @@ func (p *Patients) StartIntake(ctx context.Context, owner string, f bff.StartFor
 	}
 	if p.intakeQuota != nil {
 		if err := p.intakeQuota(ctx); err != nil {
-			return nil, upstream.Describe(err, p.now())
+			return nil, intakeapi.Describe(err, p.now())
 		}
 	}
 	now := p.now()

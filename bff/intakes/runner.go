@@ -11,7 +11,6 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/upstream"
 )
 
 // start runs t, just created and leased to this replica, detached from
@@ -96,7 +95,7 @@ func (r *Runner) create(ctx context.Context, t *bff.Turn, in *bff.Intake, fu *in
 			return false
 		}
 		r.log.Warn("create intake upstream failed", "intake_id", in.ID, "turn", t.Index, "err", err)
-		r.fail(ctx, t, bff.CodeNotStarted, "Your intake could not be started: "+bff.ErrorMessage(upstream.Describe(err, r.now())))
+		r.fail(ctx, t, bff.CodeNotStarted, "Your intake could not be started: "+bff.ErrorMessage(intakeapi.Describe(err, r.now())))
 		return false
 	}
 	in.EncounterID, in.ExpiresAt, in.Status, in.Release, in.UpdatedAt = up.EncounterID, up.ExpiresAt, string(up.Status), meta.Release, r.now()
@@ -286,14 +285,14 @@ func (r *Runner) settleRefused(ctx context.Context, t *bff.Turn, in *bff.Intake,
 		r.reconcile(ctx, t, in, false)
 		return
 	}
-	r.fail(ctx, t, codeOf(err), bff.ErrorMessage(upstream.Describe(err, r.now())))
+	r.fail(ctx, t, codeOf(err), bff.ErrorMessage(intakeapi.Describe(err, r.now())))
 }
 
 func codeOf(err error) string {
 	if ae, ok := intakeapi.AsError(err); ok && ae.Code != "" {
 		return string(ae.Code)
 	}
-	return bff.ErrorCode(upstream.Describe(err, time.Time{}))
+	return bff.ErrorCode(intakeapi.Describe(err, time.Time{}))
 }
 
 // complete records a turn the service answered in full, and its intake

@@ -15,9 +15,9 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/fhir"
+	"github.com/clinical-intake/intake-web/bff/handoffs"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/relay"
-	"github.com/clinical-intake/intake-web/bff/upstream"
 )
 
 // How fresh the handoff of an open intake must be: a view re-reads it at
@@ -49,7 +49,7 @@ var _ bff.ReviewService = (*Service)(nil)
 // Service is bff.ReviewService.
 type Service struct {
 	intakes  bff.IntakeStore
-	handoffs *upstream.Handoffs
+	handoffs *handoffs.Reader
 	reviews  bff.ReviewStore
 	audit    bff.AuditStore
 	worklist bff.WorklistStore
@@ -75,7 +75,7 @@ func New(d Deps) *Service {
 	}
 	return &Service{
 		intakes: d.Intakes, reviews: d.Reviews, audit: d.Audit, worklist: d.Worklist, feed: d.Feed, announce: d.Announce, now: d.Now, log: d.Logger,
-		handoffs: &upstream.Handoffs{Client: d.Client, Store: d.Handoffs, Now: d.Now, Log: d.Logger},
+		handoffs: &handoffs.Reader{Client: d.Client, Store: d.Handoffs, Now: d.Now, Log: d.Logger},
 	}
 }
 
@@ -132,7 +132,7 @@ func (s *Service) record(ctx context.Context, id string, refresh bool) (*bff.Han
 			// A read that finished while this caller was on its way
 			// (between its look at the store and here) is as fresh.
 			if again, err := s.handoffs.Store.Handoff(ctx, id); err == nil && (stored == nil || again.FetchedAt.After(stored.FetchedAt)) {
-				h, err := upstream.Decode(again)
+				h, err := handoffs.Decode(again)
 				if err != nil {
 					return nil, err
 				}
@@ -142,7 +142,7 @@ func (s *Service) record(ctx context.Context, id string, refresh bool) (*bff.Han
 			if err != nil {
 				return nil, err
 			}
-			return &fetched{h: upstream.Handoff(h), raw: h.Raw, release: release, at: s.now()}, nil
+			return &fetched{h: intakeapi.DomainHandoff(h), raw: h.Raw, release: release, at: s.now()}, nil
 		})
 		switch {
 		case err == nil:
@@ -151,14 +151,14 @@ func (s *Service) record(ctx context.Context, id string, refresh bool) (*bff.Han
 			s.recordProtocol(ctx, in, f.h)
 		case stored != nil:
 			s.log.Warn("handoff re-read failed; showing the stored copy", "intake_id", id, "err", err)
-			rec.Stale, rec.StaleReason = true, bff.ErrorMessage(upstream.Describe(err, s.now()))
+			rec.Stale, rec.StaleReason = true, bff.ErrorMessage(intakeapi.Describe(err, s.now()))
 		default:
 			s.log.Warn("handoff read failed", "intake_id", id, "err", err)
-			return nil, false, upstream.Describe(err, s.now())
+			return nil, false, intakeapi.Describe(err, s.now())
 		}
 	}
 	if rec.Handoff == nil {
-		if rec.Handoff, err = upstream.Decode(stored); err != nil {
+		if rec.Handoff, err = handoffs.Decode(stored); err != nil {
 			return nil, false, err
 		}
 		rec.Raw, rec.FetchedAt, rec.Release = stored.JSON, stored.FetchedAt, stored.Release

@@ -19,10 +19,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/handoffs"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/play"
-	"github.com/clinical-intake/intake-web/bff/upstream"
 )
 
 // Targets: where runs play.
@@ -298,7 +298,7 @@ func (s *Service) Item(ctx context.Context, runID string, seq int) (*scenarios.R
 	}
 	if len(it.Handoff) > 0 {
 		// Decoded as the app decodes every stored handoff.
-		if it.Decoded, err = upstream.Decode(&bff.StoredHandoff{IntakeID: it.EncounterID, JSON: it.Handoff}); err != nil {
+		if it.Decoded, err = handoffs.Decode(&bff.StoredHandoff{IntakeID: it.EncounterID, JSON: it.Handoff}); err != nil {
 			s.log.Warn("a scenario item's handoff does not decode", "run", runID, "seq", seq, "err", err)
 		}
 	}
