@@ -19,8 +19,13 @@ const turnColumns = `intake_id, idx, submission_id, message, status, reply, choi
 	error_message, service_release, created_at, completed_at, blocking, lease_owner, lease_until`
 
 // createTurnRetries bounds CreateTurn's retries after its index collided
-// with a concurrent creation's.
-const createTurnRetries = 8
+// with a concurrent creation's. A collision means that creation committed
+// (an insert that fails on another constraint is rolled back, and ours then
+// goes ahead), so a creation retries at most once per other creation on
+// the same intake: bounded by the turns an intake can have, not by luck.
+// Eight was luck: one of 50 creations at once lost eight times in a row
+// under load. The bound is only a guard against a bug spinning forever.
+const createTurnRetries = 1000
 
 // CreateTurn inserts t, assigning t.Index (the next index of its intake)
 // and t.CreatedAt; an empty t.Status is stored (and set) as queued, and
