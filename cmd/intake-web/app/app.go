@@ -250,7 +250,8 @@ func (a *App) closeStores() {
 }
 
 // demoClinician creates the demo account on a database with no clinicians,
-// and logs its password this once: it is never stored in clear.
+// and logs its password this once: it is never stored in clear. It is
+// idempotent: a replica that loses the race to create it carries on.
 func (a *App) demoClinician(ctx context.Context) error {
 	if !a.cfg.Embedded {
 		return errors.New("a demo clinician is only created with the embedded sandbox")
@@ -268,6 +269,13 @@ func (a *App) demoClinician(ctx context.Context) error {
 	}
 	password := randomHex(12)
 	if _, err := a.accounts.AddClinician(ctx, "demo", password); err != nil {
+		// Replicas starting together on one database all saw no clinician:
+		// one created the account, and its password is in that one's log.
+		if _, found := a.accounts.ActiveClinician(ctx, "demo"); found == nil {
+			a.log.Info("another replica created the demo clinician at the same moment; its log shows the password",
+				"username", "demo")
+			return nil
+		}
 		return fmt.Errorf("create the demo clinician: %w", err)
 	}
 	a.log.Warn("created a demo clinician for the embedded sandbox; the password is shown only now",
