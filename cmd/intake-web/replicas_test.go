@@ -108,6 +108,29 @@ func TestReplicasLeaveAPausedReplicaItsTurn(t *testing.T) {
 	}
 }
 
+// TestReplicasFollowATurnFromItsStartOnAnotherReplica: the load balancer
+// sends the browser's event stream to B the moment A took the message,
+// before A logged any event. B's stream waits for them and delivers the
+// reply as it streams, in that one stream: ending it would make the
+// browser wait for the retry hint (2 s) and get the reply's start at once.
+func TestReplicasFollowATurnFromItsStartOnAnotherReplica(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := startReplicas(t, nil)
+	eventsURL := s.sendFirstMessage()
+	seen, streams, err := s.browser.follow(ctx, s.b.url+eventsURL, 0, nil)
+	if err != nil {
+		t.Fatalf("%v; events %v", err, names(seen))
+	}
+	if streams != 1 || seen[len(seen)-1].Name != "final" {
+		t.Fatalf("B delivered %v over %d streams, want the whole turn in one", names(seen), streams)
+	}
+	if n := strings.Count(strings.Join(names(seen), " "), "delta"); n < 3 {
+		t.Fatalf("B delivered %d deltas (%v), want the reply fragment by fragment", n, names(seen))
+	}
+	checkIDs(t, seen)
+}
+
 // takeOverMidStream sends the first message on A and follows the reply on
 // B; at B's first delta it interrupts A (how says how), then requires B to
 // take the turn over and settle it once, with ids strictly increasing.
