@@ -185,7 +185,9 @@ func (a *App) assemble(ctx context.Context) error {
 		return err
 	}
 	a.sstore = newSessionStore(a.db)
-	a.ready = &readiness{db: a.db, client: a.client, answered: m, probeEvery: 5 * time.Minute}
+	save := &saveWatch{unwritable: unwritable(a.db), probe: a.db.ProbeWrite, log: a.log.With("component", "database"),
+		now: now(cfg.Now), probeFailing: 2 * time.Second, probeFine: 30 * time.Second}
+	a.ready = &readiness{db: a.db, save: save, client: a.client, answered: m, probeEvery: 5 * time.Minute}
 	registerServiceMetrics(reg, a.runner, a.budget.stats, func() int { return hub.Subscribers() + feed.Subscribers() })
 	var faults bff.FaultArmer
 	if cfg.SandboxFaults {
@@ -195,7 +197,7 @@ func (a *App) assemble(ctx context.Context) error {
 	a.Server, err = web.New(cfg.Config, web.Deps{
 		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Sessions: a.sstore, CSRFKey: csrfKey,
 		FlashHashKey: flashHash, FlashBlockKey: flashBlock,
-		Release: a.client.Release, Ready: a.ready.check, Faults: faults,
+		Release: a.client.Release, Ready: a.ready.check, Faults: faults, CannotSave: save.refused,
 		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),
 	})
 	return err

@@ -13,6 +13,7 @@ import (
 // answered since: every probe spends one of the key's six requests a minute.
 type readiness struct {
 	db         interface{ Ping(context.Context) error }
+	save       *saveWatch
 	client     *intakeapi.Client
 	answered   *upstreamMetrics
 	probeEvery time.Duration
@@ -29,6 +30,9 @@ func (r *readiness) check(ctx context.Context) (map[string]string, bool) {
 	if err := r.db.Ping(ctx); err != nil {
 		ready = false
 		checks["database"] = "unreachable"
+	} else if reason := r.save.state(ctx); reason != "" {
+		ready = false
+		checks["database"] = "cannot save: " + reason
 	} else {
 		checks["database"] = "ok"
 	}
