@@ -84,6 +84,13 @@ func (db *DB) holdOnce(ctx context.Context, cfg *pgx.ConnConfig, name string, he
 	if _, err := conn.Exec(ctx, `INSERT INTO replica_presence (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, name); err != nil {
 		return err
 	}
+	// Each run of a replica has a name of its own: forget the runs gone
+	// for a day whose turns were all taken over.
+	if _, err := conn.Exec(ctx, `DELETE FROM replica_presence p WHERE p.since < now() - interval '1 day'
+		AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.lease_owner = p.name AND t.status IN ('queued', 'streaming'))
+		AND NOT `+presenceHeld("p.name")); err != nil {
+		return err
+	}
 	held(true)
 	defer held(false)
 	// Waiting on the socket notices a closed connection at once; the

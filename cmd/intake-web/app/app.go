@@ -167,10 +167,19 @@ func (a *App) assemble(ctx context.Context) error {
 		a.sharedFeed = relay.NewSharedFeed(feed, replicaName(cfg), pg.NotifyIntakeChanged, a.log.With("component", "relay"))
 		streams, announce = a.replicated, a.sharedFeed
 	}
+	// With other replicas, this process's turns are leased to a name of
+	// its own run: a replica restarted under the same name (a container's
+	// host and pid 1, a fixed REPLICA_NAME) finds the last run's turns
+	// gone, and takes them over within seconds, instead of renewing leases
+	// on turns nothing runs.
+	runName := replicaName(cfg)
+	if shared {
+		runName += "." + randomHex(3)
+	}
 	var patients *intakes.Patients
 	patients, a.runner = intakes.New(intakes.Deps{
 		Client: a.client, Intakes: a.db, Turns: a.db, Handoffs: a.db, Hub: streams, Feed: announce,
-		Now: cfg.Now, Logger: a.log.With("component", "turns"), Replica: replicaName(cfg), Shared: shared, Lease: cfg.TurnLease,
+		Now: cfg.Now, Logger: a.log.With("component", "turns"), Replica: runName, Shared: shared, Lease: cfg.TurnLease,
 		IntakeQuota: func(ctx context.Context) error { return a.budget.checkQuota(ctx, intakeapi.OpCreateIntake) },
 	})
 	reviews := review.New(review.Deps{
