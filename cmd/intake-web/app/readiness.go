@@ -36,6 +36,12 @@ func (r *readiness) check(ctx context.Context) (map[string]string, bool) {
 	} else {
 		checks["database"] = "ok"
 	}
+	if !ready {
+		// The key's budget lives in the database: a probe now would fail
+		// on it, and be taken for the upstream's failure.
+		checks["upstream"] = "not probed: the database is not usable"
+		return checks, false
+	}
 	switch err := r.upstream(ctx); {
 	case err == nil:
 		checks["upstream"] = "ok"
@@ -60,6 +66,9 @@ func (r *readiness) upstream(ctx context.Context) error {
 	_, _, err := r.client.Health(intakeapi.WithPriority(ctx, intakeapi.PriorityBackground))
 	if ctx.Err() != nil {
 		return ctx.Err() // waiting for a slot: try again next time
+	}
+	if err != nil && r.db.Ping(ctx) != nil {
+		return err // the database went meanwhile (the budget's gate failed): not the upstream's word
 	}
 	r.probedAt, r.probeErr = time.Now(), err
 	return err
