@@ -23,6 +23,12 @@ const (
 	EUNAVAILABLE  = "unavailable"  // the service cannot be reached right now
 )
 
+// MsgCannotSave is what a person is told when the database refuses writes
+// (a full disk, a read-only database): nothing of their request was kept,
+// and the page shows what they typed again.
+const MsgCannotSave = "This app cannot save anything right now, so nothing you typed has been sent. " +
+	"What you typed is still here: please try again in a few minutes."
+
 // Error is an application error with a code and a message safe to show.
 // It is the one error kind of the app: services return it, and package web
 // makes its own refusals with it too.

@@ -55,3 +55,27 @@ type TurnEventLog interface {
 	// turn's outcome is in the turns table.
 	PruneTurnEvents(ctx context.Context, before time.Time) (int64, error)
 }
+
+// ReplicaPresence tells a dead replica from a slow one sooner than a lease
+// can: each replica holds its presence in the store for as long as its
+// process lives and stays connected, and the store ends it as soon as
+// either goes (with PostgreSQL, a session-level advisory lock the server
+// releases when the connection drops). A paused process keeps its
+// connection, so its presence, and is never taken for dead; the lease
+// stays the fallback for a replica that lives but stops renewing. Only a
+// store shared by several replicas needs one.
+//
+// Error contract: every error is internal. Methods honour ctx.
+type ReplicaPresence interface {
+	// HoldPresence holds name's presence until ctx ends, taking it again
+	// whenever it is lost; held is told each change (true: held, false:
+	// lost). It returns ctx.Err().
+	HoldPresence(ctx context.Context, name string, held func(bool)) error
+	// GoneReplicas names the replicas holding pending turns that once held
+	// a presence and do not now: dead, or cut off from the store.
+	GoneReplicas(ctx context.Context) ([]string, error)
+	// ClaimTurnsOf leases to owner, until until, at most n pending turns
+	// leased to one of gone whose presence is still gone, oldest first, as
+	// ClaimStaleTurns does; a replica that came back keeps its turns.
+	ClaimTurnsOf(ctx context.Context, owner string, gone []string, until time.Time, n int) ([]*Turn, error)
+}

@@ -31,6 +31,7 @@ func (s *Server) createIntake(c *fiber.Ctx) error {
 		}
 		refund()
 	}
+	err = s.unsaved(err)
 	errs := templates.FieldErrors{}
 	var fe *bff.Error
 	if errors.As(err, &fe) && len(fe.Fields) > 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -126,7 +127,11 @@ func (s *Server) loadSession(c *fiber.Ctx) error {
 	case scs.Modified:
 		tok, expiry, err := s.sessions.Commit(ctx)
 		if err != nil {
-			return fmt.Errorf("commit session: %w", err)
+			err = s.unsaved(fmt.Errorf("commit session: %w", err))
+			if err == errCannotSave && c.Response().StatusCode() == http.StatusServiceUnavailable {
+				return herr // the handler already said it could not save, with the form kept
+			}
+			return err
 		}
 		s.setSessionCookie(c, tok, expiry)
 	case scs.Destroyed:

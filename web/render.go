@@ -81,6 +81,7 @@ func statusOf(err error) int {
 // per status or an *bff.Error's own; the text of server errors (which can
 // quote raw request bytes) is neither shown nor logged.
 func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
+	err = s.unsaved(err)
 	status := statusOf(err)
 	msg := publicMessage(err, status)
 	defer func() {
@@ -97,7 +98,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
 	if !errors.As(err, &fe) { // a server error's text may quote the request: not logged
 		attrs = append(attrs, "err", err)
 	}
-	if status >= 500 {
+	if err == errCannotSave {
+		// Said once a minute by whoever noted it (Deps.CannotSave).
+	} else if status >= 500 {
 		s.log.Error("request failed", attrs...)
 	} else {
 		s.log.Info("request refused", attrs...)
@@ -124,6 +127,18 @@ func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
 		return c.Status(status).SendString(msg)
 	}
 	return nil
+}
+
+// errCannotSave answers a request the database could not write.
+var errCannotSave = bff.Errorf(bff.EUNAVAILABLE, bff.MsgCannotSave)
+
+// unsaved is errCannotSave when err is the database refusing writes, else
+// err.
+func (s *Server) unsaved(err error) error {
+	if err != nil && err != errCannotSave && s.deps.CannotSave != nil && s.deps.CannotSave(err) {
+		return errCannotSave
+	}
+	return err
 }
 
 // publicMessage is what the person sees for err: a *bff.Error's own

@@ -81,6 +81,12 @@ type Deps struct {
 	// (the clinician area's Scenarios section); nil shows no section and
 	// its routes answer 404.
 	Scenarios scenarios.Service
+	// CannotSave reports whether err is the database refusing writes (its
+	// disk full, read-only): the person then gets a 503 saying nothing was
+	// sent, with what they typed kept, and the error is not logged per
+	// request (the caller notes it, for /readyz and a log line a minute).
+	// nil: never.
+	CannotSave func(err error) bool
 }
 
 // New builds the web front; Listen starts serving.

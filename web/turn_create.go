@@ -47,7 +47,7 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 		t, err := s.patients.SendTurn(c.UserContext(), owner, id, message, submission)
 		if err != nil {
 			refund()
-			return err
+			return s.unsaved(err)
 		}
 		html, ferr := fragment(c.UserContext(), templates.TurnItem(turnView(t, s.csrfToken(c))))
 		if ferr != nil {
@@ -62,7 +62,7 @@ func (s *Server) createTurn(c *fiber.Ctx) error {
 	t, err := s.patients.SendTurnBlocking(c.UserContext(), owner, id, message, submission)
 	if err != nil {
 		refund()
-		return s.refusedTurnPage(c, owner, id, message, err)
+		return s.refusedTurnPage(c, owner, id, message, s.unsaved(err))
 	}
 	// No script will follow the stream: wait for the reply (a turn takes up
 	// to the gateway's 240 s), then show the page.

@@ -56,9 +56,25 @@ func (t *turnStream) run(w *eventStream) {
 	events, found := t.s.patients.FollowTurn(ctx, t.intakeID, t.index, t.after)
 	if !found {
 		// The turn's stream is gone (it ended long ago, or the app
-		// restarted): answer from the store.
-		t.settledFromStore(w, t.after+1)
-		return
+		// restarted): answer from the store. Or the turn runs on another
+		// replica that has not logged its first events yet (it does within
+		// 100 ms): wait for them here rather than end the stream, which
+		// the browser would open again only after the retry hint, to get
+		// the reply's start in one burst.
+		wait := time.NewTicker(followPoll)
+		defer wait.Stop()
+		for tries := 0; !found; tries++ {
+			if t.settledFromStore(w, t.after+1) || tries == followTries {
+				return
+			}
+			select {
+			case <-wait.C:
+			case <-t.s.done:
+				w.write("retry: 1000\n\n")
+				return
+			}
+			events, found = t.s.patients.FollowTurn(ctx, t.intakeID, t.index, t.after)
+		}
 	}
 	heartbeat := time.NewTicker(t.s.cfg.Limits.Heartbeat)
 	defer heartbeat.Stop()
@@ -106,12 +122,23 @@ func (t *turnStream) send(w *eventStream, ev bff.Event) bool {
 	return w.write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, data))
 }
 
-// settledFromStore answers a reconnect for a turn whose stream is gone.
-func (t *turnStream) settledFromStore(w *eventStream, id int64) {
+// followPoll and followTries bound how long a stream waits for the first
+// events of a turn another replica runs: 5 s, then the browser retries.
+const (
+	followPoll  = 100 * time.Millisecond
+	followTries = 50
+)
+
+// settledFromStore answers a reconnect for a turn whose stream is gone. It
+// returns false, having sent nothing, while the turn is still pending.
+func (t *turnStream) settledFromStore(w *eventStream, id int64) bool {
 	ctx := context.Background()
 	in, turns, err := t.s.patients.Intake(ctx, t.owner, t.intakeID)
-	if err != nil || len(turns) < t.index || turns[t.index-1].Status.Pending() {
-		return // the browser retries in a moment
+	if err != nil || len(turns) < t.index {
+		return true // nothing to wait for: the browser retries in a moment
+	}
+	if turns[t.index-1].Status.Pending() {
+		return false
 	}
 	turn := turns[t.index-1]
 	name := bff.EventFinal
@@ -122,6 +149,7 @@ func (t *turnStream) settledFromStore(w *eventStream, id int64) {
 	raw, _ := json.Marshal(bff.SettledData{Index: turn.Index, Status: string(turn.Status), Message: turn.ErrorMessage,
 		Turn: turn, Intake: in, Choices: choices, Last: t.index == len(turns)})
 	t.send(w, bff.Event{ID: id, Name: name, Data: raw})
+	return true
 }
 
 // settledEvent is what the browser gets as a final or failed event: the

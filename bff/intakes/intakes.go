@@ -47,6 +47,15 @@ type Deps struct {
 	// Shared says other replicas use the same database: a start then takes
 	// over only turns whose lease ran out, instead of all pending ones.
 	Shared bool
+	// Presence, with Shared, takes a dead replica's turns over within
+	// seconds instead of a lease (nil: the store's, when it keeps one).
+	Presence bff.ReplicaPresence
+	// PresencePoll is how often the presence of the other replicas is
+	// read (0 = 500 ms); PresenceGrace how long a replica must stay gone,
+	// and this one present, before its turns are taken (0 = 2 s): a
+	// replica whose connection broke takes its presence again well within
+	// it, and after a database restart every replica has time to.
+	PresencePoll, PresenceGrace time.Duration
 }
 
 // Streams are the turns' event streams: a relay.Hub in one process, a
@@ -79,12 +88,22 @@ func New(d Deps) (*Patients, *Runner) {
 	if d.Lease == 0 {
 		d.Lease = 30 * time.Second
 	}
+	if d.Presence == nil && d.Shared {
+		d.Presence, _ = d.Turns.(bff.ReplicaPresence)
+	}
+	if d.PresencePoll == 0 {
+		d.PresencePoll = 500 * time.Millisecond
+	}
+	if d.PresenceGrace == 0 {
+		d.PresenceGrace = 2 * time.Second
+	}
 	if d.Replica == "" {
 		d.Replica = "replica-" + randomID()
 	}
 	r := &Runner{
 		client: d.Client, intakes: d.Intakes, turns: d.Turns, queue: d.Queue, hub: d.Hub, feed: d.Feed, now: d.Now, log: d.Logger,
 		replica: d.Replica, lease: d.Lease, shared: d.Shared,
+		presence: d.Presence, presencePoll: d.PresencePoll, presenceGrace: d.PresenceGrace,
 		handoffs: &handoffs.Reader{Client: d.Client, Store: d.Handoffs, Now: d.Now, Log: d.Logger},
 	}
 	r.base, r.abandon = context.WithCancel(context.Background())
@@ -131,6 +150,11 @@ type Runner struct {
 	replica  string        // the lease owner of the turns this replica runs
 	lease    time.Duration // how long a lease lasts without renewal
 	shared   bool          // other replicas share the database
+
+	presence      bff.ReplicaPresence // nil: leases alone
+	presencePoll  time.Duration
+	presenceGrace time.Duration
+	presentSince  atomic.Pointer[time.Time] // since this replica's presence is held; nil: not held
 
 	// base is the context of detached turns: cancelled only when Shutdown's
 	// grace period runs out.

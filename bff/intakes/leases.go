@@ -2,7 +2,10 @@ package intakes
 
 import (
 	"context"
+	"sync"
 	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
 )
 
 // claimBatch bounds the turns one sweep takes over.
@@ -12,7 +15,25 @@ const claimBatch = 32
 // replicas that died (their leases ran out), until ctx ends. A lease is
 // renewed every third of its length, in one statement for all the
 // replica's turns; the sweep runs as often.
+//
+// With a presence (Deps.Presence), it also holds this replica's and takes
+// over, within seconds, the turns of a replica whose presence is gone.
 func (r *Runner) Serve(ctx context.Context) {
+	if r.presence != nil {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() {
+			_ = r.presence.HoldPresence(ctx, r.replica, func(held bool) {
+				if !held {
+					r.presentSince.Store(nil)
+					return
+				}
+				now := r.now()
+				r.presentSince.Store(&now)
+			})
+		})
+		wg.Go(func() { r.watchPresence(ctx) })
+	}
 	tick := time.NewTicker(r.lease / 3)
 	defer tick.Stop()
 	for {
@@ -59,13 +80,75 @@ func (r *Runner) takeOver(ctx context.Context, stale time.Time) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	r.adopt(ts, "its lease ran out")
+	return len(ts), nil
+}
+
+// adopt works turns just claimed from another replica (or a previous run).
+func (r *Runner) adopt(ts []*bff.Turn, why string) {
 	for _, t := range ts {
 		r.log.Warn("taking over a turn left pending", "intake_id", t.IntakeID, "turn", t.Index,
-			"blocking", t.Blocking, "status", t.Status, "replica", r.replica)
+			"blocking", t.Blocking, "status", t.Status, "replica", r.replica, "why", why)
 		r.taken.Add(1)
 		r.launch(t, nil)
 	}
-	return len(ts), nil
+}
+
+// watchPresence takes over the turns of replicas whose presence has been
+// gone for the grace period, while this replica's own has been held that
+// long, until ctx ends. A replica merely slow (a pause, a long collection)
+// keeps its connection, so its presence, and its turns.
+func (r *Runner) watchPresence(ctx context.Context) {
+	tick := time.NewTicker(r.presencePoll)
+	defer tick.Stop()
+	goneSince := map[string]time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := r.now()
+		since := r.presentSince.Load()
+		if since == nil || now.Sub(*since) < r.presenceGrace || r.closing.Load() {
+			clear(goneSince) // cut off ourselves: the others may be fine
+			continue
+		}
+		names, err := r.presence.GoneReplicas(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Error("read which replicas are gone", "replica", r.replica, "err", err)
+			}
+			continue
+		}
+		var due []string
+		still := map[string]time.Time{}
+		for _, name := range names {
+			if name == r.replica {
+				continue
+			}
+			first, seen := goneSince[name]
+			if !seen {
+				first = now
+			}
+			still[name] = first
+			if now.Sub(first) >= r.presenceGrace {
+				due = append(due, name)
+			}
+		}
+		goneSince = still
+		if len(due) == 0 {
+			continue
+		}
+		ts, err := r.presence.ClaimTurnsOf(ctx, r.replica, due, now.Add(r.lease), claimBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Error("take over the turns of gone replicas", "replica", r.replica, "gone", due, "err", err)
+			}
+			continue
+		}
+		r.adopt(ts, "its replica is gone")
+	}
 }
 
 // TakenOver counts turns this replica took over from a dead one or a

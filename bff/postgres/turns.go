@@ -169,11 +169,16 @@ func (db *DB) ClaimStaleTurns(ctx context.Context, owner string, now, until time
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim stale turns: %w", err)
 	}
-	// RETURNING has no order of its own.
+	sortTurns(ts)
+	return ts, nil
+}
+
+// sortTurns orders claimed turns oldest first: RETURNING has no order of
+// its own.
+func sortTurns(ts []*bff.Turn) {
 	slices.SortFunc(ts, func(a, b *bff.Turn) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.IntakeID, b.IntakeID), cmp.Compare(a.Index, b.Index))
 	})
-	return ts, nil
 }
 
 // RenewLeases extends every lease owner holds on a pending turn to until,

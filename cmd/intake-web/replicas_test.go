@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,11 +21,10 @@ import (
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )
 
-// turnLease is the lease the replicas run on: they renew every lease/3 and
-// sweep as often, so a dead replica's turn is taken over within about 4/3
-// of it. 1 s passed too, even under -race; 2 s leaves A's renewals a
-// margin on a loaded machine (B must not take the turn while A lives).
-const turnLease = "2s"
+// turnLease is the lease the replicas run on: the default, so that a
+// takeover within seconds can only come from the replicas' presence
+// (bff.ReplicaPresence), never from the lease running out.
+const turnLease = "30s"
 
 // takeOverLine is what a replica logs when it takes a turn over.
 const takeOverLine = "taking over a turn left pending"
@@ -39,30 +39,167 @@ const replicaMessage = "I have had a sore throat for three days"
 // over and settles it from the service's handoff, never sending it again.
 // The conversation holds every message once, the engine ran once, and the
 // events B delivered have strictly increasing ids across reconnections.
+// Issue #26: B takes over within seconds, long before A's 30 s lease ends.
 func TestReplicasTakeOverATurnMidStream(t *testing.T) {
+	s := startReplicas(t, nil)
+	s.takeOverMidStream("killed (SIGKILL)", func() { s.kill() })
+}
+
+// TestReplicasTakeOverFromAReplicaCutFromTheDatabase: A's connections to
+// PostgreSQL go through a TCP proxy that the test cuts mid-turn (A's
+// process lives on, but reaches the database no more). B takes the turn
+// over within seconds and settles it once; A, reconnected afterwards,
+// neither settles it nor sends it again.
+func TestReplicasTakeOverFromAReplicaCutFromTheDatabase(t *testing.T) {
+	var cut *tcpProxy
+	s := startReplicas(t, func(dbURL string) string {
+		cut = startTCPProxy(t, dbURL)
+		return cut.url
+	})
+	s.takeOverMidStream("cut from PostgreSQL", func() {
+		s.checkAlive()
+		cut.cut()
+	})
+	cut.heal()
+	s.a.alive("its database connection came back")
+	if strings.Contains(s.a.log(), takeOverLine) {
+		t.Errorf("A took a turn over:\n%s", s.a.log())
+	}
+}
+
+// TestReplicasLeaveAPausedReplicaItsTurn: A is stopped (SIGSTOP, as a long
+// pause would) mid-turn for longer than the presence grace but less than
+// the lease; its connections stay open, so B leaves the turn to it, and A,
+// resumed, finishes it alone: the engine ran once, B took nothing over.
+func TestReplicasLeaveAPausedReplicaItsTurn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	s := startReplicas(t)
+	s := startReplicas(t, nil)
 	eventsURL := s.sendFirstMessage()
+	paused := false
+	seen, _, err := s.browser.follow(ctx, s.b.url+eventsURL, 0, func(ev sseEvent, seen []sseEvent) bool {
+		if ev.Name == "delta" && !paused {
+			paused = true
+			s.checkAlive()
+			if err := s.a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			// Four polls of B's beyond its 2 s grace: B would have taken
+			// the turn by now if a pause looked like death.
+			s.waitTakeOverChance(ctx, 3*time.Second)
+			if err := s.a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return false
+	})
+	if err != nil || !paused {
+		t.Fatalf("%v (paused %v); events %v", err, paused, names(seen))
+	}
+	if strings.Contains(s.b.log(), takeOverLine) {
+		t.Fatalf("B took the paused replica's turn over:\n%s", s.b.log())
+	}
+	checkIDs(t, seen)
+	if last := seen[len(seen)-1]; last.Name != "final" {
+		t.Fatalf("the turn settled %s: %s", last.Name, last.Data)
+	}
+	if st := s.sandbox.Service.Stats(); st.EngineRuns != 1 || st.Requests["turn"] != 1 {
+		t.Errorf("the sandbox ran the engine %d times on %d turn requests; want 1 and 1", st.EngineRuns, st.Requests["turn"])
+	}
+}
 
-	// Follow the turn on B; kill A at the first delta B relays.
-	var killedAt time.Time
+// TestReplicasFollowATurnFromItsStartOnAnotherReplica: the load balancer
+// sends the browser's event stream to B the moment A took the message,
+// before A logged any event. B's stream waits for them and delivers the
+// reply as it streams, in that one stream: ending it would make the
+// browser wait for the retry hint (2 s) and get the reply's start at once.
+func TestReplicasFollowATurnFromItsStartOnAnotherReplica(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := startReplicas(t, nil)
+	eventsURL := s.sendFirstMessage()
+	seen, streams, err := s.browser.follow(ctx, s.b.url+eventsURL, 0, nil)
+	if err != nil {
+		t.Fatalf("%v; events %v", err, names(seen))
+	}
+	if streams != 1 || seen[len(seen)-1].Name != "final" {
+		t.Fatalf("B delivered %v over %d streams, want the whole turn in one", names(seen), streams)
+	}
+	if n := strings.Count(strings.Join(names(seen), " "), "delta"); n < 3 {
+		t.Fatalf("B delivered %d deltas (%v), want the reply fragment by fragment", n, names(seen))
+	}
+	checkIDs(t, seen)
+}
+
+// TestReplicasRestartedUnderTheSameNameSettleTheLastRunsTurns: one
+// replica on PostgreSQL, with a fixed REPLICA_NAME (as a container
+// restarted in place has), is killed mid-turn and started again under the
+// same name. The new run settles the turn within seconds (the last run's
+// presence is gone), rather than renewing a lease nothing runs.
+func TestReplicasRestartedUnderTheSameNameSettleTheLastRunsTurns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := &replicas{t: t, dbURL: pgtest.URL(t), sandbox: startReplicaSandbox(t), browser: newReplicaBrowser(t)}
+	env := []string{
+		"INTAKE_BASE_URL=" + s.sandbox.URL, "INTAKE_API_KEY=" + s.sandbox.Service.Key(),
+		"TURN_LEASE=" + turnLease, "PACER_PER_MINUTE=-1", "REPLICA_NAME=replica-a", "DATABASE_URL=" + s.dbURL,
+	}
+	s.a = startProc(t, env...)
+	eventsURL := s.sendFirstMessage()
+	seen, _, err := s.browser.follow(ctx, s.a.url+eventsURL, 0, func(ev sseEvent, seen []sseEvent) bool {
+		return ev.Name == "delta"
+	})
+	if err != nil || indexOf(seen, "delta") < 0 {
+		t.Fatalf("no delta from A (%v): %v", err, names(seen))
+	}
+	if err := s.a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-s.a.exited
+	killed := time.Now()
+	again := startProc(t, env...)
+	for s.turnStatus(ctx) != "completed" {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the turn was not settled by the restarted replica (status %q):\n%s", s.turnStatus(context.Background()), again.log())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Logf("settled %v after the kill, by the replica restarted under the same name", time.Since(killed).Round(10*time.Millisecond))
+	if st := s.sandbox.Service.Stats(); st.EngineRuns != 1 || st.Requests["turn"] != 1 {
+		t.Errorf("the sandbox ran the engine %d times on %d turn requests; want 1 and 1", st.EngineRuns, st.Requests["turn"])
+	}
+}
+
+// takeOverMidStream sends the first message on A and follows the reply on
+// B; at B's first delta it interrupts A (how says how), then requires B to
+// take the turn over and settle it once, with ids strictly increasing.
+func (s *replicas) takeOverMidStream(how string, interrupt func()) {
+	t := s.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	eventsURL := s.sendFirstMessage()
+	var at time.Time
 	seen, streams, err := s.browser.follow(ctx, s.b.url+eventsURL, 0, func(ev sseEvent, seen []sseEvent) bool {
-		if ev.Name == "delta" && killedAt.IsZero() {
-			s.kill(seen)
-			killedAt = time.Now()
-			t.Logf("killed A after event %d (%s) reached B", ev.ID, ev.Name)
+		if ev.Name == "delta" && at.IsZero() {
+			if indexOf(seen, "completed") >= 0 {
+				t.Fatalf("the reply was complete before A could be interrupted: make the sandbox slower (events %v)", names(seen))
+			}
+			interrupt()
+			at = time.Now()
+			t.Logf("A %s after event %d (%s) reached B", how, ev.ID, ev.Name)
 		}
 		return false
 	})
 	if err != nil {
 		t.Fatalf("%v; events %v", err, names(seen))
 	}
-	if killedAt.IsZero() {
+	if at.IsZero() {
 		t.Fatalf("B relayed no delta before the turn settled: events %v", names(seen))
 	}
-	t.Logf("events on B: %v over %d stream(s); settled %v after A was killed (lease %s)",
-		names(seen), streams, time.Since(killedAt).Round(10*time.Millisecond), turnLease)
+	t.Logf("events on B: %v over %d stream(s); settled %v after A was %s (lease %s)",
+		names(seen), streams, time.Since(at).Round(10*time.Millisecond), how, turnLease)
 	checkIDs(t, seen)
 	s.checkSettledOnce(ctx, seen[len(seen)-1])
 }
@@ -80,13 +217,16 @@ func TestReplicasTakeOverATurnMidStream(t *testing.T) {
 func TestReplicasContinueEventIDsAfterTakeOver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	s := startReplicas(t)
+	s := startReplicas(t, nil)
 	eventsURL := s.sendFirstMessage()
 
 	killed := false
 	seenOnA, _, err := s.browser.follow(ctx, s.a.url+eventsURL, 0, func(ev sseEvent, seen []sseEvent) bool {
 		if ev.Name == "delta" {
-			s.kill(seen)
+			if indexOf(seen, "completed") >= 0 {
+				t.Fatalf("the reply was complete before A could be killed: make the sandbox slower (events %v)", names(seen))
+			}
+			s.kill()
 			killed = true
 		}
 		return killed // A is gone: stop following it
@@ -129,16 +269,54 @@ type replicas struct {
 	intakeID string
 }
 
-func startReplicas(t *testing.T) *replicas {
+// startReplicas starts the sandbox and the two replicas; viaA, if set,
+// gives the database URL replica A uses instead of the database's own.
+func startReplicas(t *testing.T, viaA func(dbURL string) string) *replicas {
 	t.Helper()
 	s := &replicas{t: t, dbURL: pgtest.URL(t), sandbox: startReplicaSandbox(t), browser: newReplicaBrowser(t)}
 	env := []string{
-		"DATABASE_URL=" + s.dbURL, "INTAKE_BASE_URL=" + s.sandbox.URL, "INTAKE_API_KEY=" + s.sandbox.Service.Key(),
+		"INTAKE_BASE_URL=" + s.sandbox.URL, "INTAKE_API_KEY=" + s.sandbox.Service.Key(),
 		"TURN_LEASE=" + turnLease, "PACER_PER_MINUTE=-1",
 	}
-	s.a = startProc(t, append(env, "REPLICA_NAME=replica-a")...)
-	s.b = startProc(t, append(env, "REPLICA_NAME=replica-b")...)
+	urlA := s.dbURL
+	if viaA != nil {
+		urlA = viaA(s.dbURL)
+	}
+	s.a = startProc(t, append(env, "REPLICA_NAME=replica-a", "DATABASE_URL="+urlA)...)
+	s.b = startProc(t, append(env, "REPLICA_NAME=replica-b", "DATABASE_URL="+s.dbURL)...)
 	return s
+}
+
+// checkAlive fails the test if B took the turn over while A was alive.
+func (s *replicas) checkAlive() {
+	s.t.Helper()
+	if strings.Contains(s.b.log(), takeOverLine) {
+		s.t.Fatalf("B took the turn over while A was alive and connected:\n%s", s.b.log())
+	}
+}
+
+// waitTakeOverChance gives B's presence watch d to take the turn, polling
+// the turn's lease owner in the database: it returns early, failing the
+// test, if B takes it.
+func (s *replicas) waitTakeOverChance(ctx context.Context, d time.Duration) {
+	s.t.Helper()
+	until := time.Now().Add(d)
+	for time.Now().Before(until) {
+		var owner string
+		if err := s.query(ctx, func(conn *pgx.Conn) error {
+			return conn.QueryRow(ctx, `SELECT lease_owner FROM turns WHERE intake_id = $1 AND idx = 1`, s.intakeID).Scan(&owner)
+		}); err != nil {
+			s.t.Fatalf("the turn's lease: %v", err)
+		}
+		if !strings.HasPrefix(owner, "replica-a.") && owner != "" {
+			s.t.Fatalf("the paused replica's turn went to %q", owner)
+		}
+		select {
+		case <-ctx.Done():
+			s.t.Fatal(ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // sendFirstMessage starts an intake on A (the start page, its form with the
@@ -178,15 +356,10 @@ func (s *replicas) sendFirstMessage() string {
 
 // kill sends A SIGKILL (no shutdown, nothing flushed) mid-turn, and waits
 // for it to be gone.
-func (s *replicas) kill(seen []sseEvent) {
+func (s *replicas) kill() {
 	t := s.t
 	t.Helper()
-	if indexOf(seen, "completed") >= 0 {
-		t.Fatalf("the reply was complete before A could be killed: make the sandbox slower (events %v)", names(seen))
-	}
-	if strings.Contains(s.b.log(), takeOverLine) {
-		t.Fatalf("B took the turn over while A was alive: the lease (%s) is too short for this machine", turnLease)
-	}
+	s.checkAlive()
 	if err := s.a.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -167,10 +167,19 @@ func (a *App) assemble(ctx context.Context) error {
 		a.sharedFeed = relay.NewSharedFeed(feed, replicaName(cfg), pg.NotifyIntakeChanged, a.log.With("component", "relay"))
 		streams, announce = a.replicated, a.sharedFeed
 	}
+	// With other replicas, this process's turns are leased to a name of
+	// its own run: a replica restarted under the same name (a container's
+	// host and pid 1, a fixed REPLICA_NAME) finds the last run's turns
+	// gone, and takes them over within seconds, instead of renewing leases
+	// on turns nothing runs.
+	runName := replicaName(cfg)
+	if shared {
+		runName += "." + randomHex(3)
+	}
 	var patients *intakes.Patients
 	patients, a.runner = intakes.New(intakes.Deps{
 		Client: a.client, Intakes: a.db, Turns: a.db, Handoffs: a.db, Hub: streams, Feed: announce,
-		Now: cfg.Now, Logger: a.log.With("component", "turns"), Replica: replicaName(cfg), Shared: shared, Lease: cfg.TurnLease,
+		Now: cfg.Now, Logger: a.log.With("component", "turns"), Replica: runName, Shared: shared, Lease: cfg.TurnLease,
 		IntakeQuota: func(ctx context.Context) error { return a.budget.checkQuota(ctx, intakeapi.OpCreateIntake) },
 	})
 	reviews := review.New(review.Deps{
@@ -185,7 +194,9 @@ func (a *App) assemble(ctx context.Context) error {
 		return err
 	}
 	a.sstore = newSessionStore(a.db)
-	a.ready = &readiness{db: a.db, client: a.client, answered: m, probeEvery: 5 * time.Minute}
+	save := &saveWatch{unwritable: unwritable(a.db), probe: a.db.ProbeWrite, log: a.log.With("component", "database"),
+		now: now(cfg.Now), probeFailing: 2 * time.Second, probeFine: 30 * time.Second}
+	a.ready = &readiness{db: a.db, save: save, client: a.client, answered: m, probeEvery: 5 * time.Minute}
 	registerServiceMetrics(reg, a.runner, a.budget.stats, func() int { return hub.Subscribers() + feed.Subscribers() })
 	var faults bff.FaultArmer
 	if cfg.SandboxFaults {
@@ -195,7 +206,7 @@ func (a *App) assemble(ctx context.Context) error {
 	a.Server, err = web.New(cfg.Config, web.Deps{
 		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Sessions: a.sstore, CSRFKey: csrfKey,
 		FlashHashKey: flashHash, FlashBlockKey: flashBlock,
-		Release: a.client.Release, Ready: a.ready.check, Faults: faults,
+		Release: a.client.Release, Ready: a.ready.check, Faults: faults, CannotSave: save.refused,
 		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),
 	})
 	return err
@@ -250,7 +261,8 @@ func (a *App) closeStores() {
 }
 
 // demoClinician creates the demo account on a database with no clinicians,
-// and logs its password this once: it is never stored in clear.
+// and logs its password this once: it is never stored in clear. It is
+// idempotent: a replica that loses the race to create it carries on.
 func (a *App) demoClinician(ctx context.Context) error {
 	if !a.cfg.Embedded {
 		return errors.New("a demo clinician is only created with the embedded sandbox")
@@ -268,6 +280,13 @@ func (a *App) demoClinician(ctx context.Context) error {
 	}
 	password := randomHex(12)
 	if _, err := a.accounts.AddClinician(ctx, "demo", password); err != nil {
+		// Replicas starting together on one database all saw no clinician:
+		// one created the account, and its password is in that one's log.
+		if _, found := a.accounts.ActiveClinician(ctx, "demo"); found == nil {
+			a.log.Info("another replica created the demo clinician at the same moment; its log shows the password",
+				"username", "demo")
+			return nil
+		}
 		return fmt.Errorf("create the demo clinician: %w", err)
 	}
 	a.log.Warn("created a demo clinician for the embedded sandbox; the password is shown only now",

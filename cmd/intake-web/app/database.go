@@ -29,6 +29,7 @@ type database interface {
 	bff.TurnQueue
 	Secret(ctx context.Context, name string, size int) ([]byte, error)
 	Ping(ctx context.Context) error
+	ProbeWrite(ctx context.Context) error
 	Close() error
 }
 
@@ -77,6 +78,18 @@ func openDatabase(ctx context.Context, cfg Config, log *slog.Logger) (database, 
 		return nil, fmt.Errorf("open database %s: %w", cfg.DatabasePath, err)
 	}
 	return db, nil
+}
+
+// unwritable is the adapter's test of an error for the database refusing
+// writes (a full disk, read-only).
+func unwritable(db database) func(error) (string, bool) {
+	switch db.(type) {
+	case *postgres.DB:
+		return postgres.Unwritable
+	case *sqlite.DB:
+		return sqlite.Unwritable
+	}
+	panic(fmt.Sprintf("app: no test of unwritable errors for %T", db))
 }
 
 // newSessionStore keeps sessions in the app's database.

@@ -13,6 +13,7 @@ import (
 // answered since: every probe spends one of the key's six requests a minute.
 type readiness struct {
 	db         interface{ Ping(context.Context) error }
+	save       *saveWatch
 	client     *intakeapi.Client
 	answered   *upstreamMetrics
 	probeEvery time.Duration
@@ -29,8 +30,17 @@ func (r *readiness) check(ctx context.Context) (map[string]string, bool) {
 	if err := r.db.Ping(ctx); err != nil {
 		ready = false
 		checks["database"] = "unreachable"
+	} else if reason := r.save.state(ctx); reason != "" {
+		ready = false
+		checks["database"] = "cannot save: " + reason
 	} else {
 		checks["database"] = "ok"
+	}
+	if !ready {
+		// The key's budget lives in the database: a probe now would fail
+		// on it, and be taken for the upstream's failure.
+		checks["upstream"] = "not probed: the database is not usable"
+		return checks, false
 	}
 	switch err := r.upstream(ctx); {
 	case err == nil:
@@ -56,6 +66,9 @@ func (r *readiness) upstream(ctx context.Context) error {
 	_, _, err := r.client.Health(intakeapi.WithPriority(ctx, intakeapi.PriorityBackground))
 	if ctx.Err() != nil {
 		return ctx.Err() // waiting for a slot: try again next time
+	}
+	if err != nil && r.db.Ping(ctx) != nil {
+		return err // the database went meanwhile (the budget's gate failed): not the upstream's word
 	}
 	r.probedAt, r.probeErr = time.Now(), err
 	return err
