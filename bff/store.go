@@ -13,6 +13,20 @@ import (
 // a uniqueness clash is an *Error with ECONFLICT; anything else is an
 // internal error (wrapped, never shown). Methods honour ctx.
 
+// Stores is every store interface of the core: what a store adapter
+// implements, what the app runs on, and what bff/storetest tests.
+type Stores interface {
+	IntakeStore
+	TurnStore
+	HandoffStore
+	ClinicianStore
+	ReviewStore
+	AuditStore
+	SignInFailureStore
+	WorklistStore
+	TurnQueue
+}
+
 // IntakeStore keeps intakes.
 type IntakeStore interface {
 	// CreateIntake inserts in; ECONFLICT if the id exists.

@@ -12,18 +12,8 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 )
 
-// Stores is every store interface an adapter implements.
-type Stores interface {
-	bff.IntakeStore
-	bff.TurnStore
-	bff.HandoffStore
-	bff.ClinicianStore
-	bff.ReviewStore
-	bff.AuditStore
-	bff.SignInFailureStore
-	bff.WorklistStore
-	bff.TurnQueue
-}
+// Stores is every store interface an adapter implements: the core's list.
+type Stores = bff.Stores
 
 // Opener opens a fresh, empty store whose CreateTurn takes its times from
 // now, closed when t ends.

@@ -22,7 +22,6 @@ import (
 	"github.com/clinical-intake/intake-web/bff/accounts"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/intakes"
-	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/postgres"
 	"github.com/clinical-intake/intake-web/bff/relay"
 	"github.com/clinical-intake/intake-web/bff/review"
@@ -37,12 +36,10 @@ type App struct {
 
 	cfg      Config
 	log      *slog.Logger
-	db       database
-	sstore   sessionStore
+	db       *backend
 	runner   *intakes.Runner
 	accounts *accounts.Service
 	client   *intakeapi.Client
-	pacer    *pacer.Pacer // one replica's budget (nil with PostgreSQL)
 	budget   keyBudget
 	// scenarios plays scenario runs; closeScenarioSandbox stops the
 	// limitless sandbox they play on, when they do.
@@ -65,15 +62,15 @@ func (a *App) serve(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.runner.Serve(ctx) })
 	wg.Go(func() { a.scenarios.Serve(ctx) })
-	if pg, ok := a.db.(*postgres.DB); ok {
+	if sh := a.db.shared; sh != nil {
 		wg.Go(func() { a.replicated.Run(ctx) })
 		// The event log is for following running turns: a day is plenty.
 		pruner := sweep.Every(time.Hour, func(ctx context.Context) (int64, error) {
-			return pg.PruneTurnEvents(ctx, time.Now().Add(-24*time.Hour))
+			return sh.pruneEvents(ctx, time.Now().Add(-24*time.Hour))
 		}, a.log.With("component", "turn-events"))
 		wg.Go(func() { <-ctx.Done(); pruner.Stop() })
 		wg.Go(func() {
-			_ = pg.Listen(ctx, postgres.Notifications{
+			_ = sh.listen(ctx, postgres.Notifications{
 				TurnEvents:    a.replicated.Wake,
 				IntakeChanged: a.sharedFeed.Receive,
 				Reconnected: func() {
@@ -97,7 +94,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 		cfg.Logger = log
 	}
-	db, err := openDatabase(ctx, cfg, log)
+	db, err := openBackend(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +103,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.closeStores()
 		return nil, err
 	}
-	if a.pacer != nil {
-		if err := a.pacer.Restore(ctx); err != nil { // the window and today's counts, before Recover sends anything
+	if a.budget.restore != nil {
+		if err := a.budget.restore(ctx); err != nil { // the window and today's counts, before Recover sends anything
 			a.closeStores()
 			return nil, fmt.Errorf("read back the pacer's journal: %w", err)
 		}
@@ -150,7 +147,7 @@ func (a *App) assemble(ctx context.Context) error {
 	}
 	reg := prometheus.NewRegistry()
 	m := newUpstreamMetrics(reg)
-	a.budget = a.newBudget()
+	a.budget = a.db.budget(cfg, a.log)
 	a.client, err = intakeapi.New(intakeapi.Config{
 		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: timedGate{Gate: a.budget.Gate, wait: m.gateWait},
 		Logger: a.log.With("component", "intakeapi"), Observer: m.observe,
@@ -161,10 +158,10 @@ func (a *App) assemble(ctx context.Context) error {
 	hub, feed := relay.NewHub(10*time.Minute, nil), relay.NewFeed(200)
 	var streams intakes.Streams = hub
 	var announce bff.Announcer = feed
-	pg, shared := a.db.(*postgres.DB)
+	shared := a.db.shared != nil
 	if shared {
-		a.replicated = relay.NewReplicated(hub, pg, a.log.With("component", "relay"), 100*time.Millisecond)
-		a.sharedFeed = relay.NewSharedFeed(feed, replicaName(cfg), pg.NotifyIntakeChanged, a.log.With("component", "relay"))
+		a.replicated = relay.NewReplicated(hub, a.db.shared.events, a.log.With("component", "relay"), 100*time.Millisecond)
+		a.sharedFeed = relay.NewSharedFeed(feed, replicaName(cfg), a.db.shared.notifyIntakeChanged, a.log.With("component", "relay"))
 		streams, announce = a.replicated, a.sharedFeed
 	}
 	// With other replicas, this process's turns are leased to a name of
@@ -176,10 +173,14 @@ func (a *App) assemble(ctx context.Context) error {
 	if shared {
 		runName += "." + randomHex(3)
 	}
+	var presence bff.ReplicaPresence
+	if shared {
+		presence = a.db.shared.presence
+	}
 	var patients *intakes.Patients
 	patients, a.runner = intakes.New(intakes.Deps{
 		Client: a.client, Intakes: a.db, Turns: a.db, Handoffs: a.db, Hub: streams, Feed: announce,
-		Now: cfg.Now, Logger: a.log.With("component", "turns"), Replica: runName, Shared: shared, Lease: cfg.TurnLease,
+		Now: cfg.Now, Logger: a.log.With("component", "turns"), Replica: runName, Shared: shared, Presence: presence, Lease: cfg.TurnLease,
 		IntakeQuota: func(ctx context.Context) error { return a.budget.checkQuota(ctx, intakeapi.OpCreateIntake) },
 	})
 	reviews := review.New(review.Deps{
@@ -193,8 +194,7 @@ func (a *App) assemble(ctx context.Context) error {
 	if err := a.newScenarios(ctx); err != nil {
 		return err
 	}
-	a.sstore = newSessionStore(a.db)
-	save := &saveWatch{unwritable: unwritable(a.db), probe: a.db.ProbeWrite, log: a.log.With("component", "database"),
+	save := &saveWatch{unwritable: a.db.unwritable, probe: a.db.ProbeWrite, log: a.log.With("component", "database"),
 		now: now(cfg.Now), probeFailing: 2 * time.Second, probeFine: 30 * time.Second}
 	a.ready = &readiness{db: a.db, save: save, client: a.client, answered: m, probeEvery: 5 * time.Minute}
 	registerServiceMetrics(reg, a.runner, a.budget.stats, func() int { return hub.Subscribers() + feed.Subscribers() })
@@ -204,7 +204,7 @@ func (a *App) assemble(ctx context.Context) error {
 			log: a.log.With("component", "faults"), now: now(cfg.Now)}
 	}
 	a.Server, err = web.New(cfg.Config, web.Deps{
-		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Sessions: a.sstore, CSRFKey: csrfKey,
+		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Sessions: a.db.sessions, CSRFKey: csrfKey,
 		FlashHashKey: flashHash, FlashBlockKey: flashBlock,
 		Release: a.client.Release, Ready: a.ready.check, Faults: faults, CannotSave: save.refused,
 		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),
@@ -250,9 +250,7 @@ func (a *App) stopServing() {
 
 func (a *App) closeStores() {
 	a.stopServing()
-	if a.sstore != nil {
-		a.sstore.StopCleanup()
-	}
+	a.db.sessions.StopCleanup()
 	if a.closeScenarioSandbox != nil {
 		a.closeScenarioSandbox()
 		a.closeScenarioSandbox = nil

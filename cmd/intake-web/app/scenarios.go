@@ -7,9 +7,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacing"
-	"github.com/clinical-intake/intake-web/bff/postgres"
 	"github.com/clinical-intake/intake-web/bff/scenarioruns"
-	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )
@@ -56,16 +54,12 @@ func LimitlessSandbox(ctx context.Context, log *slog.Logger, voice string) (clie
 // embedded sandbox), else through the app's client and the key's budget.
 func (a *App) newScenarios(ctx context.Context) error {
 	cfg := a.cfg
-	store, ok := a.db.(scenarios.RunStore)
-	if !ok {
-		return fmt.Errorf("the database %T keeps no scenario runs", a.db)
-	}
 	d := scenarioruns.Deps{
-		Store: store, Audit: a.db, Client: a.client, Target: cfg.ScenarioTarget,
+		Store: a.db, Audit: a.db, Client: a.client, Target: cfg.ScenarioTarget,
 		Reserve: cfg.PatientReserve, PerMinute: cfg.PacerPerMinute, Parallel: cfg.ScenarioParallel, Replica: replicaName(cfg),
 		Lease: cfg.TurnLease, Now: cfg.Now, Logger: a.log.With("component", "scenarios"),
 	}
-	_, d.Shared = a.db.(*postgres.DB)
+	d.Shared = a.db.shared != nil
 	if d.Target == "" {
 		d.Target = scenarioruns.TargetService
 		if cfg.Embedded {
