@@ -54,9 +54,11 @@ type junitCase struct {
 	Skipped   *junitSkipped `xml:"skipped"`
 }
 
-// junitSkipped has a message only: the Ant schema allows no type on it.
+// junitSkipped says why in its text: Jenkins's older junit-4 schema allows
+// no attribute on it (the newer junit-10 a message), and text is valid in
+// both.
 type junitSkipped struct {
-	Message string `xml:"message,attr,omitempty"`
+	Text string `xml:",chardata"`
 }
 
 type junitProblem struct {
@@ -140,7 +142,7 @@ func WriteJUnit(w io.Writer, r *Report, j JUnit) error {
 			c.Failure = &junitProblem{Message: strings.Join(why, "; "), Type: typ, Text: text}
 		case o.SimulatorLimited:
 			s.Skipped++
-			c.Skipped = &junitSkipped{Message: fmt.Sprintf("simulator-limited: %d of %d engine questions understood", x.Understood, x.Questions)}
+			c.Skipped = &junitSkipped{Text: fmt.Sprintf("simulator-limited: %d of %d engine questions understood", x.Understood, x.Questions)}
 		}
 		s.Cases = append(s.Cases, c)
 	}
