@@ -210,10 +210,11 @@ func (s *replicas) takeOverMidStream(how string, interrupt func()) {
 // turn over: B never mirrored the turn, so the ids it continues with come
 // from the event log alone. The browser sees each event once, in order.
 //
-// It fails today: A hands each event to its own followers at once and to
-// the log within 100 ms (relay.Replicated), so events A's browser saw were
-// never logged; B numbers its events after the last logged one, reusing
-// those ids, and the browser's Last-Event-ID hides B's final event.
+// It guards against ids reused after a takeover: were events A's browser
+// saw never logged (A hands them to its followers at once, to the log
+// within 100 ms), B would number its events after the last logged one,
+// reusing those ids, and the browser's Last-Event-ID would hide B's final
+// event.
 func TestReplicasContinueEventIDsAfterTakeOver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
