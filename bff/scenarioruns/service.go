@@ -65,7 +65,8 @@ type Deps struct {
 	Parallel int
 	// Replica names this process in leases; Shared says other replicas
 	// use the same store (without, a run's lease left by a previous
-	// process is taken back at once).
+	// process is taken back at once). With Shared, leases go to Replica
+	// and a suffix of this process's own (see New).
 	Replica string
 	Shared  bool
 	Lease   time.Duration // 0: 30 s
@@ -105,6 +106,16 @@ func New(d Deps) (*Service, error) {
 	}
 	if d.Target == "" {
 		d.Target = TargetService
+	}
+	if d.Shared {
+		// Runs are leased to this process, not to the replica's name
+		// alone: a replica restarted under the same name (a container's
+		// host and pid 1, a fixed REPLICA_NAME) would otherwise renew the
+		// lease of the run its dead process held, and no replica would
+		// ever play that run again. The turns' leases do the same.
+		b := make([]byte, 3)
+		_, _ = rand.Read(b)
+		d.Replica += "." + hex.EncodeToString(b)
 	}
 	s := &Service{d: d, now: d.Now, log: d.Logger, suites: append([]*scenarios.Suite{all}, parts...), wake: make(chan struct{}, 1)}
 	if s.now == nil {

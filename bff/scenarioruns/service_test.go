@@ -191,20 +191,24 @@ type runStore interface {
 // driven once (the interrupted one comes back as a replay), and the
 // report is the one an uninterrupted run gives. On SQLite the second
 // process is the app restarted; on PostgreSQL another replica, which takes
-// the run over once the dead one's lease runs out.
+// the run over once the dead one's lease runs out, or the same replica
+// restarted under its name (it must not keep the dead process's lease
+// alive, or the run is never played again).
 func TestRestartResumesWithoutDrivingTwice(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { testRestart(t, mustOpenDB(t), false) })
-	t.Run("postgres", func(t *testing.T) {
-		db, err := postgres.Open(t.Context(), pgtest.URL(t), slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		testRestart(t, db, true)
-	})
+	t.Run("sqlite", func(t *testing.T) { testRestart(t, mustOpenDB(t), false, "second") })
+	for _, second := range []string{"second", "first"} {
+		t.Run("postgres, then "+second, func(t *testing.T) {
+			db, err := postgres.Open(t.Context(), pgtest.URL(t), slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			testRestart(t, db, true, second)
+		})
+	}
 }
 
-func testRestart(t *testing.T, db runStore, shared bool) {
+func testRestart(t *testing.T, db runStore, shared bool, secondName string) {
 	eng := newEngine(t)
 	suite := smallSuite(t, 4)
 	lease := 30 * time.Second
@@ -242,7 +246,7 @@ func testRestart(t *testing.T, db runStore, shared bool) {
 		t.Fatalf("the run ended before the kill (%s, %d played): the test kills nothing", got.State, got.Played)
 	}
 
-	second := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox, Replica: "second", Shared: shared, Lease: lease})
+	second := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox, Replica: secondName, Shared: shared, Lease: lease})
 	serveUntil(t, second, func() bool { return runState(t, db, r.ID).State == scenarios.RunDone })
 
 	driven, replays, intakes, total := eng.counts()
