@@ -227,6 +227,16 @@ func TestStreamsPerSessionAreCapped(t *testing.T) {
 	if status, _, _ := doc.openStream("/clinician/events"); status != http.StatusTooManyRequests {
 		t.Fatalf("a third stream: %d, want 429", status)
 	}
+	// The refusal says when to try again, in the header clients read.
+	res, err := doc.http.Get(a.web.URL + "/clinician/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "5" {
+		t.Errorf("a third stream: %d with Retry-After %q, want 429 with 5", res.StatusCode, res.Header.Get("Retry-After"))
+	}
 	// Another browser has its own slots.
 	other := a.browser()
 	other.signIn("dr.ada", clinPassword)

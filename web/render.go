@@ -82,7 +82,7 @@ func statusOf(err error) int {
 // quote raw request bytes) is neither shown nor logged.
 func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
 	err = s.unsaved(err)
-	status := statusOf(err)
+	status := refusal(c, err) // with its Retry-After, when it has one
 	msg := publicMessage(err, status)
 	defer func() {
 		if v := recover(); v != nil {
@@ -105,7 +105,6 @@ func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
 	} else {
 		s.log.Info("request refused", attrs...)
 	}
-	refusal(c, err)
 	if wantsJSON(c) {
 		return c.Status(status).JSON(fiber.Map{"error": fiber.Map{"code": errorCode(err, status), "message": msg, "field": fieldOf(err)}})
 	}

@@ -37,6 +37,7 @@ type App struct {
 	cfg      Config
 	log      *slog.Logger
 	db       *backend
+	sstore   sessionStore // nil until assembled
 	runner   *intakes.Runner
 	accounts *accounts.Service
 	client   *intakeapi.Client
@@ -194,6 +195,7 @@ func (a *App) assemble(ctx context.Context) error {
 	if err := a.newScenarios(ctx); err != nil {
 		return err
 	}
+	a.sstore = a.db.sessions()
 	save := &saveWatch{unwritable: a.db.unwritable, probe: a.db.ProbeWrite, log: a.log.With("component", "database"),
 		now: now(cfg.Now), probeFailing: 2 * time.Second, probeFine: 30 * time.Second}
 	a.ready = &readiness{db: a.db, save: save, client: a.client, answered: m, probeEvery: 5 * time.Minute}
@@ -204,7 +206,7 @@ func (a *App) assemble(ctx context.Context) error {
 			log: a.log.With("component", "faults"), now: now(cfg.Now)}
 	}
 	a.Server, err = web.New(cfg.Config, web.Deps{
-		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Sessions: a.db.sessions, CSRFKey: csrfKey,
+		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Sessions: a.sstore, CSRFKey: csrfKey,
 		FlashHashKey: flashHash, FlashBlockKey: flashBlock,
 		Release: a.client.Release, Ready: a.ready.check, Faults: faults, CannotSave: save.refused,
 		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),
@@ -250,7 +252,9 @@ func (a *App) stopServing() {
 
 func (a *App) closeStores() {
 	a.stopServing()
-	a.db.sessions.StopCleanup()
+	if a.sstore != nil {
+		a.sstore.StopCleanup()
+	}
 	if a.closeScenarioSandbox != nil {
 		a.closeScenarioSandbox()
 		a.closeScenarioSandbox = nil

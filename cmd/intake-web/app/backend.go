@@ -25,8 +25,10 @@ import (
 // app asks which database it has.
 type backend struct {
 	database
-	// sessions keeps the identity sessions in the same database.
-	sessions sessionStore
+	// sessions keeps the identity sessions in the same database; its
+	// cleanup runs from when it is made (the app's assembly, not the
+	// command line's account commands).
+	sessions func() sessionStore
 	// unwritable says whether an error is the database refusing writes
 	// (a full disk, read-only), and why.
 	unwritable func(error) (string, bool)
@@ -89,7 +91,6 @@ func OpenDatabase(ctx context.Context, cfg Config, log *slog.Logger) (AccountsDB
 	if err != nil {
 		return nil, err
 	}
-	b.sessions.StopCleanup()
 	return b.database, nil
 }
 
@@ -103,7 +104,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 		}
 		return &backend{
 			database:   db,
-			sessions:   postgres.NewSessionStoreWithCleanup(db, 10*time.Minute),
+			sessions:   func() sessionStore { return postgres.NewSessionStoreWithCleanup(db, 10*time.Minute) },
 			unwritable: postgres.Unwritable,
 			budget: func(cfg Config, log *slog.Logger) keyBudget {
 				b := postgres.NewBudget(db.Pool(), postgres.BudgetConfig{
@@ -124,7 +125,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 	}
 	return &backend{
 		database:   db,
-		sessions:   sqlite.NewSessionStoreWithCleanup(db, 10*time.Minute),
+		sessions:   func() sessionStore { return sqlite.NewSessionStoreWithCleanup(db, 10*time.Minute) },
 		unwritable: sqlite.Unwritable,
 		budget: func(cfg Config, log *slog.Logger) keyBudget {
 			p := pacer.New(pacer.Config{
