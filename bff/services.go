@@ -1,9 +1,13 @@
 package bff
 
-import "context"
+import (
+	"context"
+
+	"github.com/clinical-intake/intake-web/bff/scenarios"
+)
 
 // The services the web layer calls. Their implementations live beside this
-// package (bff/intakes, bff/review, bff/accounts); cmd/intake-web/app
+// package (bff/intakes, bff/review, bff/accounts, bff/scenarioruns); cmd/intake-web/app
 // builds them. Every error they return is either an *Error, whose Code maps
 // to a status and whose Message is safe to show, or an internal error,
 // logged and shown only as a generic sentence (ErrorCode gives EINTERNAL).
@@ -109,4 +113,50 @@ type AccountService interface {
 	SignIn(ctx context.Context, username, password, address string) (*Clinician, error)
 	// SignOut records a sign-out (or an idle sign-out) in the audit log.
 	SignOut(ctx context.Context, username string)
+}
+
+// ScenarioService is the Scenarios section of the clinician area. Every
+// call is a signed-in clinician's; starting, cancelling and adjudicating
+// are audited under their name.
+type ScenarioService interface {
+	// Suites lists the built-in suites: the whole built-in suite first,
+	// then each of its files.
+	Suites() []ScenarioSuite
+	// Estimate estimates a run of f without starting it; EINVALID as
+	// StartRun.
+	Estimate(ctx context.Context, f ScenarioRunForm) (*ScenarioRunEstimate, error)
+	// StartRun validates f and records the run, which a replica then plays
+	// in the background. EINVALID naming the field: "suite" for an unknown
+	// suite name, "upload" for a suite file that does not load (the
+	// message names the file, the vignette and the field), "repeats" out
+	// of 1-10, "label" over 100 characters.
+	StartRun(ctx context.Context, clinician string, f ScenarioRunForm) (*ScenarioRun, *ScenarioRunEstimate, error)
+	// Runs lists runs, newest first (at most 200).
+	Runs(ctx context.Context) ([]*ScenarioRun, error)
+	// Run returns a run and its items; ENOTFOUND for no such run.
+	Run(ctx context.Context, id string) (*ScenarioRun, []*ScenarioItem, error)
+	// Report scores a run's finished items (NewReport); a run
+	// still playing gives the report so far. ENOTFOUND for no such run.
+	Report(ctx context.Context, id string) (*scenarios.Report, error)
+	// Item returns one item of a run (transcript, result, handoff with
+	// Decoded set); ENOTFOUND for no such run or item.
+	Item(ctx context.Context, runID string, seq int) (*ScenarioRun, *ScenarioItem, error)
+	// Compare compares two runs per vignette, with every adjudication
+	// made so far applied. ENOTFOUND for either run missing; EINVALID
+	// ("head") when both are the same run.
+	Compare(ctx context.Context, base, head string) (*scenarios.Comparison, error)
+	// Adjudicate records a verdict on a vignette of a comparison and
+	// audits it (AuditAdjudicate). EINVALID naming the field: "verdict"
+	// not gold_wrong or engine_wrong, "note" blank or over 2,000
+	// characters, "vignette" not in the head run; ENOTFOUND for a missing
+	// run.
+	Adjudicate(ctx context.Context, clinician, base, head, vignette string, v scenarios.Verdict, note string) (*ScenarioAdjudication, error)
+	// Adjudications returns the verdicts in force by vignette id.
+	Adjudications(ctx context.Context) (map[string]scenarios.Adjudication, error)
+	// CancelRun stops a run that has not ended (its played items stay)
+	// and audits it; ENOTFOUND for no such run, ECONFLICT when it ended.
+	CancelRun(ctx context.Context, clinician, id string) error
+	// Progress returns a run's state and the item being played, for a
+	// page that follows it; ENOTFOUND for no such run.
+	Progress(ctx context.Context, id string) (*ScenarioRunProgress, error)
 }

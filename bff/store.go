@@ -25,6 +25,7 @@ type Stores interface {
 	SignInFailureStore
 	WorklistStore
 	TurnQueue
+	ScenarioRunStore
 }
 
 // IntakeStore keeps intakes.
@@ -79,3 +80,56 @@ const (
 	MsgDuplicateSubmission = "This message was already sent."
 	MsgTurnPending         = "A reply is still on its way; please wait for it before sending another message."
 )
+
+// ScenarioRunStore keeps scenario runs, their items and adjudications.
+//
+// Error contract as above; ECONFLICT as documented per method.
+type ScenarioRunStore interface {
+	// CreateScenarioRun inserts r (State queued, no lease) and its items
+	// (all pending) in one transaction; ECONFLICT if r.ID exists.
+	CreateScenarioRun(ctx context.Context, r *ScenarioRun, items []*ScenarioItem) error
+	// ScenarioRun returns a run.
+	ScenarioRun(ctx context.Context, id string) (*ScenarioRun, error)
+	// ScenarioRuns returns runs newest first, at most limit (0 = all),
+	// without their Suite (SuiteName is set).
+	ScenarioRuns(ctx context.Context, limit int) ([]*ScenarioRun, error)
+	// ClaimScenarioRun leases to owner, until until, the oldest run (by
+	// CreatedAt) that has not ended, whose NotBefore is at or before now,
+	// and whose lease is empty or ran out at or before stale (now, with
+	// other replicas; later, for a lone replica taking back the runs of
+	// its own previous process at once); ENOTFOUND when there is none.
+	// Two replicas claiming at once never get the same run.
+	ClaimScenarioRun(ctx context.Context, owner string, now, stale, until time.Time) (*ScenarioRun, error)
+	// RenewScenarioLeases extends every lease owner holds on a run that is
+	// not ended to until, returning how many.
+	RenewScenarioLeases(ctx context.Context, owner string, until time.Time) (int, error)
+	// UpdateScenarioRun writes r's State, NotBefore, Note, UpdatedAt,
+	// FinishedAt, Release and Summary, and its lease (LeaseOwner "" releases it),
+	// if owner holds the run's lease and the run has not ended; ECONFLICT
+	// otherwise (another replica took it over, or a clinician cancelled
+	// it: the caller must stop playing it). Played and TurnsUsed are
+	// SaveScenarioItem's.
+	UpdateScenarioRun(ctx context.Context, r *ScenarioRun, owner string) error
+	// CancelScenarioRun ends a run that has not ended: State cancelled,
+	// Note, FinishedAt and UpdatedAt at, lease cleared. ENOTFOUND for no
+	// such run, ECONFLICT when it had ended.
+	CancelScenarioRun(ctx context.Context, id, note string, at time.Time) error
+	// ScenarioItems returns a run's items in Seq order.
+	ScenarioItems(ctx context.Context, runID string) ([]*ScenarioItem, error)
+	// ScenarioItem returns one item.
+	ScenarioItem(ctx context.Context, runID string, seq int) (*ScenarioItem, error)
+	// PlayingScenarioItems returns a run's items in state playing, in
+	// Seq order, at most limit (none: an empty slice, not an error).
+	PlayingScenarioItems(ctx context.Context, runID string, limit int) ([]*ScenarioItem, error)
+	// SaveScenarioItem writes its State, EncounterID, Turns, Result,
+	// Handoff and UpdatedAt, adds turnsSpent to its run's TurnsUsed and,
+	// when the item goes from pending or playing to done or failed, one
+	// to its run's Played; in one transaction, if owner holds the run's
+	// lease and the run has not ended; ECONFLICT otherwise.
+	SaveScenarioItem(ctx context.Context, it *ScenarioItem, turnsSpent int, owner string) error
+	// AddScenarioAdjudication appends a (setting a.ID).
+	AddScenarioAdjudication(ctx context.Context, a *ScenarioAdjudication) error
+	// ScenarioAdjudications returns every adjudication, oldest first (a
+	// later verdict on a vignette replaces an earlier one).
+	ScenarioAdjudications(ctx context.Context) ([]*ScenarioAdjudication, error)
+}

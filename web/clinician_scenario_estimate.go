@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
-	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -38,7 +38,7 @@ func (s *Server) showScenarioEstimate(c *fiber.Ctx) error {
 	return render(c, http.StatusOK, templates.ScenarioEstimatePageView(p))
 }
 
-func estimateView(e *scenarios.RunEstimate) templates.ScenarioEstimate {
+func estimateView(e *bff.ScenarioRunEstimate) templates.ScenarioEstimate {
 	v := templates.ScenarioEstimate{Intakes: e.Intakes, Turns: e.Turns, MaxTurns: e.MaxTurns, Parallel: e.Parallel, Unlimited: e.Unlimited,
 		PerDay: e.PerDay, LeftToday: e.LeftToday, Days: e.Days, PerVariation: variationCosts(e)}
 	if !e.Finish.IsZero() {
@@ -49,7 +49,7 @@ func estimateView(e *scenarios.RunEstimate) templates.ScenarioEstimate {
 
 // estimateSentence is the estimate in one sentence of ours (numbers only),
 // for the flash after a start.
-func estimateSentence(e *scenarios.RunEstimate) string {
+func estimateSentence(e *bff.ScenarioRunEstimate) string {
 	s := fmt.Sprintf("Run started: %d intakes, about %d turns (at most %d), up to %d at once.", e.Intakes, e.Turns, e.MaxTurns, max(e.Parallel, 1))
 	if e.Unlimited {
 		return s + " Limits off: embedded sandbox." + perVariationSentence(e)

@@ -30,7 +30,7 @@ func (s *Server) showScenarioSide(c *fiber.Ctx) error {
 		return err
 	}
 	var results []scenarios.Result
-	byKey := map[string]*scenarios.Item{}
+	byKey := map[string]*bff.ScenarioItem{}
 	for _, it := range items {
 		if it.Result != nil {
 			results = append(results, *it.Result)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 	"github.com/clinical-intake/intake-web/templates"
@@ -15,21 +16,21 @@ import (
 
 // progressView is a run's progress region; playing are the items in
 // flight.
-func progressView(r *scenarios.Run, playing []*scenarios.Item) templates.ScenarioProgress {
+func progressView(r *bff.ScenarioRun, playing []*bff.ScenarioItem) templates.ScenarioProgress {
 	p := templates.ScenarioProgress{RunURL: runPath(r.ID), State: string(r.State), Ended: r.State.Ended(),
 		Played: r.Played, Items: r.Items, ProgressValues: r.Items > 0,
 		PlayedText: fmt.Sprintf("%d of %d played", r.Played, r.Items),
 		TurnsText:  fmt.Sprintf("Turns used: %d (estimate: %d)", r.TurnsUsed, r.Estimate),
 		Note:       r.Note, Release: r.Release}
-	p.StateLabel = map[scenarios.RunState]string{scenarios.RunQueued: "Queued", scenarios.RunActive: "Playing",
-		scenarios.RunWaiting: "Waiting for quota", scenarios.RunDone: "Done", scenarios.RunCancelled: "Cancelled"}[r.State]
+	p.StateLabel = map[bff.ScenarioRunState]string{bff.RunQueued: "Queued", bff.RunActive: "Playing",
+		bff.RunWaiting: "Waiting for quota", bff.RunDone: "Done", bff.RunCancelled: "Cancelled"}[r.State]
 	if p.StateLabel == "" {
 		p.StateLabel = string(r.State)
 	}
 	if !p.Ended {
 		p.PollURL = runPath(r.ID) + "/progress"
 	}
-	if r.State == scenarios.RunWaiting && !r.NotBefore.IsZero() {
+	if r.State == bff.RunWaiting && !r.NotBefore.IsZero() {
 		p.Note = strings.TrimSpace(p.Note + " It goes on at " + clock(r.NotBefore) + ".")
 	}
 	if len(playing) > 0 && !p.Ended {
@@ -62,14 +63,14 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 	// The report from the items just read (the service's Report would
 	// read them all again).
 	var results []scenarios.Result
-	var playing []*scenarios.Item
+	var playing []*bff.ScenarioItem
 	seqOf := map[string]int{} // vignette, variation and repeat -> item
 	for _, it := range items {
 		if it.Result != nil {
 			results = append(results, *it.Result)
 		}
 		seqOf[itemKey(it.VignetteID, it.Variation, it.Repeat)] = it.Seq
-		if it.State == scenarios.ItemPlaying {
+		if it.State == bff.ItemPlaying {
 			playing = append(playing, it)
 		}
 	}

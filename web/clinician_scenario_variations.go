@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 	"github.com/clinical-intake/intake-web/templates"
@@ -63,7 +64,7 @@ func chosenVariations(chosen []string) []templates.ScenarioVariationOption {
 	return out
 }
 
-func variationCosts(e *scenarios.RunEstimate) []templates.ScenarioVariationCost {
+func variationCosts(e *bff.ScenarioRunEstimate) []templates.ScenarioVariationCost {
 	var out []templates.ScenarioVariationCost
 	for _, c := range e.PerVariation {
 		out = append(out, templates.ScenarioVariationCost{Label: variations.Label(c.Variation), Intakes: c.Intakes, Turns: c.Turns})
@@ -72,7 +73,7 @@ func variationCosts(e *scenarios.RunEstimate) []templates.ScenarioVariationCost 
 }
 
 // changeValues are the start form's values for "Change the run".
-func changeValues(f scenarios.RunForm) url.Values {
+func changeValues(f bff.ScenarioRunForm) url.Values {
 	v := url.Values{"suite": {f.Suite}, "repeats": {strconv.Itoa(f.Repeats)}, "label": {f.Label}}
 	if len(f.Variations) > 0 {
 		v["variations"] = f.Variations
@@ -127,7 +128,7 @@ func flipsView(runID string, f *scenarios.FlipReport) *templates.ScenarioFlips {
 
 // perVariationSentence is " Per variation: As written 13 intakes, about 40
 // turns; …" for the flash after a start ("" without variations).
-func perVariationSentence(e *scenarios.RunEstimate) string {
+func perVariationSentence(e *bff.ScenarioRunEstimate) string {
 	if len(e.PerVariation) == 0 {
 		return ""
 	}

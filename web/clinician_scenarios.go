@@ -7,7 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -66,14 +66,14 @@ func seqParam(c *fiber.Ctx) (int, error) {
 
 func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
 
-func runLabel(r *scenarios.Run) string {
+func runLabel(r *bff.ScenarioRun) string {
 	if r.Label != "" {
 		return r.Label
 	}
 	return "Unlabelled run of " + suiteName(r)
 }
 
-func suiteName(r *scenarios.Run) string {
+func suiteName(r *bff.ScenarioRun) string {
 	if n := r.SuiteLabel(); n != "" {
 		return n
 	}
@@ -90,8 +90,8 @@ type startInput struct {
 
 // form turns the input into a RunForm; a repeats that is not a whole number
 // is refused here (the service checks the range).
-func (in startInput) form() (scenarios.RunForm, templates.FieldErrors) {
-	f := scenarios.RunForm{Suite: in.suite, Label: in.label, Repeats: 1, Variations: in.variations, UrgentFirst: in.urgentFirst}
+func (in startInput) form() (bff.ScenarioRunForm, templates.FieldErrors) {
+	f := bff.ScenarioRunForm{Suite: in.suite, Label: in.label, Repeats: 1, Variations: in.variations, UrgentFirst: in.urgentFirst}
 	if t := strings.TrimSpace(in.repeats); t != "" {
 		n, err := strconv.Atoi(t)
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
-	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -46,7 +46,7 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 	if p.Compare.Base == "" && len(runs) > 1 {
 		// By default the two newest runs that played something (newest as
 		// the head), else the two newest.
-		var played []*scenarios.Run
+		var played []*bff.ScenarioRun
 		for _, r := range runs {
 			if r.Played > 0 {
 				played = append(played, r)

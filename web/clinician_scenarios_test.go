@@ -24,7 +24,7 @@ import (
 	"github.com/clinical-intake/intake-web/web"
 )
 
-// The Scenarios section against a fake scenarios.Service: web.New with
+// The Scenarios section against a fake bff.ScenarioService: web.New with
 // fakes for everything the section does not use.
 
 // fakeAccounts knows one clinician, dr.ada, with clinPassword.
@@ -48,7 +48,7 @@ func (fakeAccounts) SignOut(context.Context, string) {}
 
 type startCall struct {
 	clinician string
-	form      scenarios.RunForm
+	form      bff.ScenarioRunForm
 }
 
 type adjCall struct {
@@ -56,13 +56,13 @@ type adjCall struct {
 	verdict                               scenarios.Verdict
 }
 
-// fakeScenarios is a scenarios.Service over fixed runs, recording calls.
+// fakeScenarios is a bff.ScenarioService over fixed runs, recording calls.
 type fakeScenarios struct {
 	mu       sync.Mutex
-	runs     []*scenarios.Run // newest first
-	items    map[string][]*scenarios.Item
+	runs     []*bff.ScenarioRun // newest first
+	items    map[string][]*bff.ScenarioItem
 	results  map[string][]scenarios.Result
-	estimate scenarios.RunEstimate
+	estimate bff.ScenarioRunEstimate
 	// Errors to return, when set.
 	startErr, cancelErr, adjErr error
 
@@ -73,11 +73,11 @@ type fakeScenarios struct {
 	adjudged  []adjCall
 }
 
-func (f *fakeScenarios) Suites() []scenarios.SuiteInfo {
-	return []scenarios.SuiteInfo{{Name: "builtin", Title: "Every built-in vignette", Vignettes: 12}, {Name: "builtin/heart_lungs", Title: "Heart and lungs", Vignettes: 4}}
+func (f *fakeScenarios) Suites() []bff.ScenarioSuite {
+	return []bff.ScenarioSuite{{Name: "builtin", Title: "Every built-in vignette", Vignettes: 12}, {Name: "builtin/heart_lungs", Title: "Heart and lungs", Vignettes: 4}}
 }
 
-func (f *fakeScenarios) Estimate(_ context.Context, rf scenarios.RunForm) (*scenarios.RunEstimate, error) {
+func (f *fakeScenarios) Estimate(_ context.Context, rf bff.ScenarioRunForm) (*bff.ScenarioRunEstimate, error) {
 	if rf.Suite != "builtin" && rf.Suite != "builtin/heart_lungs" {
 		return nil, bff.Invalid("suite", "There is no suite named %q.", rf.Suite)
 	}
@@ -85,7 +85,7 @@ func (f *fakeScenarios) Estimate(_ context.Context, rf scenarios.RunForm) (*scen
 	return &e, nil
 }
 
-func (f *fakeScenarios) StartRun(_ context.Context, clinician string, rf scenarios.RunForm) (*scenarios.Run, *scenarios.RunEstimate, error) {
+func (f *fakeScenarios) StartRun(_ context.Context, clinician string, rf bff.ScenarioRunForm) (*bff.ScenarioRun, *bff.ScenarioRunEstimate, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.started = append(f.started, startCall{clinician, rf})
@@ -93,13 +93,13 @@ func (f *fakeScenarios) StartRun(_ context.Context, clinician string, rf scenari
 		return nil, nil, f.startErr
 	}
 	e := f.estimate
-	return &scenarios.Run{ID: "sr_new"}, &e, nil
+	return &bff.ScenarioRun{ID: "sr_new"}, &e, nil
 }
 
 // Runs lists the runs as the service does: with the scores so far and the
 // suite's name, without the suite.
-func (f *fakeScenarios) Runs(context.Context) ([]*scenarios.Run, error) {
-	var out []*scenarios.Run
+func (f *fakeScenarios) Runs(context.Context) ([]*bff.ScenarioRun, error) {
+	var out []*bff.ScenarioRun
 	for _, r := range f.runs {
 		c := *r
 		if r.Suite != nil {
@@ -114,7 +114,7 @@ func (f *fakeScenarios) Runs(context.Context) ([]*scenarios.Run, error) {
 	return out, nil
 }
 
-func (f *fakeScenarios) run(id string) (*scenarios.Run, error) {
+func (f *fakeScenarios) run(id string) (*bff.ScenarioRun, error) {
 	f.mu.Lock()
 	f.asked = append(f.asked, id)
 	f.mu.Unlock()
@@ -126,7 +126,7 @@ func (f *fakeScenarios) run(id string) (*scenarios.Run, error) {
 	return nil, bff.Errorf(bff.ENOTFOUND, "There is no such run.")
 }
 
-func (f *fakeScenarios) Run(_ context.Context, id string) (*scenarios.Run, []*scenarios.Item, error) {
+func (f *fakeScenarios) Run(_ context.Context, id string) (*bff.ScenarioRun, []*bff.ScenarioItem, error) {
 	r, err := f.run(id)
 	if err != nil {
 		return nil, nil, err
@@ -141,7 +141,7 @@ func (f *fakeScenarios) Report(_ context.Context, id string) (*scenarios.Report,
 	return scenarios.NewReport(f.results[id]), nil
 }
 
-func (f *fakeScenarios) Item(_ context.Context, id string, seq int) (*scenarios.Run, *scenarios.Item, error) {
+func (f *fakeScenarios) Item(_ context.Context, id string, seq int) (*bff.ScenarioRun, *bff.ScenarioItem, error) {
 	f.mu.Lock()
 	f.seqs = append(f.seqs, seq)
 	f.mu.Unlock()
@@ -172,7 +172,7 @@ func (f *fakeScenarios) Compare(_ context.Context, base, head string) (*scenario
 	return &c, nil
 }
 
-func (f *fakeScenarios) Adjudicate(_ context.Context, clinician, base, head, vignette string, v scenarios.Verdict, note string) (*scenarios.RunAdjudication, error) {
+func (f *fakeScenarios) Adjudicate(_ context.Context, clinician, base, head, vignette string, v scenarios.Verdict, note string) (*bff.ScenarioAdjudication, error) {
 	f.mu.Lock()
 	f.adjudged = append(f.adjudged, adjCall{clinician, base, head, vignette, note, v})
 	f.mu.Unlock()
@@ -184,7 +184,7 @@ func (f *fakeScenarios) Adjudicate(_ context.Context, clinician, base, head, vig
 			return nil, err
 		}
 	}
-	return &scenarios.RunAdjudication{ID: 1, BaseRun: base, HeadRun: head,
+	return &bff.ScenarioAdjudication{ID: 1, BaseRun: base, HeadRun: head,
 		Adjudication: scenarios.Adjudication{VignetteID: vignette, Verdict: v, Note: note, By: clinician}}, nil
 }
 
@@ -203,14 +203,14 @@ func (f *fakeScenarios) CancelRun(_ context.Context, clinician, id string) error
 	return err
 }
 
-func (f *fakeScenarios) Progress(_ context.Context, id string) (*scenarios.RunProgress, error) {
+func (f *fakeScenarios) Progress(_ context.Context, id string) (*bff.ScenarioRunProgress, error) {
 	r, err := f.run(id)
 	if err != nil {
 		return nil, err
 	}
-	p := &scenarios.RunProgress{Run: r}
+	p := &bff.ScenarioRunProgress{Run: r}
 	for _, it := range f.items[id] {
-		if it.State == scenarios.ItemPlaying {
+		if it.State == bff.ItemPlaying {
 			p.Playing = append(p.Playing, it)
 		}
 	}
@@ -260,44 +260,44 @@ func itemDecoded() *bff.Handoff {
 func newFakeScenarios() *fakeScenarios {
 	suite := &scenarios.Suite{Name: "builtin"}
 	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	base := &scenarios.Run{ID: "sr_base", Suite: suite, Repeats: 1, Label: "release 2.3", Target: "sandbox", StartedBy: "dr.bob",
-		State: scenarios.RunDone, Items: 3, Played: 3, CreatedAt: now.Add(-time.Hour), FinishedAt: now.Add(-30 * time.Minute)}
-	head := &scenarios.Run{ID: "sr_head", Suite: suite, Repeats: 1, Label: "release 2.4 candidate", Target: "service", StartedBy: "dr.ada",
-		State: scenarios.RunWaiting, Items: 61, Played: 12, TurnsUsed: 40, Estimate: 80, Note: "Today's turns for runs are spent.",
+	base := &bff.ScenarioRun{ID: "sr_base", Suite: suite, Repeats: 1, Label: "release 2.3", Target: "sandbox", StartedBy: "dr.bob",
+		State: bff.RunDone, Items: 3, Played: 3, CreatedAt: now.Add(-time.Hour), FinishedAt: now.Add(-30 * time.Minute)}
+	head := &bff.ScenarioRun{ID: "sr_head", Suite: suite, Repeats: 1, Label: "release 2.4 candidate", Target: "service", StartedBy: "dr.ada",
+		State: bff.RunWaiting, Items: 61, Played: 12, TurnsUsed: 40, Estimate: 80, Note: "Today's turns for runs are spent.",
 		NotBefore: now.Add(15 * time.Hour), CreatedAt: now}
-	head2 := &scenarios.Run{ID: "sr_empty", Suite: suite, Repeats: 1, Label: "", Target: "sandbox", StartedBy: "dr.ada", State: scenarios.RunQueued, Items: 3, CreatedAt: now}
+	head2 := &bff.ScenarioRun{ID: "sr_empty", Suite: suite, Repeats: 1, Label: "", Target: "sandbox", StartedBy: "dr.ada", State: bff.RunQueued, Items: 3, CreatedAt: now}
 	hr := []scenarios.Result{result("chest_pain", 1, scenarios.Emergency, scenarios.Routine), result("sore_throat", 1, scenarios.SelfCare, scenarios.SelfCare),
 		result("ankle", 1, scenarios.Routine, scenarios.Urgent)}
 	hr[0].Protocol, hr[0].SafetyStatus = "chest_pain.v2", "cannot_miss_positive"
 	return &fakeScenarios{
-		runs: []*scenarios.Run{head2, head, base},
+		runs: []*bff.ScenarioRun{head2, head, base},
 		results: map[string][]scenarios.Result{
 			"sr_base": {result("chest_pain", 1, scenarios.Emergency, scenarios.Emergency), result("sore_throat", 1, scenarios.SelfCare, scenarios.SelfCare),
 				result("ankle", 1, scenarios.Routine, scenarios.Urgent)},
 			"sr_head": hr,
 		},
-		items: map[string][]*scenarios.Item{
+		items: map[string][]*bff.ScenarioItem{
 			"sr_head": {
-				{RunID: "sr_head", Seq: 0, VignetteID: "chest_pain", Title: "chest pain", Repeat: 1, State: scenarios.ItemDone, Result: &hr[0],
+				{RunID: "sr_head", Seq: 0, VignetteID: "chest_pain", Title: "chest pain", Repeat: 1, State: bff.ItemDone, Result: &hr[0],
 					Turns: []scenarios.Exchange{
 						{Message: "I have a crushing pain in my chest.", Reply: "How long has it lasted?", Choices: []string{"Minutes", "Hours"}},
 						{Message: "Twenty minutes.", Reply: "Please see a clinician today.", Terminal: true, Disposition: "clinician_review", SafetyStatus: "cannot_miss_positive"},
 					},
 					Handoff: []byte(itemHandoff), Decoded: itemDecoded()},
-				{RunID: "sr_head", Seq: 1, VignetteID: "sore_throat", Title: "sore throat", Repeat: 1, State: scenarios.ItemDone, Result: &hr[1]},
-				{RunID: "sr_head", Seq: 2, VignetteID: "ankle", Title: "ankle", Repeat: 1, State: scenarios.ItemDone, Result: &hr[2]},
-				{RunID: "sr_head", Seq: 3, VignetteID: "headache", Title: "headache", Repeat: 1, State: scenarios.ItemPlaying,
+				{RunID: "sr_head", Seq: 1, VignetteID: "sore_throat", Title: "sore throat", Repeat: 1, State: bff.ItemDone, Result: &hr[1]},
+				{RunID: "sr_head", Seq: 2, VignetteID: "ankle", Title: "ankle", Repeat: 1, State: bff.ItemDone, Result: &hr[2]},
+				{RunID: "sr_head", Seq: 3, VignetteID: "headache", Title: "headache", Repeat: 1, State: bff.ItemPlaying,
 					Turns: []scenarios.Exchange{{Message: "My head hurts.", Reply: "Since when?"}}},
-				{RunID: "sr_head", Seq: 4, VignetteID: "cough", Title: "cough", Repeat: 1, State: scenarios.ItemPlaying},
+				{RunID: "sr_head", Seq: 4, VignetteID: "cough", Title: "cough", Repeat: 1, State: bff.ItemPlaying},
 			},
 		},
-		estimate: scenarios.RunEstimate{Intakes: 12, Turns: 80, MaxTurns: 150, Parallel: 3, PerDay: 400, LeftToday: 60, Days: 2,
+		estimate: bff.ScenarioRunEstimate{Intakes: 12, Turns: 80, MaxTurns: 150, Parallel: 3, PerDay: 400, LeftToday: 60, Days: 2,
 			Finish: time.Date(2026, 11, 24, 3, 30, 0, 0, time.UTC)},
 	}
 }
 
 // startScenarioApp serves the web layer with svc as its Scenarios (nil: none).
-func startScenarioApp(t *testing.T, svc scenarios.Service, mutate ...func(*web.Config)) *app {
+func startScenarioApp(t *testing.T, svc bff.ScenarioService, mutate ...func(*web.Config)) *app {
 	t.Helper()
 	cfg := web.Config{ListenAddr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, m := range mutate {
@@ -455,7 +455,7 @@ func TestScenarioPagesRender(t *testing.T) {
 		t.Errorf("an item whose handoff does not decode: %d", p.status)
 	}
 	// Without limits (the embedded sandbox) the estimate says so.
-	svc.estimate = scenarios.RunEstimate{Intakes: 3, Turns: 20, MaxTurns: 45, Unlimited: true}
+	svc.estimate = bff.ScenarioRunEstimate{Intakes: 3, Turns: 20, MaxTurns: 45, Unlimited: true}
 	if p := b.get("/clinician/scenarios/new?suite=builtin").body; !strings.Contains(p, "Limits off: embedded sandbox") || strings.Contains(p, "Left today") {
 		t.Error("an unlimited estimate does not say the limits are off")
 	}
@@ -526,12 +526,12 @@ func TestStartScenarioRun(t *testing.T) {
 	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/clinician/scenarios/runs/sr_new" {
 		t.Fatalf("start: %d %s", p.status, p.header.Get("Location"))
 	}
-	want := startCall{"dr.ada", scenarios.RunForm{Suite: "builtin", Repeats: 3, Label: "nightly"}}
+	want := startCall{"dr.ada", bff.ScenarioRunForm{Suite: "builtin", Repeats: 3, Label: "nightly"}}
 	if len(svc.started) != 1 || svc.started[0].clinician != want.clinician || svc.started[0].form.Suite != "builtin" ||
 		svc.started[0].form.Repeats != 3 || svc.started[0].form.Label != "nightly" || svc.started[0].form.Upload != nil {
 		t.Fatalf("StartRun got %+v, want %+v", svc.started, want)
 	}
-	svc.runs = append(svc.runs, &scenarios.Run{ID: "sr_new", State: scenarios.RunQueued, Items: 24})
+	svc.runs = append(svc.runs, &bff.ScenarioRun{ID: "sr_new", State: bff.RunQueued, Items: 24})
 	run := b.get("/clinician/scenarios/runs/sr_new").body
 	wantAll(t, "the new run's page", run, "Run started: 12 intakes, about 80 turns (at most 150), up to 3 at once. 400 turns a day for runs, 60 left today; 2 days, expected to finish 24 Nov 2026 03:30 UTC.")
 	if again := b.get("/clinician/scenarios/runs/sr_new").body; strings.Contains(again, "Run started") {

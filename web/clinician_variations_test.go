@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 )
 
@@ -18,7 +19,7 @@ import (
 // estimate shows each variation's cost.
 func TestScenarioVariationsStartAndEstimate(t *testing.T) {
 	svc := newFakeScenarios()
-	svc.estimate.PerVariation = []scenarios.VariationCost{{Variation: "", Intakes: 12, Turns: 40}, {Variation: "typos", Intakes: 12, Turns: 40}}
+	svc.estimate.PerVariation = []bff.ScenarioVariationCost{{Variation: "", Intakes: 12, Turns: 40}, {Variation: "typos", Intakes: 12, Turns: 40}}
 	a := startScenarioApp(t, svc)
 	b, token := signedIn(t, a)
 
@@ -63,14 +64,14 @@ func TestScenarioRunShowsFlips(t *testing.T) {
 	typo.Variation = "typos"
 	lay := result("chest_pain", 1, scenarios.Emergency, scenarios.Emergency)
 	lay.Variation = "lay"
-	svc.runs = append(svc.runs, &scenarios.Run{ID: "sr_vary", Suite: &scenarios.Suite{Name: "builtin"}, Repeats: 1, State: scenarios.RunDone,
+	svc.runs = append(svc.runs, &bff.ScenarioRun{ID: "sr_vary", Suite: &scenarios.Suite{Name: "builtin"}, Repeats: 1, State: bff.RunDone,
 		Items: 3, Played: 3, CreatedAt: time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC), FinishedAt: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)})
-	svc.items["sr_vary"] = []*scenarios.Item{
-		{RunID: "sr_vary", Seq: 0, VignetteID: "chest_pain", Title: "chest pain", Repeat: 1, State: scenarios.ItemDone, Result: &base,
+	svc.items["sr_vary"] = []*bff.ScenarioItem{
+		{RunID: "sr_vary", Seq: 0, VignetteID: "chest_pain", Title: "chest pain", Repeat: 1, State: bff.ItemDone, Result: &base,
 			Turns: []scenarios.Exchange{{Message: "I have a crushing pain in my chest.", Reply: "Call 999 now.", Terminal: true, Urgent: true}}},
-		{RunID: "sr_vary", Seq: 1, VignetteID: "chest_pain", Title: "chest pain", Repeat: 1, Variation: "typos", State: scenarios.ItemDone, Result: &typo,
+		{RunID: "sr_vary", Seq: 1, VignetteID: "chest_pain", Title: "chest pain", Repeat: 1, Variation: "typos", State: bff.ItemDone, Result: &typo,
 			Turns: []scenarios.Exchange{{Message: "I have a crushng pain in my chset.", Reply: "Be seen today.", Terminal: true, Disposition: "urgent_escalation"}}},
-		{RunID: "sr_vary", Seq: 2, VignetteID: "chest_pain", Title: "chest pain", Repeat: 1, Variation: "lay", State: scenarios.ItemDone, Result: &lay},
+		{RunID: "sr_vary", Seq: 2, VignetteID: "chest_pain", Title: "chest pain", Repeat: 1, Variation: "lay", State: bff.ItemDone, Result: &lay},
 	}
 	a := startScenarioApp(t, svc)
 	b, _ := signedIn(t, a)

@@ -24,7 +24,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/scenarios"
 )
 
 // Server is the web front of the app: the Fiber app, its sessions and its
@@ -80,7 +79,7 @@ type Deps struct {
 	// Scenarios runs scenario suites against the engine and scores them
 	// (the clinician area's Scenarios section); nil shows no section and
 	// its routes answer 404.
-	Scenarios scenarios.Service
+	Scenarios bff.ScenarioService
 	// CannotSave reports whether err is the database refusing writes (its
 	// disk full, read-only): the person then gets a 503 saying nothing was
 	// sent, with what they typed kept, and the error is not logged per

@@ -14,7 +14,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 )
 
-var _ scenarios.RunStore = (*DB)(nil)
+var _ bff.ScenarioRunStore = (*DB)(nil)
 
 // listColumns are runColumns without the suite (null): lists do not need it.
 var listColumns = strings.Replace(runColumns, "suite,", "'null'::jsonb,", 1)
@@ -43,7 +43,7 @@ const (
 // CreateScenarioRun inserts r and its items in one transaction; an empty
 // r.State is stored (and set) as queued, an item's empty State as pending,
 // and each item's RunID is set to r.ID. ECONFLICT if r.ID exists.
-func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*scenarios.Item) error {
+func (db *DB) CreateScenarioRun(ctx context.Context, r *bff.ScenarioRun, items []*bff.ScenarioItem) error {
 	suite, err := json.Marshal(r.Suite)
 	if err != nil {
 		return fmt.Errorf("postgres: create scenario run: suite: %w", err)
@@ -54,7 +54,7 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 	}
 	state := r.State
 	if state == "" {
-		state = scenarios.RunQueued
+		state = bff.RunQueued
 	}
 	var b pgx.Batch
 	b.Queue(`INSERT INTO scenario_runs (`+runColumns+`)
@@ -65,7 +65,7 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 	for _, it := range items {
 		st := it.State
 		if st == "" {
-			st = scenarios.ItemPending
+			st = bff.ItemPending
 		}
 		turns, result, err := itemJSON(it)
 		if err != nil {
@@ -87,14 +87,14 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 	for _, it := range items {
 		it.RunID = r.ID
 		if it.State == "" {
-			it.State = scenarios.ItemPending
+			it.State = bff.ItemPending
 		}
 	}
 	return nil
 }
 
 // ScenarioRun returns a run; ENOTFOUND when there is none.
-func (db *DB) ScenarioRun(ctx context.Context, id string) (*scenarios.Run, error) {
+func (db *DB) ScenarioRun(ctx context.Context, id string) (*bff.ScenarioRun, error) {
 	r, err := scanRun(db.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM scenario_runs WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, bff.Errorf(bff.ENOTFOUND, msgRunNotFound)
@@ -106,7 +106,7 @@ func (db *DB) ScenarioRun(ctx context.Context, id string) (*scenarios.Run, error
 
 // ScenarioRuns returns runs newest first (by CreatedAt, then id), at most
 // limit (0 = all).
-func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*scenarios.Run, error) {
+func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*bff.ScenarioRun, error) {
 	var lim *int // NULL: LIMIT ALL
 	if limit > 0 {
 		lim = &limit
@@ -116,7 +116,7 @@ func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*scenarios.Run, er
 	if err != nil {
 		return nil, fmt.Errorf("postgres: scenario runs: %w", err)
 	}
-	rs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*scenarios.Run, error) { return scanRun(r) })
+	rs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*bff.ScenarioRun, error) { return scanRun(r) })
 	if err != nil {
 		return nil, fmt.Errorf("postgres: scenario runs: %w", err)
 	}
@@ -129,7 +129,7 @@ func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*scenarios.Run, er
 // is none. One statement whose row is locked FOR UPDATE SKIP LOCKED: a
 // concurrent claimer passes over it, and one that read it before it was
 // claimed re-checks the lease on the new row version and leaves it.
-func (db *DB) ClaimScenarioRun(ctx context.Context, owner string, now, stale, until time.Time) (*scenarios.Run, error) {
+func (db *DB) ClaimScenarioRun(ctx context.Context, owner string, now, stale, until time.Time) (*bff.ScenarioRun, error) {
 	r, err := scanRun(db.pool.QueryRow(ctx, `UPDATE scenario_runs SET lease_owner = $1, lease_until = $2
 		WHERE id = (SELECT id FROM scenario_runs
 			WHERE `+notEnded+` AND (not_before IS NULL OR not_before <= $3)
@@ -161,7 +161,7 @@ func (db *DB) RenewScenarioLeases(ctx context.Context, owner string, until time.
 // and the run has not ended: the check is the UPDATE's own condition, which
 // PostgreSQL re-checks on the row a concurrent write left. ECONFLICT
 // otherwise; ENOTFOUND when there is no such run.
-func (db *DB) UpdateScenarioRun(ctx context.Context, r *scenarios.Run, owner string) error {
+func (db *DB) UpdateScenarioRun(ctx context.Context, r *bff.ScenarioRun, owner string) error {
 	summary, err := summaryJSON(r.Summary)
 	if err != nil {
 		return fmt.Errorf("postgres: update scenario run: %w", err)
@@ -197,13 +197,13 @@ func (db *DB) CancelScenarioRun(ctx context.Context, id, note string, at time.Ti
 }
 
 // ScenarioItems returns a run's items in Seq order (none for no such run).
-func (db *DB) ScenarioItems(ctx context.Context, runID string) ([]*scenarios.Item, error) {
+func (db *DB) ScenarioItems(ctx context.Context, runID string) ([]*bff.ScenarioItem, error) {
 	rows, err := db.pool.Query(ctx, `SELECT `+itemColumns+` FROM scenario_items
 		WHERE run_id = $1 ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: scenario items: %w", err)
 	}
-	its, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*scenarios.Item, error) { return scanItem(r) })
+	its, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*bff.ScenarioItem, error) { return scanItem(r) })
 	if err != nil {
 		return nil, fmt.Errorf("postgres: scenario items: %w", err)
 	}
@@ -211,7 +211,7 @@ func (db *DB) ScenarioItems(ctx context.Context, runID string) ([]*scenarios.Ite
 }
 
 // ScenarioItem returns one item; ENOTFOUND when there is none.
-func (db *DB) ScenarioItem(ctx context.Context, runID string, seq int) (*scenarios.Item, error) {
+func (db *DB) ScenarioItem(ctx context.Context, runID string, seq int) (*bff.ScenarioItem, error) {
 	it, err := scanItem(db.pool.QueryRow(ctx, `SELECT `+itemColumns+` FROM scenario_items
 		WHERE run_id = $1 AND seq = $2`, runID, seq))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -225,13 +225,13 @@ func (db *DB) ScenarioItem(ctx context.Context, runID string, seq int) (*scenari
 // PlayingScenarioItems returns a run's items in state playing, in Seq
 // order, at most limit (none: an empty slice). The run's rows are found by
 // the primary key; a run has at most scenarioruns.MaxItems of them.
-func (db *DB) PlayingScenarioItems(ctx context.Context, runID string, limit int) ([]*scenarios.Item, error) {
+func (db *DB) PlayingScenarioItems(ctx context.Context, runID string, limit int) ([]*bff.ScenarioItem, error) {
 	rows, err := db.pool.Query(ctx, `SELECT `+itemColumns+` FROM scenario_items
 		WHERE run_id = $1 AND state = 'playing' ORDER BY seq LIMIT $2`, runID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: playing scenario items: %w", err)
 	}
-	its, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*scenarios.Item, error) { return scanItem(r) })
+	its, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*bff.ScenarioItem, error) { return scanItem(r) })
 	if err != nil {
 		return nil, fmt.Errorf("postgres: playing scenario items: %w", err)
 	}
@@ -249,7 +249,7 @@ func (db *DB) PlayingScenarioItems(ctx context.Context, runID string, limit int)
 // the commit, so a cancel or a takeover waits for this save or this save
 // sees it; the item's previous state is then read locked, so two saves of
 // one item count it played once.
-func (db *DB) SaveScenarioItem(ctx context.Context, it *scenarios.Item, turnsSpent int, owner string) error {
+func (db *DB) SaveScenarioItem(ctx context.Context, it *bff.ScenarioItem, turnsSpent int, owner string) error {
 	turns, result, err := itemJSON(it)
 	if err != nil {
 		return fmt.Errorf("postgres: save scenario item: %w", err)
@@ -276,7 +276,7 @@ func (db *DB) SaveScenarioItem(ctx context.Context, it *scenarios.Item, turnsSpe
 			string(it.State), it.EncounterID, turns, result, it.Handoff, it.UpdatedAt, it.RunID, it.Seq); err != nil {
 			return err
 		}
-		if finishes(scenarios.ItemState(prev), it.State) {
+		if finishes(bff.ScenarioItemState(prev), it.State) {
 			if _, err := tx.Exec(ctx, `UPDATE scenario_runs SET played = played + 1 WHERE id = $1`, it.RunID); err != nil {
 				return err
 			}
@@ -293,7 +293,7 @@ func (db *DB) SaveScenarioItem(ctx context.Context, it *scenarios.Item, turnsSpe
 }
 
 // AddScenarioAdjudication appends a, setting a.ID.
-func (db *DB) AddScenarioAdjudication(ctx context.Context, a *scenarios.RunAdjudication) error {
+func (db *DB) AddScenarioAdjudication(ctx context.Context, a *bff.ScenarioAdjudication) error {
 	err := db.pool.QueryRow(ctx, `INSERT INTO scenario_adjudications
 		(vignette_id, verdict, gold, note, by_name, at, base_run, head_run)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
@@ -306,15 +306,15 @@ func (db *DB) AddScenarioAdjudication(ctx context.Context, a *scenarios.RunAdjud
 }
 
 // ScenarioAdjudications returns every adjudication in the order added.
-func (db *DB) ScenarioAdjudications(ctx context.Context) ([]*scenarios.RunAdjudication, error) {
+func (db *DB) ScenarioAdjudications(ctx context.Context) ([]*bff.ScenarioAdjudication, error) {
 	rows, err := db.pool.Query(ctx, `SELECT id, vignette_id, verdict, gold, note, by_name, at,
 		base_run, head_run FROM scenario_adjudications ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: scenario adjudications: %w", err)
 	}
-	as, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*scenarios.RunAdjudication, error) {
+	as, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*bff.ScenarioAdjudication, error) {
 		var (
-			a             scenarios.RunAdjudication
+			a             bff.ScenarioAdjudication
 			verdict, gold string
 		)
 		if err := r.Scan(&a.ID, &a.VignetteID, &verdict, &gold, &a.Note, &a.By, &a.At,
@@ -332,9 +332,9 @@ func (db *DB) ScenarioAdjudications(ctx context.Context) ([]*scenarios.RunAdjudi
 
 // finishes reports whether an item going from prev to next is one more
 // played.
-func finishes(prev, next scenarios.ItemState) bool {
-	return (prev == scenarios.ItemPending || prev == scenarios.ItemPlaying) &&
-		(next == scenarios.ItemDone || next == scenarios.ItemFailed)
+func finishes(prev, next bff.ScenarioItemState) bool {
+	return (prev == bff.ItemPending || prev == bff.ItemPlaying) &&
+		(next == bff.ItemDone || next == bff.ItemFailed)
 }
 
 // runLost tells why a conditional update of run id matched no row:
@@ -351,7 +351,7 @@ func runLost(ctx context.Context, q querier, id, msg string) error {
 }
 
 // itemJSON encodes an item's turns and its result (NULL when nil).
-func itemJSON(it *scenarios.Item) (turns string, result *string, err error) {
+func itemJSON(it *bff.ScenarioItem) (turns string, result *string, err error) {
 	b, err := json.Marshal(it.Turns)
 	if err != nil {
 		return "", nil, fmt.Errorf("item %d: turns: %w", it.Seq, err)
@@ -378,9 +378,9 @@ func zeroTime(t *time.Time) time.Time {
 	return t.UTC()
 }
 
-func scanRun(r pgx.Row) (*scenarios.Run, error) {
+func scanRun(r pgx.Row) (*bff.ScenarioRun, error) {
 	var (
-		run                             scenarios.Run
+		run                             bff.ScenarioRun
 		suite, summary                  []byte
 		state                           string
 		notBefore, finished, leaseUntil *time.Time
@@ -395,7 +395,7 @@ func scanRun(r pgx.Row) (*scenarios.Run, error) {
 			return nil, fmt.Errorf("bad summary of scenario run %s: %w", run.ID, err)
 		}
 	}
-	run.State = scenarios.RunState(state)
+	run.State = bff.ScenarioRunState(state)
 	if err := json.Unmarshal(suite, &run.Suite); err != nil {
 		return nil, fmt.Errorf("bad suite of scenario run %s: %w", run.ID, err)
 	}
@@ -404,9 +404,9 @@ func scanRun(r pgx.Row) (*scenarios.Run, error) {
 	return &run, nil
 }
 
-func scanItem(r pgx.Row) (*scenarios.Item, error) {
+func scanItem(r pgx.Row) (*bff.ScenarioItem, error) {
 	var (
-		it            scenarios.Item
+		it            bff.ScenarioItem
 		state         string
 		turns, result []byte
 	)
@@ -414,7 +414,7 @@ func scanItem(r pgx.Row) (*scenarios.Item, error) {
 		&it.EncounterID, &turns, &result, &it.Handoff, &it.UpdatedAt, &it.Variation); err != nil {
 		return nil, err
 	}
-	it.State = scenarios.ItemState(state)
+	it.State = bff.ScenarioItemState(state)
 	if err := json.Unmarshal(turns, &it.Turns); err != nil {
 		return nil, fmt.Errorf("bad turns of scenario item %s/%d: %w", it.RunID, it.Seq, err)
 	}

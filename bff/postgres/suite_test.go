@@ -8,7 +8,6 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/postgres"
 	"github.com/clinical-intake/intake-web/bff/postgres/pgtest"
-	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/storetest"
 )
 
@@ -53,11 +52,4 @@ func BenchmarkHotPath(b *testing.B) {
 	}
 	defer db.Close()
 	storetest.BenchHotPath(b, db)
-}
-
-func TestScenariosSuite(t *testing.T) {
-	storetest.RunScenarios(t, func(t *testing.T) scenarios.RunStore {
-		db, _ := openDB(t)
-		return db
-	})
 }

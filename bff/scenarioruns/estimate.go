@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 )
 
@@ -48,12 +49,12 @@ func (s *Service) parallel(turns, items int) int {
 // same vignette id in the latest runs where there is one, else from the
 // vignette itself: one turn for the opening and one per fact, within its
 // turn limit (an engine asks roughly a question per fact it needs).
-func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats int) (*scenarios.RunEstimate, error) {
+func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats int) (*bff.ScenarioRunEstimate, error) {
 	seen, err := s.pastTurns(ctx, suite)
 	if err != nil {
 		return nil, err
 	}
-	e := &scenarios.RunEstimate{Intakes: len(suite.Vignettes) * repeats}
+	e := &bff.ScenarioRunEstimate{Intakes: len(suite.Vignettes) * repeats}
 	longest := 0 // the expected turns of the longest item: however many play at once, the run lasts as long
 	for _, v := range suite.Vignettes {
 		limit := maxTurns(&v)
@@ -136,7 +137,7 @@ func (s *Service) pastTurns(ctx context.Context, suite *scenarios.Suite) (map[st
 			return nil, err
 		}
 		for _, it := range items {
-			if _, ok := seen[it.VignetteID]; !ok && want[it.VignetteID] && it.State == scenarios.ItemDone && it.Result != nil {
+			if _, ok := seen[it.VignetteID]; !ok && want[it.VignetteID] && it.State == bff.ItemDone && it.Result != nil {
 				seen[it.VignetteID] = it.Result.Turns
 			}
 		}

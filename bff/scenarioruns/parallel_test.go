@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/pacing"
@@ -139,7 +140,7 @@ func TestParallelBound(t *testing.T) {
 	for _, c := range []struct{ perMinute, want int }{{6, 1}, {60, 22}} {
 		s := newService(t, Deps{Store: db, Target: TargetService, PerMinute: c.perMinute, Parallel: 64,
 			TurnsToday: func(context.Context) (int, int, error) { return 0, 0, nil }})
-		e, err := s.Estimate(t.Context(), scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 1})
+		e, err := s.Estimate(t.Context(), bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +167,7 @@ func TestEstimateCountsTheParallelism(t *testing.T) {
 	for _, perMinute := range []int{6, 60, 600} {
 		s := newService(t, Deps{Store: db, Target: TargetService, PerMinute: perMinute, Parallel: 64, Now: func() time.Time { return now },
 			TurnsToday: func(context.Context) (int, int, error) { return 0, 100000, nil }})
-		e, err := s.Estimate(t.Context(), scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 1})
+		e, err := s.Estimate(t.Context(), bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +197,7 @@ func TestRaisedKeyFillsItsWindow(t *testing.T) {
 		db := openDB(t, filepath.Join(t.TempDir(), "app.db"))
 		defer db.Close()
 		s := newService(t, k.deps(db, "one", perMinute, 64))
-		r, est, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 1})
+		r, est, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func TestRaisedKeyFillsItsWindow(t *testing.T) {
 		if n := k.srv.Service.Stats().Requests["turn"]; n == 0 {
 			t.Fatal("no turn reached the sandbox")
 		}
-		if got := runState(t, db, r.ID); got.State != scenarios.RunActive {
+		if got := runState(t, db, r.ID); got.State != bff.RunActive {
 			t.Errorf("the run is %s, want still playing", got.State)
 		}
 	})
@@ -264,7 +265,7 @@ func TestRestartWithItemsInFlightDrivesNoTurnTwice(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "app.db")
 		db1 := openDB(t, path)
 		first := newService(t, k.deps(db1, "first", 60, 4))
-		r, est, err := first.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: smallSuite(t, 8), Repeats: 1})
+		r, est, err := first.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: smallSuite(t, 8), Repeats: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +296,7 @@ func TestRestartWithItemsInFlightDrivesNoTurnTwice(t *testing.T) {
 		defer db2.Close()
 		second := newService(t, k.deps(db2, "second", 60, 4))
 		stop = serve(second)
-		for i := 0; runState(t, db2, r.ID).State != scenarios.RunDone; i++ {
+		for i := 0; runState(t, db2, r.ID).State != bff.RunDone; i++ {
 			if i == 60 {
 				t.Fatalf("the resumed run did not finish within an hour: %+v", runState(t, db2, r.ID))
 			}
@@ -308,7 +309,7 @@ func TestRestartWithItemsInFlightDrivesNoTurnTwice(t *testing.T) {
 		}
 		recorded := 0
 		for _, it := range items {
-			if it.State != scenarios.ItemDone {
+			if it.State != bff.ItemDone {
 				t.Errorf("%s: %s (%+v)", it.VignetteID, it.State, it.Result)
 			}
 			recorded += len(it.Turns)
@@ -338,7 +339,7 @@ func TestCancelStopsEveryItemInFlight(t *testing.T) {
 		db := openDB(t, filepath.Join(t.TempDir(), "app.db"))
 		defer db.Close()
 		s := newService(t, k.deps(db, "one", 60, 4))
-		r, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: smallSuite(t, 8), Repeats: 1})
+		r, _, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: smallSuite(t, 8), Repeats: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +369,7 @@ func TestCancelStopsEveryItemInFlight(t *testing.T) {
 		if s.busy.Load() {
 			t.Error("the player is still at work on a cancelled run")
 		}
-		if got := runState(t, db, r.ID); got.State != scenarios.RunCancelled || got.Played == r.Items {
+		if got := runState(t, db, r.ID); got.State != bff.RunCancelled || got.Played == r.Items {
 			t.Errorf("run %s with %d of %d played, want cancelled half way", got.State, got.Played, r.Items)
 		}
 	})
@@ -388,7 +389,7 @@ func TestDayTurnsBoundTheItemsInFlight(t *testing.T) {
 		d.Reserve = reserve
 		d.TurnsToday = func(context.Context) (int, int, error) { return k.pacer.Stats().TurnsUsed, limit, nil }
 		s := newService(t, d)
-		r, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: smallSuite(t, 8), Repeats: 1})
+		r, _, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: smallSuite(t, 8), Repeats: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func (s *Service) Serve(ctx context.Context) {
 // why it stopped short of its end (nil when it finished).
 type played struct {
 	idx int
-	it  *scenarios.Item
+	it  *bff.ScenarioItem
 	err error
 }
 
@@ -85,12 +85,12 @@ var errTakenOver = bff.Errorf(bff.ECONFLICT, "the run was cancelled or another r
 // records each step under this replica's lease; the first item that
 // cannot go on (the run cancelled or taken over, the store failing, the
 // quota spent, the app stopping) stops every other at its next step.
-func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
+func (s *Service) playRun(ctx context.Context, r *bff.ScenarioRun) {
 	s.busy.Store(true)
 	defer s.busy.Store(false)
 	log := s.log.With("run", r.ID)
-	if r.State != scenarios.RunActive {
-		r.State, r.NotBefore, r.Note = scenarios.RunActive, time.Time{}, ""
+	if r.State != bff.RunActive {
+		r.State, r.NotBefore, r.Note = bff.RunActive, time.Time{}, ""
 		if err := s.update(ctx, r); err != nil {
 			s.stopped(log, err)
 			return
@@ -106,7 +106,7 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 		vignettes[r.Suite.Vignettes[i].ID] = &r.Suite.Vignettes[i]
 	}
 	var queue []int // indexes of items to play, in the order they start
-	for _, st := range []scenarios.ItemState{scenarios.ItemPlaying, scenarios.ItemPending} {
+	for _, st := range []bff.ScenarioItemState{bff.ItemPlaying, bff.ItemPending} {
 		for i, it := range items {
 			if it.State == st {
 				queue = append(queue, i)
@@ -137,7 +137,7 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 			v := vignettes[it.VignetteID]
 			if v == nil { // cannot happen: items are made from the suite
 				next++
-				it.State, it.Result = scenarios.ItemFailed, &scenarios.Result{VignetteID: it.VignetteID, Repeat: it.Repeat, Variation: it.Variation, Error: "the vignette is not in the run's suite"}
+				it.State, it.Result = bff.ItemFailed, &scenarios.Result{VignetteID: it.VignetteID, Repeat: it.Repeat, Variation: it.Variation, Error: "the vignette is not in the run's suite"}
 				if err := s.d.Store.SaveScenarioItem(ctx, it, 0, s.d.Replica); err != nil {
 					halt = err
 				}
@@ -147,7 +147,7 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 				v = w
 			} else { // cannot happen: items are made from what applies
 				next++
-				it.State, it.Result = scenarios.ItemFailed, &scenarios.Result{VignetteID: it.VignetteID, Repeat: it.Repeat, Variation: it.Variation, Error: "the variation does not apply to the vignette"}
+				it.State, it.Result = bff.ItemFailed, &scenarios.Result{VignetteID: it.VignetteID, Repeat: it.Repeat, Variation: it.Variation, Error: "the variation does not apply to the vignette"}
 				if err := s.d.Store.SaveScenarioItem(ctx, it, 0, s.d.Replica); err != nil {
 					halt = err
 				}
@@ -182,7 +182,7 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 			continue
 		}
 		items[d.idx] = d.it
-		if d.it.State == scenarios.ItemFailed {
+		if d.it.State == bff.ItemFailed {
 			log.Warn("a scenario vignette failed", "vignette", d.it.VignetteID, "repeat", d.it.Repeat, "err", d.it.Result.Error)
 		}
 		if r.Release == "" && d.it.Result != nil {
@@ -206,7 +206,7 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 		return
 	}
 	now := s.now().UTC()
-	r.State, r.FinishedAt, r.UpdatedAt, r.LeaseOwner, r.LeaseUntil = scenarios.RunDone, now, now, "", time.Time{}
+	r.State, r.FinishedAt, r.UpdatedAt, r.LeaseOwner, r.LeaseUntil = bff.RunDone, now, now, "", time.Time{}
 	if err := s.d.Store.UpdateScenarioRun(ctx, r, s.d.Replica); err != nil {
 		s.stopped(log, err)
 		return
@@ -219,7 +219,7 @@ func (s *Service) playRun(ctx context.Context, r *scenarios.Run) {
 // back is kept even as the run stops). reserved holds the need turns the
 // item may still spend today; each answered turn and the item's end give
 // them back.
-func (s *Service) playItem(ctx, pctx context.Context, runID string, idx int, it *scenarios.Item, v *scenarios.Vignette, need int, reserved *atomic.Int64) played {
+func (s *Service) playItem(ctx, pctx context.Context, runID string, idx int, it *bff.ScenarioItem, v *scenarios.Vignette, need int, reserved *atomic.Int64) played {
 	spent := 0
 	defer func() { reserved.Add(-int64(max(need-spent, 0))) }()
 	owner := s.d.Replica
@@ -229,7 +229,7 @@ func (s *Service) playItem(ctx, pctx context.Context, runID string, idx int, it 
 				reserved.Add(-1)
 			}
 			spent += n
-			it.State, it.EncounterID, it.Turns, it.UpdatedAt = scenarios.ItemPlaying, st.EncounterID, st.Turns, s.now().UTC()
+			it.State, it.EncounterID, it.Turns, it.UpdatedAt = bff.ItemPlaying, st.EncounterID, st.Turns, s.now().UTC()
 			return s.d.Store.SaveScenarioItem(ctx, it, n, owner)
 		})
 	if err != nil {
@@ -237,9 +237,9 @@ func (s *Service) playItem(ctx, pctx context.Context, runID string, idx int, it 
 	}
 	res.Variation = it.Variation
 	it.Result, it.Handoff, it.UpdatedAt = &res, raw, s.now().UTC()
-	it.State = scenarios.ItemDone
+	it.State = bff.ItemDone
 	if res.Error != "" {
-		it.State = scenarios.ItemFailed
+		it.State = bff.ItemFailed
 	}
 	return played{idx: idx, it: it, err: s.d.Store.SaveScenarioItem(ctx, it, 0, owner)}
 }
@@ -290,9 +290,9 @@ func (s *Service) mustWait(ctx context.Context, need, reserved int) (bool, time.
 }
 
 // wait parks the run until until and gives its lease up.
-func (s *Service) wait(ctx context.Context, r *scenarios.Run, until time.Time, why string) {
+func (s *Service) wait(ctx context.Context, r *bff.ScenarioRun, until time.Time, why string) {
 	owner := s.d.Replica
-	r.State, r.NotBefore, r.Note, r.UpdatedAt = scenarios.RunWaiting, until.UTC(), why, s.now().UTC()
+	r.State, r.NotBefore, r.Note, r.UpdatedAt = bff.RunWaiting, until.UTC(), why, s.now().UTC()
 	r.LeaseOwner, r.LeaseUntil = "", time.Time{}
 	if err := s.d.Store.UpdateScenarioRun(ctx, r, owner); err != nil {
 		s.stopped(s.log.With("run", r.ID), err)
@@ -300,7 +300,7 @@ func (s *Service) wait(ctx context.Context, r *scenarios.Run, until time.Time, w
 }
 
 // update writes the run's state, keeping this replica's lease.
-func (s *Service) update(ctx context.Context, r *scenarios.Run) error {
+func (s *Service) update(ctx context.Context, r *bff.ScenarioRun) error {
 	r.UpdatedAt, r.LeaseOwner, r.LeaseUntil = s.now().UTC(), s.d.Replica, s.now().Add(s.d.Lease)
 	return s.d.Store.UpdateScenarioRun(ctx, r, s.d.Replica)
 }
@@ -324,7 +324,7 @@ func (s *Service) stopped(log interface {
 
 // summaryOf scores the items that finished: the scores so far, kept with
 // the run for the list of runs.
-func summaryOf(items []*scenarios.Item) *scenarios.Summary {
+func summaryOf(items []*bff.ScenarioItem) *scenarios.Summary {
 	var results []scenarios.Result
 	for _, it := range items {
 		if it.Result != nil {

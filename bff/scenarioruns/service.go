@@ -1,5 +1,5 @@
 // Package scenarioruns runs scenario suites inside the app as durable jobs
-// (scenarios.Service): a clinician starts a run, a replica claims it and
+// (bff.ScenarioService): a clinician starts a run, a replica claims it and
 // plays its items, as many at once as the key's budget can feed, at a
 // priority below live patients,
 // recording every step, and a restart resumes it where it stood without
@@ -43,7 +43,7 @@ const (
 
 // Deps are what the service needs.
 type Deps struct {
-	Store scenarios.RunStore
+	Store bff.ScenarioRunStore
 	Audit bff.AuditStore
 	// Client is the client runs play through: the app's own (the key,
 	// paced with live patients) or an embedded sandbox's with its limits
@@ -75,7 +75,7 @@ type Deps struct {
 	Logger  *slog.Logger
 }
 
-// Service implements scenarios.Service; Serve plays the runs.
+// Service implements bff.ScenarioService; Serve plays the runs.
 type Service struct {
 	d      Deps
 	now    bff.Clock
@@ -85,7 +85,7 @@ type Service struct {
 	busy   atomic.Bool // a run is being played
 }
 
-var _ scenarios.Service = (*Service)(nil)
+var _ bff.ScenarioService = (*Service)(nil)
 
 // New builds the service. The built-in suites are part of the binary; an
 // error loading them is a fault of the build.
@@ -127,21 +127,21 @@ func New(d Deps) (*Service, error) {
 	return s, nil
 }
 
-// Suites implements scenarios.Service.
-func (s *Service) Suites() []scenarios.SuiteInfo {
-	out := make([]scenarios.SuiteInfo, len(s.suites))
+// Suites implements bff.ScenarioService.
+func (s *Service) Suites() []bff.ScenarioSuite {
+	out := make([]bff.ScenarioSuite, len(s.suites))
 	for i, su := range s.suites {
 		title := "Every built-in vignette"
 		if i > 0 {
 			title = "Built-in: " + strings.ReplaceAll(strings.TrimPrefix(su.Name, scenarios.BuiltinName+"/"), "_", " and ")
 		}
-		out[i] = scenarios.SuiteInfo{Name: su.Name, Title: title, Vignettes: len(su.Vignettes)}
+		out[i] = bff.ScenarioSuite{Name: su.Name, Title: title, Vignettes: len(su.Vignettes)}
 	}
 	return out
 }
 
 // form checks f and returns the suite it names or carries.
-func (s *Service) form(f scenarios.RunForm) (*scenarios.Suite, error) {
+func (s *Service) form(f bff.ScenarioRunForm) (*scenarios.Suite, error) {
 	if f.Repeats < 1 || f.Repeats > MaxRepeats {
 		return nil, bff.Invalid("repeats", "Repeats must be a whole number from 1 to %d.", MaxRepeats)
 	}
@@ -178,8 +178,8 @@ func (s *Service) form(f scenarios.RunForm) (*scenarios.Suite, error) {
 	return suite, nil
 }
 
-// StartRun implements scenarios.Service.
-func (s *Service) StartRun(ctx context.Context, clinician string, f scenarios.RunForm) (*scenarios.Run, *scenarios.RunEstimate, error) {
+// StartRun implements bff.ScenarioService.
+func (s *Service) StartRun(ctx context.Context, clinician string, f bff.ScenarioRunForm) (*bff.ScenarioRun, *bff.ScenarioRunEstimate, error) {
 	suite, err := s.form(f)
 	if err != nil {
 		return nil, nil, err
@@ -197,16 +197,16 @@ func (s *Service) StartRun(ctx context.Context, clinician string, f scenarios.Ru
 		return nil, nil, err
 	}
 	now := s.now().UTC()
-	r := &scenarios.Run{
+	r := &bff.ScenarioRun{
 		ID: newRunID(), Suite: suite, SuiteName: suite.Name, Repeats: f.Repeats, Label: strings.TrimSpace(f.Label), Target: s.d.Target,
-		StartedBy: clinician, State: scenarios.RunQueued, Items: len(plays) * f.Repeats,
+		StartedBy: clinician, State: bff.RunQueued, Items: len(plays) * f.Repeats,
 		Estimate: est.Turns, CreatedAt: now, UpdatedAt: now,
 	}
-	items := make([]*scenarios.Item, 0, r.Items)
+	items := make([]*bff.ScenarioItem, 0, r.Items)
 	for rep := 1; rep <= f.Repeats; rep++ {
 		for _, p := range plays {
-			items = append(items, &scenarios.Item{RunID: r.ID, Seq: len(items), VignetteID: p.Vignette.ID, Title: p.Vignette.Title,
-				Repeat: rep, Variation: p.Variation, State: scenarios.ItemPending, UpdatedAt: now})
+			items = append(items, &bff.ScenarioItem{RunID: r.ID, Seq: len(items), VignetteID: p.Vignette.ID, Title: p.Vignette.Title,
+				Repeat: rep, Variation: p.Variation, State: bff.ItemPending, UpdatedAt: now})
 		}
 	}
 	if err := s.d.Store.CreateScenarioRun(ctx, r, items); err != nil {
@@ -222,7 +222,7 @@ func (s *Service) StartRun(ctx context.Context, clinician string, f scenarios.Ru
 
 // playable refuses a run that could never finish: an item starts only when
 // the day's turns left to runs cover its turn limit (mustWait).
-func playable(suite *scenarios.Suite, est *scenarios.RunEstimate) error {
+func playable(suite *scenarios.Suite, est *bff.ScenarioRunEstimate) error {
 	if est.Unlimited {
 		return nil
 	}
@@ -237,8 +237,8 @@ func playable(suite *scenarios.Suite, est *scenarios.RunEstimate) error {
 	return nil
 }
 
-// Estimate implements scenarios.Service.
-func (s *Service) Estimate(ctx context.Context, f scenarios.RunForm) (*scenarios.RunEstimate, error) {
+// Estimate implements bff.ScenarioService.
+func (s *Service) Estimate(ctx context.Context, f bff.ScenarioRunForm) (*bff.ScenarioRunEstimate, error) {
 	suite, err := s.form(f)
 	if err != nil {
 		return nil, err
@@ -255,13 +255,13 @@ func (s *Service) Estimate(ctx context.Context, f scenarios.RunForm) (*scenarios
 	return est, nil
 }
 
-// Runs implements scenarios.Service.
-func (s *Service) Runs(ctx context.Context) ([]*scenarios.Run, error) {
+// Runs implements bff.ScenarioService.
+func (s *Service) Runs(ctx context.Context) ([]*bff.ScenarioRun, error) {
 	return s.d.Store.ScenarioRuns(ctx, listedRuns)
 }
 
-// Run implements scenarios.Service.
-func (s *Service) Run(ctx context.Context, id string) (*scenarios.Run, []*scenarios.Item, error) {
+// Run implements bff.ScenarioService.
+func (s *Service) Run(ctx context.Context, id string) (*bff.ScenarioRun, []*bff.ScenarioItem, error) {
 	r, err := s.d.Store.ScenarioRun(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -273,7 +273,7 @@ func (s *Service) Run(ctx context.Context, id string) (*scenarios.Run, []*scenar
 	return r, items, nil
 }
 
-// Report implements scenarios.Service.
+// Report implements bff.ScenarioService.
 func (s *Service) Report(ctx context.Context, id string) (*scenarios.Report, error) {
 	results, err := s.results(ctx, id)
 	if err != nil {
@@ -297,8 +297,8 @@ func (s *Service) results(ctx context.Context, id string) ([]scenarios.Result, e
 	return out, nil
 }
 
-// Item implements scenarios.Service.
-func (s *Service) Item(ctx context.Context, runID string, seq int) (*scenarios.Run, *scenarios.Item, error) {
+// Item implements bff.ScenarioService.
+func (s *Service) Item(ctx context.Context, runID string, seq int) (*bff.ScenarioRun, *bff.ScenarioItem, error) {
 	r, err := s.d.Store.ScenarioRun(ctx, runID)
 	if err != nil {
 		return nil, nil, err
@@ -316,15 +316,15 @@ func (s *Service) Item(ctx context.Context, runID string, seq int) (*scenarios.R
 	return r, it, nil
 }
 
-// Progress implements scenarios.Service.
-func (s *Service) Progress(ctx context.Context, id string) (*scenarios.RunProgress, error) {
+// Progress implements bff.ScenarioService.
+func (s *Service) Progress(ctx context.Context, id string) (*bff.ScenarioRunProgress, error) {
 	// Polled by every open run page: one run and the items in flight,
 	// never all the run's items.
 	r, err := s.d.Store.ScenarioRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	p := &scenarios.RunProgress{Run: r}
+	p := &bff.ScenarioRunProgress{Run: r}
 	if r.State.Ended() || r.Played >= r.Items {
 		return p, nil
 	}
@@ -334,7 +334,7 @@ func (s *Service) Progress(ctx context.Context, id string) (*scenarios.RunProgre
 	return p, nil
 }
 
-// CancelRun implements scenarios.Service.
+// CancelRun implements bff.ScenarioService.
 func (s *Service) CancelRun(ctx context.Context, clinician, id string) error {
 	if err := s.d.Store.CancelScenarioRun(ctx, id, "Cancelled by "+clinician+".", s.now().UTC()); err != nil {
 		if bff.ErrorCode(err) == bff.ECONFLICT {
@@ -346,7 +346,7 @@ func (s *Service) CancelRun(ctx context.Context, clinician, id string) error {
 	return nil
 }
 
-// Compare implements scenarios.Service.
+// Compare implements bff.ScenarioService.
 func (s *Service) Compare(ctx context.Context, base, head string) (*scenarios.Comparison, error) {
 	if base == head {
 		return nil, bff.Invalid("head", "Choose two different runs to compare.")
@@ -367,7 +367,7 @@ func (s *Service) Compare(ctx context.Context, base, head string) (*scenarios.Co
 	return &c, nil
 }
 
-// Adjudications implements scenarios.Service.
+// Adjudications implements bff.ScenarioService.
 func (s *Service) Adjudications(ctx context.Context) (map[string]scenarios.Adjudication, error) {
 	all, err := s.d.Store.ScenarioAdjudications(ctx)
 	if err != nil {
@@ -380,8 +380,8 @@ func (s *Service) Adjudications(ctx context.Context) (map[string]scenarios.Adjud
 	return out, nil
 }
 
-// Adjudicate implements scenarios.Service.
-func (s *Service) Adjudicate(ctx context.Context, clinician, base, head, vignette string, v scenarios.Verdict, note string) (*scenarios.RunAdjudication, error) {
+// Adjudicate implements bff.ScenarioService.
+func (s *Service) Adjudicate(ctx context.Context, clinician, base, head, vignette string, v scenarios.Verdict, note string) (*bff.ScenarioAdjudication, error) {
 	if v != scenarios.GoldWrong && v != scenarios.EngineWrong {
 		return nil, bff.Invalid("verdict", "Choose whether the gold label or the engine is wrong.")
 	}
@@ -406,7 +406,7 @@ func (s *Service) Adjudicate(ctx context.Context, clinician, base, head, vignett
 	if !found {
 		return nil, bff.Invalid("vignette", "That vignette is not in the run compared.")
 	}
-	a := &scenarios.RunAdjudication{
+	a := &bff.ScenarioAdjudication{
 		Adjudication: scenarios.Adjudication{VignetteID: vignette, Verdict: v, Gold: gold, Note: note, By: clinician, At: s.now().UTC()},
 		BaseRun:      base, HeadRun: head,
 	}

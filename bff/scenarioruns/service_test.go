@@ -170,7 +170,7 @@ func serveUntil(t *testing.T, s *Service, cond func() bool) {
 	}
 }
 
-func runState(t *testing.T, db scenarios.RunStore, id string) *scenarios.Run {
+func runState(t *testing.T, db bff.ScenarioRunStore, id string) *bff.ScenarioRun {
 	t.Helper()
 	r, err := db.ScenarioRun(context.Background(), id)
 	if err != nil {
@@ -181,7 +181,7 @@ func runState(t *testing.T, db scenarios.RunStore, id string) *scenarios.Run {
 
 // runStore is a store the service runs on, as the restart test needs it.
 type runStore interface {
-	scenarios.RunStore
+	bff.ScenarioRunStore
 	bff.AuditStore
 }
 
@@ -216,7 +216,7 @@ func testRestart(t *testing.T, db runStore, shared bool, secondName string) {
 		lease = 300 * time.Millisecond // the survivor waits this long for the dead replica's lease
 	}
 	first := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox, Replica: "first", Shared: shared, Lease: lease})
-	r, _, err := first.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: suite, UploadName: "small.yaml", Repeats: 1})
+	r, _, err := first.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: suite, UploadName: "small.yaml", Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func testRestart(t *testing.T, db runStore, shared bool, secondName string) {
 	}
 
 	second := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox, Replica: secondName, Shared: shared, Lease: lease})
-	serveUntil(t, second, func() bool { return runState(t, db, r.ID).State == scenarios.RunDone })
+	serveUntil(t, second, func() bool { return runState(t, db, r.ID).State == bff.RunDone })
 
 	driven, replays, intakes, total := eng.counts()
 	for key, n := range driven {
@@ -264,7 +264,7 @@ func testRestart(t *testing.T, db runStore, shared bool, secondName string) {
 	}
 	recorded := 0
 	for _, it := range items {
-		if it.State != scenarios.ItemDone {
+		if it.State != bff.ItemDone {
 			t.Errorf("%s: %s", it.VignetteID, it.State)
 		}
 		recorded += len(it.Turns)
@@ -283,11 +283,11 @@ func testRestart(t *testing.T, db runStore, shared bool, secondName string) {
 	// The same suite uninterrupted gives the same report.
 	db2 := mustOpenDB(t)
 	clean := newService(t, Deps{Store: db2, Client: eng.client(t), Target: TargetSandbox})
-	r2, _, err := clean.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: suite, UploadName: "small.yaml", Repeats: 1})
+	r2, _, err := clean.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: suite, UploadName: "small.yaml", Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveUntil(t, clean, func() bool { return runState(t, db2, r2.ID).State == scenarios.RunDone })
+	serveUntil(t, clean, func() bool { return runState(t, db2, r2.ID).State == bff.RunDone })
 	a, err := second.Report(t.Context(), r.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -314,14 +314,14 @@ func TestRunWaitsForTomorrowsQuota(t *testing.T) {
 		Store: db, Audit: db, Client: eng.client(t), Target: TargetService, Reserve: 30, PerMinute: 6, Now: clock,
 		TurnsToday: func(context.Context) (int, int, error) { mu.Lock(); defer mu.Unlock(); return used, 100, nil },
 	})
-	r, est, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: smallSuite(t, 2), Repeats: 1})
+	r, est, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: smallSuite(t, 2), Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if est.LeftToday != 0 || est.PerDay != 70 || est.Days != 2 || !est.Finish.After(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("estimate %+v: want nothing left today, 70 a day, finishing tomorrow", est)
 	}
-	claim := func() *scenarios.Run {
+	claim := func() *bff.ScenarioRun {
 		got, err := db.ScenarioRun(t.Context(), r.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -334,7 +334,7 @@ func TestRunWaitsForTomorrowsQuota(t *testing.T) {
 	}
 	s.playRun(t.Context(), claim())
 	got := runState(t, db, r.ID)
-	if got.State != scenarios.RunWaiting || !got.NotBefore.Equal(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)) ||
+	if got.State != bff.RunWaiting || !got.NotBefore.Equal(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)) ||
 		!strings.Contains(got.Note, "kept for patients") {
 		t.Fatalf("run %s until %s (%q): want waiting until midnight UTC", got.State, got.NotBefore, got.Note)
 	}
@@ -348,7 +348,7 @@ func TestRunWaitsForTomorrowsQuota(t *testing.T) {
 	now, used = time.Date(2026, 11, 24, 0, 0, 1, 0, time.UTC), 0
 	mu.Unlock()
 	s.playRun(t.Context(), claim())
-	if got := runState(t, db, r.ID); got.State != scenarios.RunDone || got.Played != 2 {
+	if got := runState(t, db, r.ID); got.State != bff.RunDone || got.Played != 2 {
 		t.Fatalf("after the reset: %s, %d played", got.State, got.Played)
 	}
 }
@@ -358,11 +358,11 @@ func TestCancelStopsTheRun(t *testing.T) {
 	eng := newEngine(t)
 	db := mustOpenDB(t)
 	s := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox})
-	r, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: smallSuite(t, 3), Repeats: 1})
+	r, _, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: smallSuite(t, 3), Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var playing []*scenarios.Item
+	var playing []*bff.ScenarioItem
 	eng.hold = func(n int) {
 		if n == 2 {
 			p, err := s.Progress(context.Background(), r.ID)
@@ -378,10 +378,10 @@ func TestCancelStopsTheRun(t *testing.T) {
 	}
 	// Cancelled, and the player no longer at work: it stopped at its next
 	// save rather than play on.
-	serveUntil(t, s, func() bool { return runState(t, db, r.ID).State == scenarios.RunCancelled && !s.busy.Load() })
+	serveUntil(t, s, func() bool { return runState(t, db, r.ID).State == bff.RunCancelled && !s.busy.Load() })
 	// While its 2nd turn was out, the progress named the item playing and
 	// the exchange it had recorded.
-	if len(playing) != 1 || playing[0].Seq != 0 || playing[0].State != scenarios.ItemPlaying || len(playing[0].Turns) != 1 {
+	if len(playing) != 1 || playing[0].Seq != 0 || playing[0].State != bff.ItemPlaying || len(playing[0].Turns) != 1 {
 		t.Errorf("progress during the 2nd turn: %+v, want item 0 playing with 1 exchange", playing)
 	}
 	if _, _, _, n := eng.counts(); n != 2 {
@@ -410,15 +410,15 @@ func TestAdjudicationCarriesIntoComparisons(t *testing.T) {
 	db := mustOpenDB(t)
 	s := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox})
 	suite := smallSuite(t, 2)
-	base, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: suite, Repeats: 1})
+	base, _, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: suite, Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: suite, Repeats: 1, Label: "head"})
+	head, _, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: suite, Repeats: 1, Label: "head"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveUntil(t, s, func() bool { return runState(t, db, head.ID).State == scenarios.RunDone })
+	serveUntil(t, s, func() bool { return runState(t, db, head.ID).State == bff.RunDone })
 	if _, err := s.Compare(t.Context(), base.ID, base.ID); bff.ErrorCode(err) != bff.EINVALID {
 		t.Errorf("a run against itself: %v", err)
 	}
@@ -471,7 +471,7 @@ func TestEstimate(t *testing.T) {
 		want += min(v.MaxTurns, len(v.Facts)+1)
 		most += v.MaxTurns
 	}
-	e, err := s.Estimate(t.Context(), scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 2})
+	e, err := s.Estimate(t.Context(), bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,7 +488,7 @@ func TestEstimate(t *testing.T) {
 	if e.Finish.Before(lastDay) || !e.Finish.Before(lastDay.Add(24*time.Hour)) {
 		t.Errorf("finish %s is not on day %d (%s)", e.Finish, e.Days, lastDay.Format(time.DateOnly))
 	}
-	small, err := s.Estimate(t.Context(), scenarios.RunForm{Upload: smallSuite(t, 1), Repeats: 1})
+	small, err := s.Estimate(t.Context(), bff.ScenarioRunForm{Upload: smallSuite(t, 1), Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,14 +496,14 @@ func TestEstimate(t *testing.T) {
 		t.Errorf("one vignette: %+v, want today within the hour", small)
 	}
 	for _, f := range []struct {
-		form  scenarios.RunForm
+		form  bff.ScenarioRunForm
 		field string
 	}{
-		{scenarios.RunForm{Suite: "nope", Repeats: 1}, "suite"},
-		{scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 0}, "repeats"},
-		{scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 11}, "repeats"},
-		{scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 1, Label: strings.Repeat("x", 101)}, "label"},
-		{scenarios.RunForm{Upload: []byte("suite: x\nvignettes:\n  - id: a\n"), UploadName: "mine.yaml", Repeats: 1}, "upload"},
+		{bff.ScenarioRunForm{Suite: "nope", Repeats: 1}, "suite"},
+		{bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 0}, "repeats"},
+		{bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 11}, "repeats"},
+		{bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1, Label: strings.Repeat("x", 101)}, "label"},
+		{bff.ScenarioRunForm{Upload: []byte("suite: x\nvignettes:\n  - id: a\n"), UploadName: "mine.yaml", Repeats: 1}, "upload"},
 	} {
 		_, err := s.Estimate(t.Context(), f.form)
 		var e *bff.Error
@@ -518,12 +518,12 @@ func TestEstimate(t *testing.T) {
 	}{{100, bff.ECONFLICT}, {90, bff.EINVALID}} { // nothing for runs; 10 a day, below a turn limit of 15
 		tight := newService(t, Deps{Store: db, Target: TargetService, Reserve: c.reserve, Now: func() time.Time { return now },
 			TurnsToday: func(context.Context) (int, int, error) { return 0, 100, nil }})
-		if _, _, err := tight.StartRun(t.Context(), "alice", scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 1}); bff.ErrorCode(err) != c.code {
+		if _, _, err := tight.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1}); bff.ErrorCode(err) != c.code {
 			t.Errorf("reserve %d of 100: %v, want %s", c.reserve, err, c.code)
 		}
 	}
 	unlimited := newService(t, Deps{Store: db, Target: TargetSandbox})
-	if e, err := unlimited.Estimate(t.Context(), scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 1}); err != nil || !e.Unlimited {
+	if e, err := unlimited.Estimate(t.Context(), bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1}); err != nil || !e.Unlimited {
 		t.Errorf("sandbox estimate %+v, %v: want unlimited", e, err)
 	}
 }
@@ -552,11 +552,11 @@ func TestRunsWaitBehindPatients(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newService(t, Deps{Store: db, Client: client, Target: TargetService})
-	r, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: smallSuite(t, 1), Repeats: 1})
+	r, _, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: smallSuite(t, 1), Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveUntil(t, s, func() bool { return runState(t, db, r.ID).State == scenarios.RunDone })
+	serveUntil(t, s, func() bool { return runState(t, db, r.ID).State == bff.RunDone })
 	gate.mu.Lock()
 	defer gate.mu.Unlock()
 	if len(gate.calls) < 3 {
@@ -576,11 +576,11 @@ func TestEstimateLearnsFromPastRuns(t *testing.T) {
 	db := mustOpenDB(t)
 	s := newService(t, Deps{Store: db, Client: eng.client(t), Target: TargetSandbox})
 	suite := smallSuite(t, 3)
-	r, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: suite, Repeats: 1})
+	r, _, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: suite, Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveUntil(t, s, func() bool { return runState(t, db, r.ID).State == scenarios.RunDone })
+	serveUntil(t, s, func() bool { return runState(t, db, r.ID).State == bff.RunDone })
 	items, err := db.ScenarioItems(t.Context(), r.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -594,7 +594,7 @@ func TestEstimateLearnsFromPastRuns(t *testing.T) {
 	if played == guessed {
 		t.Fatalf("the vignettes took exactly the guessed %d turns: the test cannot tell the two apart", played)
 	}
-	e, err := s.Estimate(t.Context(), scenarios.RunForm{Upload: suite, Repeats: 2})
+	e, err := s.Estimate(t.Context(), bff.ScenarioRunForm{Upload: suite, Repeats: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func checkVariations(names []string) error {
 }
 
 // plays lists what each repeat of the run plays, in play order.
-func (s *Service) plays(ctx context.Context, suite *scenarios.Suite, f scenarios.RunForm) ([]play.Vignette, error) {
+func (s *Service) plays(ctx context.Context, suite *scenarios.Suite, f bff.ScenarioRunForm) ([]play.Vignette, error) {
 	plays := play.Plays(suite, f.Variations, VariationSeed)
 	if !f.UrgentFirst {
 		return plays, nil
@@ -52,18 +52,18 @@ func asSuite(suite *scenarios.Suite, plays []play.Vignette) *scenarios.Suite {
 // perVariation splits the estimate's turns by variation, in the order the
 // plays name them; nil for a run without variations. Each play is
 // expected to take what its vignette takes unvaried.
-func perVariation(plays []play.Vignette, repeats int, est *scenarios.RunEstimate) []scenarios.VariationCost {
+func perVariation(plays []play.Vignette, repeats int, est *bff.ScenarioRunEstimate) []bff.ScenarioVariationCost {
 	if !slices.ContainsFunc(plays, func(p play.Vignette) bool { return p.Variation != "" }) {
 		return nil
 	}
-	var out []scenarios.VariationCost
+	var out []bff.ScenarioVariationCost
 	idx := map[string]int{}
 	for _, p := range plays {
 		i, ok := idx[p.Variation]
 		if !ok {
 			i = len(out)
 			idx[p.Variation] = i
-			out = append(out, scenarios.VariationCost{Variation: p.Variation})
+			out = append(out, bff.ScenarioVariationCost{Variation: p.Variation})
 		}
 		out[i].Intakes += repeats
 		out[i].Turns += min(maxTurns(p.Vignette), len(p.Vignette.Facts)+1) * repeats

@@ -42,9 +42,9 @@ func TestRunPlaysVariations(t *testing.T) {
 	db := mustOpenDB(t)
 	s := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox})
 	suite := pickSuite(t, "sore-throat-breathing-fine", "chest-infection-crb65-three", "toddler-swallowed-tablets")
-	form := scenarios.RunForm{Upload: suite, Repeats: 1, Variations: []string{"typos", "lay"}, UrgentFirst: true}
+	form := bff.ScenarioRunForm{Upload: suite, Repeats: 1, Variations: []string{"typos", "lay"}, UrgentFirst: true}
 
-	_, err := s.Estimate(t.Context(), scenarios.RunForm{Upload: suite, Repeats: 1, Variations: []string{"typos", "shouting"}})
+	_, err := s.Estimate(t.Context(), bff.ScenarioRunForm{Upload: suite, Repeats: 1, Variations: []string{"typos", "shouting"}})
 	var e *bff.Error
 	if !errors.As(err, &e) || e.Code != bff.EINVALID || e.Field != "variations" || !strings.Contains(e.Message, `"shouting"`) {
 		t.Fatalf("an unknown variation: %v", err)
@@ -62,7 +62,7 @@ func TestRunPlaysVariations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveUntil(t, s, func() bool { return runState(t, db, first.ID).State == scenarios.RunDone })
+	serveUntil(t, s, func() bool { return runState(t, db, first.ID).State == bff.RunDone })
 	_, items, err := s.Run(t.Context(), first.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestRunPlaysVariations(t *testing.T) {
 
 	// The next urgent-first run: flipped emergencies, emergencies, flipped
 	// others, the rest.
-	second, _, err := s.StartRun(t.Context(), "alice", scenarios.RunForm{Upload: suite, Repeats: 1, UrgentFirst: true})
+	second, _, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Upload: suite, Repeats: 1, UrgentFirst: true})
 	if err != nil {
 		t.Fatal(err)
 	}

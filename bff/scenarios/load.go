@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clinical-intake/intake-web/bff"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -36,9 +35,6 @@ var idPattern = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 // vignette (by id and 1-based position) and the field, then the rule:
 //
 //	suite.yaml: vignette "chest-pain-arm" (3): gold.class: must be one of emergency, urgent, routine, self_care
-//
-// errors.As turns a Problem into a *bff.Error with code bff.EINVALID, its
-// Field the vignette field and its Message the whole line.
 type Problem struct {
 	File     string // the name given to Load
 	Vignette string // id, "" when the file itself is at fault or the id is empty
@@ -66,20 +62,10 @@ func (p *Problem) Error() string {
 	return b.String()
 }
 
-// As lets bff.ErrorCode and bff.ErrorMessage see a Problem as EINVALID.
-func (p *Problem) As(target any) bool {
-	if e, ok := target.(**bff.Error); ok {
-		*e = &bff.Error{Code: bff.EINVALID, Field: p.Field, Message: p.Error()}
-		return true
-	}
-	return false
-}
-
 // Load decodes and validates one suite file; name (the file's name) is used
 // in errors and, without its extension, as the suite's name when the file
 // has no `suite:` field. Decoding is strict: an unknown field is an error.
-// The error is nil or an errors.Join of every *Problem found (bff.ErrorCode
-// gives bff.EINVALID); MaxTurns is set to DefaultMaxTurns where it is 0.
+// The error is nil or an errors.Join of every *Problem found; MaxTurns is set to DefaultMaxTurns where it is 0.
 func Load(name string, data []byte) (*Suite, error) {
 	if len(data) > MaxFileBytes {
 		return nil, &Problem{File: name, Rule: fmt.Sprintf("%d bytes, at most %d (1 MiB)", len(data), MaxFileBytes)}
@@ -106,13 +92,12 @@ func Load(name string, data []byte) (*Suite, error) {
 	return s, nil
 }
 
-// LoadFile reads and loads a suite file (see Load). A missing file is a
-// *bff.Error with code bff.ENOTFOUND; other read errors are wrapped
-// (internal).
+// LoadFile reads and loads a suite file (see Load). A missing file's error
+// says so and matches fs.ErrNotExist; other read errors are wrapped.
 func LoadFile(path string) (*Suite, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, bff.Errorf(bff.ENOTFOUND, "no suite file %s", path)
+		return nil, fmt.Errorf("no suite file %s: %w", path, fs.ErrNotExist)
 	} else if err != nil {
 		return nil, fmt.Errorf("scenarios: open suite: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 )
 
-var _ scenarios.RunStore = (*DB)(nil)
+var _ bff.ScenarioRunStore = (*DB)(nil)
 
 // listColumns are runColumns without the suite ('null'): lists do not need it.
 var listColumns = strings.Replace(runColumns, "suite,", "'null',", 1)
@@ -42,7 +42,7 @@ const (
 // CreateScenarioRun inserts r and its items in one transaction; an empty
 // r.State is stored (and set) as queued, an item's empty State as pending,
 // and each item's RunID is set to r.ID. ECONFLICT if r.ID exists.
-func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*scenarios.Item) (err error) {
+func (db *DB) CreateScenarioRun(ctx context.Context, r *bff.ScenarioRun, items []*bff.ScenarioItem) (err error) {
 	suite, err := json.Marshal(r.Suite)
 	if err != nil {
 		return fmt.Errorf("store: create scenario run: suite: %w", err)
@@ -53,7 +53,7 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 	}
 	state := r.State
 	if state == "" {
-		state = scenarios.RunQueued
+		state = bff.RunQueued
 	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -84,7 +84,7 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 	for _, it := range items {
 		st := it.State
 		if st == "" {
-			st = scenarios.ItemPending
+			st = bff.ItemPending
 		}
 		turns, result, err := itemJSON(it)
 		if err != nil {
@@ -102,14 +102,14 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *scenarios.Run, items []*
 	for _, it := range items {
 		it.RunID = r.ID
 		if it.State == "" {
-			it.State = scenarios.ItemPending
+			it.State = bff.ItemPending
 		}
 	}
 	return nil
 }
 
 // ScenarioRun returns a run; ENOTFOUND when there is none.
-func (db *DB) ScenarioRun(ctx context.Context, id string) (*scenarios.Run, error) {
+func (db *DB) ScenarioRun(ctx context.Context, id string) (*bff.ScenarioRun, error) {
 	r, err := scanRun(db.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM scenario_runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, bff.Errorf(bff.ENOTFOUND, msgRunNotFound)
@@ -121,7 +121,7 @@ func (db *DB) ScenarioRun(ctx context.Context, id string) (*scenarios.Run, error
 
 // ScenarioRuns returns runs newest first (by CreatedAt, then id), at most
 // limit (0 = all).
-func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*scenarios.Run, error) {
+func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*bff.ScenarioRun, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
@@ -138,7 +138,7 @@ func (db *DB) ScenarioRuns(ctx context.Context, limit int) ([]*scenarios.Run, er
 // whose lease is empty or ran out at or before stale; ENOTFOUND when there
 // is none. One UPDATE: the single writer makes it atomic, so two claimers
 // never share a run.
-func (db *DB) ClaimScenarioRun(ctx context.Context, owner string, now, stale, until time.Time) (*scenarios.Run, error) {
+func (db *DB) ClaimScenarioRun(ctx context.Context, owner string, now, stale, until time.Time) (*bff.ScenarioRun, error) {
 	r, err := scanRun(db.w.QueryRowContext(ctx, `UPDATE scenario_runs SET lease_owner = ?, lease_until = ?
 		WHERE id = (SELECT id FROM scenario_runs
 			WHERE `+notEnded+` AND (not_before IS NULL OR not_before <= ?)
@@ -172,7 +172,7 @@ func (db *DB) RenewScenarioLeases(ctx context.Context, owner string, until time.
 // FinishedAt, Release and lease, if owner (not "") holds the run's lease
 // and the run has not ended: the check is the UPDATE's own condition.
 // ECONFLICT otherwise; ENOTFOUND when there is no such run.
-func (db *DB) UpdateScenarioRun(ctx context.Context, r *scenarios.Run, owner string) error {
+func (db *DB) UpdateScenarioRun(ctx context.Context, r *bff.ScenarioRun, owner string) error {
 	summary, err := summaryJSON(r.Summary)
 	if err != nil {
 		return fmt.Errorf("store: update scenario run: %w", err)
@@ -202,14 +202,14 @@ func (db *DB) CancelScenarioRun(ctx context.Context, id, note string, at time.Ti
 }
 
 // ScenarioItems returns a run's items in Seq order (none for no such run).
-func (db *DB) ScenarioItems(ctx context.Context, runID string) ([]*scenarios.Item, error) {
+func (db *DB) ScenarioItems(ctx context.Context, runID string) ([]*bff.ScenarioItem, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT `+itemColumns+` FROM scenario_items
 		WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: scenario items: %w", err)
 	}
 	defer rows.Close()
-	var out []*scenarios.Item
+	var out []*bff.ScenarioItem
 	for rows.Next() {
 		it, err := scanItem(rows)
 		if err != nil {
@@ -224,7 +224,7 @@ func (db *DB) ScenarioItems(ctx context.Context, runID string) ([]*scenarios.Ite
 }
 
 // ScenarioItem returns one item; ENOTFOUND when there is none.
-func (db *DB) ScenarioItem(ctx context.Context, runID string, seq int) (*scenarios.Item, error) {
+func (db *DB) ScenarioItem(ctx context.Context, runID string, seq int) (*bff.ScenarioItem, error) {
 	it, err := scanItem(db.r.QueryRowContext(ctx, `SELECT `+itemColumns+` FROM scenario_items
 		WHERE run_id = ? AND seq = ?`, runID, seq))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -238,14 +238,14 @@ func (db *DB) ScenarioItem(ctx context.Context, runID string, seq int) (*scenari
 // PlayingScenarioItems returns a run's items in state playing, in Seq
 // order, at most limit (none: an empty slice). The run's rows are found by
 // the primary key; a run has at most scenarioruns.MaxItems of them.
-func (db *DB) PlayingScenarioItems(ctx context.Context, runID string, limit int) ([]*scenarios.Item, error) {
+func (db *DB) PlayingScenarioItems(ctx context.Context, runID string, limit int) ([]*bff.ScenarioItem, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT `+itemColumns+` FROM scenario_items
 		WHERE run_id = ? AND state = 'playing' ORDER BY seq LIMIT ?`, runID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: playing scenario items: %w", err)
 	}
 	defer rows.Close()
-	out := []*scenarios.Item{}
+	out := []*bff.ScenarioItem{}
 	for rows.Next() {
 		it, err := scanItem(rows)
 		if err != nil {
@@ -265,7 +265,7 @@ func (db *DB) PlayingScenarioItems(ctx context.Context, runID string, limit int)
 // one IMMEDIATE transaction, if owner (not "") holds the run's lease and
 // the run has not ended. ECONFLICT otherwise; ENOTFOUND for no such run
 // or item (nothing is written).
-func (db *DB) SaveScenarioItem(ctx context.Context, it *scenarios.Item, turnsSpent int, owner string) (err error) {
+func (db *DB) SaveScenarioItem(ctx context.Context, it *bff.ScenarioItem, turnsSpent int, owner string) (err error) {
 	turns, result, err := itemJSON(it)
 	if err != nil {
 		return fmt.Errorf("store: save scenario item: %w", err)
@@ -303,7 +303,7 @@ func (db *DB) SaveScenarioItem(ctx context.Context, it *scenarios.Item, turnsSpe
 		it.RunID, it.Seq); err != nil {
 		return fmt.Errorf("store: save scenario item: %w", err)
 	}
-	if finishes(scenarios.ItemState(prev), it.State) {
+	if finishes(bff.ScenarioItemState(prev), it.State) {
 		if _, err := tx.ExecContext(ctx, `UPDATE scenario_runs SET played = played + 1 WHERE id = ?`, it.RunID); err != nil {
 			return fmt.Errorf("store: save scenario item: %w", err)
 		}
@@ -315,7 +315,7 @@ func (db *DB) SaveScenarioItem(ctx context.Context, it *scenarios.Item, turnsSpe
 }
 
 // AddScenarioAdjudication appends a, setting a.ID.
-func (db *DB) AddScenarioAdjudication(ctx context.Context, a *scenarios.RunAdjudication) error {
+func (db *DB) AddScenarioAdjudication(ctx context.Context, a *bff.ScenarioAdjudication) error {
 	err := db.w.QueryRowContext(ctx, `INSERT INTO scenario_adjudications
 		(vignette_id, verdict, gold, note, by_name, at, base_run, head_run)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
@@ -328,17 +328,17 @@ func (db *DB) AddScenarioAdjudication(ctx context.Context, a *scenarios.RunAdjud
 }
 
 // ScenarioAdjudications returns every adjudication in the order added.
-func (db *DB) ScenarioAdjudications(ctx context.Context) ([]*scenarios.RunAdjudication, error) {
+func (db *DB) ScenarioAdjudications(ctx context.Context) ([]*bff.ScenarioAdjudication, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT id, vignette_id, verdict, gold, note, by_name, at,
 		base_run, head_run FROM scenario_adjudications ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: scenario adjudications: %w", err)
 	}
 	defer rows.Close()
-	var out []*scenarios.RunAdjudication
+	var out []*bff.ScenarioAdjudication
 	for rows.Next() {
 		var (
-			a                 scenarios.RunAdjudication
+			a                 bff.ScenarioAdjudication
 			verdict, gold, at string
 		)
 		if err := rows.Scan(&a.ID, &a.VignetteID, &verdict, &gold, &a.Note, &a.By, &at,
@@ -359,9 +359,9 @@ func (db *DB) ScenarioAdjudications(ctx context.Context) ([]*scenarios.RunAdjudi
 
 // finishes reports whether an item going from prev to next is one more
 // played.
-func finishes(prev, next scenarios.ItemState) bool {
-	return (prev == scenarios.ItemPending || prev == scenarios.ItemPlaying) &&
-		(next == scenarios.ItemDone || next == scenarios.ItemFailed)
+func finishes(prev, next bff.ScenarioItemState) bool {
+	return (prev == bff.ItemPending || prev == bff.ItemPlaying) &&
+		(next == bff.ItemDone || next == bff.ItemFailed)
 }
 
 // queryRower is what the reader pool and a transaction both do.
@@ -390,7 +390,7 @@ func runLost(ctx context.Context, q queryRower, res sql.Result, id, msg string) 
 }
 
 // itemJSON encodes an item's turns and its result (NULL when nil).
-func itemJSON(it *scenarios.Item) (turns string, result any, err error) {
+func itemJSON(it *bff.ScenarioItem) (turns string, result any, err error) {
 	b, err := json.Marshal(it.Turns)
 	if err != nil {
 		return "", nil, fmt.Errorf("item %d: turns: %w", it.Seq, err)
@@ -429,12 +429,12 @@ func parseNullTime(ns sql.NullString) (time.Time, error) {
 	return parseTime(ns.String)
 }
 
-func collectRuns(rows *sql.Rows, err error) ([]*scenarios.Run, error) {
+func collectRuns(rows *sql.Rows, err error) ([]*bff.ScenarioRun, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*scenarios.Run
+	var out []*bff.ScenarioRun
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -445,9 +445,9 @@ func collectRuns(rows *sql.Rows, err error) ([]*scenarios.Run, error) {
 	return out, rows.Err()
 }
 
-func scanRun(s scanner) (*scenarios.Run, error) {
+func scanRun(s scanner) (*bff.ScenarioRun, error) {
 	var (
-		r                               scenarios.Run
+		r                               bff.ScenarioRun
 		suite, state, created, updated  string
 		notBefore, finished, leaseUntil sql.NullString
 		summary                         sql.NullString
@@ -462,7 +462,7 @@ func scanRun(s scanner) (*scenarios.Run, error) {
 			return nil, fmt.Errorf("bad summary of scenario run %s: %w", r.ID, err)
 		}
 	}
-	r.State = scenarios.RunState(state)
+	r.State = bff.ScenarioRunState(state)
 	if err := json.Unmarshal([]byte(suite), &r.Suite); err != nil {
 		return nil, fmt.Errorf("bad suite of scenario run %s: %w", r.ID, err)
 	}
@@ -485,9 +485,9 @@ func scanRun(s scanner) (*scenarios.Run, error) {
 	return &r, nil
 }
 
-func scanItem(s scanner) (*scenarios.Item, error) {
+func scanItem(s scanner) (*bff.ScenarioItem, error) {
 	var (
-		it                    scenarios.Item
+		it                    bff.ScenarioItem
 		state, turns, updated string
 		result                sql.NullString
 	)
@@ -495,7 +495,7 @@ func scanItem(s scanner) (*scenarios.Item, error) {
 		&it.EncounterID, &turns, &result, &it.Handoff, &updated, &it.Variation); err != nil {
 		return nil, err
 	}
-	it.State = scenarios.ItemState(state)
+	it.State = bff.ScenarioItemState(state)
 	if err := json.Unmarshal([]byte(turns), &it.Turns); err != nil {
 		return nil, fmt.Errorf("bad turns of scenario item %s/%d: %w", it.RunID, it.Seq, err)
 	}

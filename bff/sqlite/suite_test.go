@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/sqlite"
 	"github.com/clinical-intake/intake-web/bff/sqlite/sqlitetest"
 	"github.com/clinical-intake/intake-web/bff/storetest"
@@ -22,8 +21,4 @@ func TestStoreSuite(t *testing.T) {
 func BenchmarkHotPath(b *testing.B) {
 	db := sqlitetest.MustOpenDB(b)
 	storetest.BenchHotPath(b, db)
-}
-
-func TestScenariosSuite(t *testing.T) {
-	storetest.RunScenarios(t, func(t *testing.T) scenarios.RunStore { return sqlitetest.MustOpenDB(t) })
 }

@@ -14,13 +14,13 @@ import (
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 )
 
-// RunScenarios runs the scenario runs part of the suite
-// (scenarios.RunStore: runs, their leases and items, adjudications), each
-// test on a store of its own that open returns.
-func RunScenarios(t *testing.T, open func(t *testing.T) scenarios.RunStore) {
+// runScenarios is the scenario runs part of the suite
+// (bff.ScenarioRunStore: runs, their leases and items, adjudications), each
+// test on a store of its own.
+func runScenarios(t *testing.T, open Opener) {
 	for _, tc := range []struct {
 		name string
-		run  func(*testing.T, scenarios.RunStore)
+		run  func(*testing.T, bff.ScenarioRunStore)
 	}{
 		{"RoundTrip", testScenarioRoundTrip},
 		{"RunsNewestFirst", testScenarioRunsNewestFirst},
@@ -32,7 +32,7 @@ func RunScenarios(t *testing.T, open func(t *testing.T) scenarios.RunStore) {
 		{"Cancel", testScenarioCancel},
 		{"Adjudications", testScenarioAdjudications},
 	} {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t)) })
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t, fixedClock())) })
 	}
 }
 
@@ -66,22 +66,22 @@ func sampleSummary() *scenarios.Summary {
 	return &sum
 }
 
-func newRun(id string, created time.Time) *scenarios.Run {
-	return &scenarios.Run{
+func newRun(id string, created time.Time) *bff.ScenarioRun {
+	return &bff.ScenarioRun{
 		ID: id, Suite: sampleSuite(), SuiteName: "heart_lungs", Repeats: 1, Label: "label " + id, Target: "sandbox",
-		StartedBy: "dr_who", State: scenarios.RunQueued, Items: 2, Estimate: 20,
+		StartedBy: "dr_who", State: bff.RunQueued, Items: 2, Estimate: 20,
 		CreatedAt: created, UpdatedAt: created,
 	}
 }
 
-func mustCreateRun(t *testing.T, db scenarios.RunStore, r *scenarios.Run, items ...*scenarios.Item) {
+func mustCreateRun(t *testing.T, db bff.ScenarioRunStore, r *bff.ScenarioRun, items ...*bff.ScenarioItem) {
 	t.Helper()
 	if err := db.CreateScenarioRun(context.Background(), r, items); err != nil {
 		t.Fatalf("CreateScenarioRun(%s): %v", r.ID, err)
 	}
 }
 
-func mustRun(t *testing.T, db scenarios.RunStore, id string) *scenarios.Run {
+func mustRun(t *testing.T, db bff.ScenarioRunStore, id string) *bff.ScenarioRun {
 	t.Helper()
 	r, err := db.ScenarioRun(context.Background(), id)
 	if err != nil {
@@ -90,7 +90,7 @@ func mustRun(t *testing.T, db scenarios.RunStore, id string) *scenarios.Run {
 	return r
 }
 
-func mustItem(t *testing.T, db scenarios.RunStore, id string, seq int) *scenarios.Item {
+func mustItem(t *testing.T, db bff.ScenarioRunStore, id string, seq int) *bff.ScenarioItem {
 	t.Helper()
 	it, err := db.ScenarioItem(context.Background(), id, seq)
 	if err != nil {
@@ -112,7 +112,7 @@ func sameTimes(a, b []*time.Time) bool {
 }
 
 // checkRun fails t unless got is want, field by field.
-func checkRun(t *testing.T, got, want *scenarios.Run) {
+func checkRun(t *testing.T, got, want *bff.ScenarioRun) {
 	t.Helper()
 	g, w := *got, *want
 	if !sameTimes([]*time.Time{&g.NotBefore, &g.CreatedAt, &g.UpdatedAt, &g.FinishedAt, &g.LeaseUntil},
@@ -123,7 +123,7 @@ func checkRun(t *testing.T, got, want *scenarios.Run) {
 }
 
 // checkScenarioItem fails t unless got is want, field by field.
-func checkScenarioItem(t *testing.T, got, want *scenarios.Item) {
+func checkScenarioItem(t *testing.T, got, want *bff.ScenarioItem) {
 	t.Helper()
 	g, w := *got, *want
 	if !sameTimes([]*time.Time{&g.UpdatedAt}, []*time.Time{&w.UpdatedAt}) || !reflect.DeepEqual(g, w) {
@@ -139,7 +139,7 @@ func dumpJSON(v any) string {
 	return string(b)
 }
 
-func runIDs(rs []*scenarios.Run) []string {
+func runIDs(rs []*bff.ScenarioRun) []string {
 	var ids []string
 	for _, r := range rs {
 		ids = append(ids, r.ID)
@@ -147,14 +147,14 @@ func runIDs(rs []*scenarios.Run) []string {
 	return ids
 }
 
-func testScenarioRoundTrip(t *testing.T, db scenarios.RunStore) {
+func testScenarioRoundTrip(t *testing.T, db bff.ScenarioRunStore) {
 	ctx := context.Background()
 	r := newRun("sr_1", t0)
 	r.Repeats, r.Items, r.Played, r.TurnsUsed, r.Note, r.Release = 2, 3, 1, 7, "a note", "2.4.0"
 	r.Summary = sampleSummary()
-	full := &scenarios.Item{
+	full := &bff.ScenarioItem{
 		Seq: 2, VignetteID: "chest_pain", Title: "Chest pain at rest", Repeat: 2, Variation: "typos",
-		State: scenarios.ItemDone, EncounterID: "enc_9",
+		State: bff.ItemDone, EncounterID: "enc_9",
 		Turns: []scenarios.Exchange{
 			{Message: "My chest hurts.", Reply: "Since when?", Choices: []string{"Today", "Yesterday"}},
 			{Message: "Today", Reply: "Call 999.", Terminal: true, Urgent: true, Disposition: "call_999",
@@ -177,11 +177,11 @@ func testScenarioRoundTrip(t *testing.T, db scenarios.RunStore) {
 		Handoff:   []byte(`{"encounter_id":"enc_9","terminal":true}`),
 		UpdatedAt: t0.Add(time.Minute),
 	}
-	empty := &scenarios.Item{Seq: 0, VignetteID: "chest_pain", Title: "Chest pain at rest", Repeat: 1} // State "" is pending; zero time
-	failed := &scenarios.Item{Seq: 1, VignetteID: "cold", Title: "Common cold", Repeat: 1, State: scenarios.ItemFailed,
+	empty := &bff.ScenarioItem{Seq: 0, VignetteID: "chest_pain", Title: "Chest pain at rest", Repeat: 1} // State "" is pending; zero time
+	failed := &bff.ScenarioItem{Seq: 1, VignetteID: "cold", Title: "Common cold", Repeat: 1, State: bff.ItemFailed,
 		Result: &scenarios.Result{VignetteID: "cold", Error: "transport failed"}, UpdatedAt: t0}
 	mustCreateRun(t, db, r, full, empty, failed) // not in Seq order
-	if empty.State != scenarios.ItemPending || empty.RunID != "sr_1" || full.RunID != "sr_1" {
+	if empty.State != bff.ItemPending || empty.RunID != "sr_1" || full.RunID != "sr_1" {
 		t.Fatalf("items after create: %+v %+v", empty, full)
 	}
 	checkRun(t, mustRun(t, db, "sr_1"), r)
@@ -193,7 +193,7 @@ func testScenarioRoundTrip(t *testing.T, db scenarios.RunStore) {
 	if len(its) != 3 {
 		t.Fatalf("%d items, want 3", len(its))
 	}
-	for i, want := range []*scenarios.Item{empty, failed, full} {
+	for i, want := range []*bff.ScenarioItem{empty, failed, full} {
 		checkScenarioItem(t, its[i], want)
 	}
 	checkScenarioItem(t, mustItem(t, db, "sr_1", 2), full)
@@ -203,12 +203,12 @@ func testScenarioRoundTrip(t *testing.T, db scenarios.RunStore) {
 		t.Fatalf("playing items of a run with none: %v, %v; want an empty slice", p, err)
 	}
 	mustCreateRun(t, db, newRun("sr_p", t0),
-		&scenarios.Item{Seq: 0, VignetteID: "a", Repeat: 1, State: scenarios.ItemDone, UpdatedAt: t0},
-		&scenarios.Item{Seq: 3, VignetteID: "d", Repeat: 1, State: scenarios.ItemPlaying, EncounterID: "enc_d", UpdatedAt: t0},
-		&scenarios.Item{Seq: 1, VignetteID: "b", Repeat: 1, State: scenarios.ItemPlaying, EncounterID: "enc_b",
+		&bff.ScenarioItem{Seq: 0, VignetteID: "a", Repeat: 1, State: bff.ItemDone, UpdatedAt: t0},
+		&bff.ScenarioItem{Seq: 3, VignetteID: "d", Repeat: 1, State: bff.ItemPlaying, EncounterID: "enc_d", UpdatedAt: t0},
+		&bff.ScenarioItem{Seq: 1, VignetteID: "b", Repeat: 1, State: bff.ItemPlaying, EncounterID: "enc_b",
 			Turns: []scenarios.Exchange{{Message: "hi", Reply: "Why?"}}, UpdatedAt: t0},
-		&scenarios.Item{Seq: 2, VignetteID: "c", Repeat: 1, UpdatedAt: t0},
-		&scenarios.Item{Seq: 4, VignetteID: "e", Repeat: 1, State: scenarios.ItemPlaying, EncounterID: "enc_e", UpdatedAt: t0})
+		&bff.ScenarioItem{Seq: 2, VignetteID: "c", Repeat: 1, UpdatedAt: t0},
+		&bff.ScenarioItem{Seq: 4, VignetteID: "e", Repeat: 1, State: bff.ItemPlaying, EncounterID: "enc_e", UpdatedAt: t0})
 	p, err := db.PlayingScenarioItems(ctx, "sr_p", 2)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func testScenarioRoundTrip(t *testing.T, db scenarios.RunStore) {
 
 	// A run with every optional time and a lease.
 	r2 := newRun("sr_2", t0.Add(time.Second))
-	r2.State, r2.NotBefore, r2.FinishedAt = scenarios.RunWaiting, t0.Add(time.Hour), t0.Add(2*time.Hour)
+	r2.State, r2.NotBefore, r2.FinishedAt = bff.RunWaiting, t0.Add(time.Hour), t0.Add(2*time.Hour)
 	r2.LeaseOwner, r2.LeaseUntil, r2.Suite = "replica-1", t0.Add(3*time.Hour), nil
 	mustCreateRun(t, db, r2)
 	checkRun(t, mustRun(t, db, "sr_2"), r2)
@@ -235,7 +235,7 @@ func testScenarioRoundTrip(t *testing.T, db scenarios.RunStore) {
 	}
 }
 
-func testScenarioRunsNewestFirst(t *testing.T, db scenarios.RunStore) {
+func testScenarioRunsNewestFirst(t *testing.T, db bff.ScenarioRunStore) {
 	ctx := context.Background()
 	// Created out of order, with a tie (the id decides: descending).
 	for _, c := range []struct {
@@ -265,11 +265,11 @@ func testScenarioRunsNewestFirst(t *testing.T, db scenarios.RunStore) {
 	checkRun(t, rs[0], want)
 }
 
-func testScenarioClaimOrder(t *testing.T, db scenarios.RunStore) {
+func testScenarioClaimOrder(t *testing.T, db bff.ScenarioRunStore) {
 	ctx := context.Background()
 	now := t0.Add(time.Hour)
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
-	runs := []*scenarios.Run{
+	runs := []*bff.ScenarioRun{
 		newRun("sr_a", at(1)), // ended
 		newRun("sr_b", at(2)), // waits past now
 		newRun("sr_c", at(3)), // leased past now
@@ -278,12 +278,12 @@ func testScenarioClaimOrder(t *testing.T, db scenarios.RunStore) {
 		newRun("sr_f", at(6)), // queued
 		newRun("sr_g", at(7)), // cancelled, with a lease that ran out
 	}
-	runs[0].State, runs[0].FinishedAt = scenarios.RunDone, at(30)
-	runs[1].State, runs[1].NotBefore = scenarios.RunWaiting, now.Add(30*time.Minute)
-	runs[2].State, runs[2].LeaseOwner, runs[2].LeaseUntil = scenarios.RunActive, "x", now.Add(time.Minute)
-	runs[3].State, runs[3].LeaseOwner, runs[3].LeaseUntil = scenarios.RunActive, "x", now
-	runs[4].State, runs[4].NotBefore = scenarios.RunWaiting, now
-	runs[6].State, runs[6].LeaseOwner, runs[6].LeaseUntil = scenarios.RunCancelled, "x", at(8)
+	runs[0].State, runs[0].FinishedAt = bff.RunDone, at(30)
+	runs[1].State, runs[1].NotBefore = bff.RunWaiting, now.Add(30*time.Minute)
+	runs[2].State, runs[2].LeaseOwner, runs[2].LeaseUntil = bff.RunActive, "x", now.Add(time.Minute)
+	runs[3].State, runs[3].LeaseOwner, runs[3].LeaseUntil = bff.RunActive, "x", now
+	runs[4].State, runs[4].NotBefore = bff.RunWaiting, now
+	runs[6].State, runs[6].LeaseOwner, runs[6].LeaseUntil = bff.RunCancelled, "x", at(8)
 	for _, r := range slices.Backward(runs) { // inserted newest first
 		mustCreateRun(t, db, r)
 	}
@@ -332,7 +332,7 @@ func testScenarioClaimOrder(t *testing.T, db scenarios.RunStore) {
 	checkRun(t, mustRun(t, db, "sr_f"), want)
 }
 
-func testScenarioConcurrentClaims(t *testing.T, db scenarios.RunStore) {
+func testScenarioConcurrentClaims(t *testing.T, db bff.ScenarioRunStore) {
 	ctx := context.Background()
 	const runs, claimers = 40, 8
 	for i := range runs {
@@ -390,18 +390,18 @@ func testScenarioConcurrentClaims(t *testing.T, db scenarios.RunStore) {
 	}
 }
 
-func testScenarioRenewLeases(t *testing.T, db scenarios.RunStore) {
+func testScenarioRenewLeases(t *testing.T, db bff.ScenarioRunStore) {
 	ctx := context.Background()
 	until := t0.Add(time.Minute)
-	lease := func(id, owner string, state scenarios.RunState) {
+	lease := func(id, owner string, state bff.ScenarioRunState) {
 		r := newRun(id, t0)
 		r.State, r.LeaseOwner, r.LeaseUntil = state, owner, until
 		mustCreateRun(t, db, r)
 	}
-	lease("sr_1", "a", scenarios.RunActive)
-	lease("sr_2", "a", scenarios.RunWaiting)
-	lease("sr_3", "a", scenarios.RunDone)
-	lease("sr_4", "b", scenarios.RunActive)
+	lease("sr_1", "a", bff.RunActive)
+	lease("sr_2", "a", bff.RunWaiting)
+	lease("sr_3", "a", bff.RunDone)
+	lease("sr_4", "b", bff.RunActive)
 	later := until.Add(time.Minute)
 	n, err := db.RenewScenarioLeases(ctx, "a", later)
 	if err != nil || n != 2 {
@@ -418,11 +418,11 @@ func testScenarioRenewLeases(t *testing.T, db scenarios.RunStore) {
 }
 
 // claimed creates run id (two pending items) and leases it to owner.
-func claimed(t *testing.T, db scenarios.RunStore, id, owner string) *scenarios.Run {
+func claimed(t *testing.T, db bff.ScenarioRunStore, id, owner string) *bff.ScenarioRun {
 	t.Helper()
 	mustCreateRun(t, db, newRun(id, t0),
-		&scenarios.Item{Seq: 0, VignetteID: "chest_pain", Repeat: 1, UpdatedAt: t0},
-		&scenarios.Item{Seq: 1, VignetteID: "cold", Repeat: 1, UpdatedAt: t0})
+		&bff.ScenarioItem{Seq: 0, VignetteID: "chest_pain", Repeat: 1, UpdatedAt: t0},
+		&bff.ScenarioItem{Seq: 1, VignetteID: "cold", Repeat: 1, UpdatedAt: t0})
 	r, err := db.ClaimScenarioRun(context.Background(), owner, t0, t0, t0.Add(time.Hour))
 	if err != nil || r.ID != id {
 		t.Fatalf("claim %s: %v, %v", id, r, err)
@@ -430,21 +430,21 @@ func claimed(t *testing.T, db scenarios.RunStore, id, owner string) *scenarios.R
 	return r
 }
 
-func testScenarioUpdateConflicts(t *testing.T, db scenarios.RunStore) {
+func testScenarioUpdateConflicts(t *testing.T, db bff.ScenarioRunStore) {
 	ctx := context.Background()
 	r := claimed(t, db, "sr_1", "me")
 	before := mustRun(t, db, "sr_1")
 
 	// Another owner: nothing written.
 	up := *r
-	up.State, up.Note = scenarios.RunActive, "other's"
+	up.State, up.Note = bff.RunActive, "other's"
 	WantCode(t, db.UpdateScenarioRun(ctx, &up, "other"), bff.ECONFLICT)
 	WantCode(t, db.UpdateScenarioRun(ctx, &up, ""), bff.ECONFLICT)
 	checkRun(t, mustRun(t, db, "sr_1"), before)
 
 	// The owner writes every field it may, and not Played or TurnsUsed.
 	up = *r
-	up.State, up.NotBefore, up.Note, up.UpdatedAt = scenarios.RunWaiting, t0.Add(24*time.Hour), "quota spent", t0.Add(time.Minute)
+	up.State, up.NotBefore, up.Note, up.UpdatedAt = bff.RunWaiting, t0.Add(24*time.Hour), "quota spent", t0.Add(time.Minute)
 	up.FinishedAt, up.Release, up.LeaseUntil = t0.Add(2*time.Minute), "2.5.0", t0.Add(3*time.Hour)
 	up.Played, up.TurnsUsed, up.Label, up.Estimate = 9, 99, "relabelled", 1
 	up.Summary = sampleSummary()
@@ -457,19 +457,19 @@ func testScenarioUpdateConflicts(t *testing.T, db scenarios.RunStore) {
 	// Ended with the lease still held: the owner may write no more.
 	r2 := claimed(t, db, "sr_2", "me")
 	done := *r2
-	done.State, done.FinishedAt, done.Note = scenarios.RunDone, t0.Add(time.Hour), "finished"
+	done.State, done.FinishedAt, done.Note = bff.RunDone, t0.Add(time.Hour), "finished"
 	if err := db.UpdateScenarioRun(ctx, &done, "me"); err != nil {
 		t.Fatal(err)
 	}
 	again := done
-	again.State, again.Note = scenarios.RunActive, "revived"
+	again.State, again.Note = bff.RunActive, "revived"
 	WantCode(t, db.UpdateScenarioRun(ctx, &again, "me"), bff.ECONFLICT)
-	if got := mustRun(t, db, "sr_2"); got.State != scenarios.RunDone || got.Note != "finished" || got.LeaseOwner != "me" {
+	if got := mustRun(t, db, "sr_2"); got.State != bff.RunDone || got.Note != "finished" || got.LeaseOwner != "me" {
 		t.Fatalf("ended run rewritten: %s", dumpJSON(got))
 	}
 
 	// Releasing the lease: the owner holds it no more.
-	up.State, up.NotBefore, up.FinishedAt, up.LeaseOwner, up.LeaseUntil = scenarios.RunActive, time.Time{}, time.Time{}, "", time.Time{}
+	up.State, up.NotBefore, up.FinishedAt, up.LeaseOwner, up.LeaseUntil = bff.RunActive, time.Time{}, time.Time{}, "", time.Time{}
 	if err := db.UpdateScenarioRun(ctx, &up, "me"); err != nil {
 		t.Fatal(err)
 	}
@@ -485,12 +485,12 @@ func testScenarioUpdateConflicts(t *testing.T, db scenarios.RunStore) {
 
 // stored is up as UpdateScenarioRun stores it: Played, TurnsUsed, Label
 // and Estimate as before.
-func stored(up, before scenarios.Run) scenarios.Run {
+func stored(up, before bff.ScenarioRun) bff.ScenarioRun {
 	up.Played, up.TurnsUsed, up.Label, up.Estimate = before.Played, before.TurnsUsed, before.Label, before.Estimate
 	return up
 }
 
-func testScenarioSaveItem(t *testing.T, db scenarios.RunStore) {
+func testScenarioSaveItem(t *testing.T, db bff.ScenarioRunStore) {
 	ctx := context.Background()
 	r := claimed(t, db, "sr_1", "me")
 	check := func(played, turns int) {
@@ -500,7 +500,7 @@ func testScenarioSaveItem(t *testing.T, db scenarios.RunStore) {
 		}
 	}
 	it := mustItem(t, db, "sr_1", 0)
-	it.State, it.EncounterID, it.UpdatedAt = scenarios.ItemPlaying, "enc_1", t0.Add(time.Minute)
+	it.State, it.EncounterID, it.UpdatedAt = bff.ItemPlaying, "enc_1", t0.Add(time.Minute)
 	it.Turns = []scenarios.Exchange{{Message: "hi", Reply: "Since when?", Choices: []string{"Today"}}}
 	if err := db.SaveScenarioItem(ctx, it, 2, "me"); err != nil {
 		t.Fatal(err)
@@ -509,7 +509,7 @@ func testScenarioSaveItem(t *testing.T, db scenarios.RunStore) {
 	check(0, 2)
 
 	// playing -> done: one more played.
-	it.State, it.UpdatedAt = scenarios.ItemDone, t0.Add(2*time.Minute)
+	it.State, it.UpdatedAt = bff.ItemDone, t0.Add(2*time.Minute)
 	it.Turns = append(it.Turns, scenarios.Exchange{Message: "Today", Reply: "Rest.", Terminal: true, Disposition: "self_care"})
 	it.Result = &scenarios.Result{VignetteID: "chest_pain", Repeat: 1, Final: scenarios.SelfCare,
 		Outcome: &scenarios.Outcome{Triage: scenarios.TriageUnder}}
@@ -528,7 +528,7 @@ func testScenarioSaveItem(t *testing.T, db scenarios.RunStore) {
 
 	// pending -> failed: one more played.
 	it1 := mustItem(t, db, "sr_1", 1)
-	it1.State, it1.Result = scenarios.ItemFailed, &scenarios.Result{VignetteID: "cold", Error: "boom"}
+	it1.State, it1.Result = bff.ItemFailed, &scenarios.Result{VignetteID: "cold", Error: "boom"}
 	if err := db.SaveScenarioItem(ctx, it1, 1, "me"); err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +536,7 @@ func testScenarioSaveItem(t *testing.T, db scenarios.RunStore) {
 
 	// Another owner, or none: nothing written.
 	other := *it1
-	other.State, other.EncounterID = scenarios.ItemPlaying, "enc_other"
+	other.State, other.EncounterID = bff.ItemPlaying, "enc_other"
 	WantCode(t, db.SaveScenarioItem(ctx, &other, 4, "other"), bff.ECONFLICT)
 	WantCode(t, db.SaveScenarioItem(ctx, &other, 4, ""), bff.ECONFLICT)
 	checkScenarioItem(t, mustItem(t, db, "sr_1", 1), it1)
@@ -553,14 +553,14 @@ func testScenarioSaveItem(t *testing.T, db scenarios.RunStore) {
 	// Ended, the lease still held: nothing written.
 	r2 := claimed(t, db, "sr_2", "me")
 	done := *r2
-	done.State = scenarios.RunDone
+	done.State = bff.RunDone
 	if err := db.UpdateScenarioRun(ctx, &done, "me"); err != nil {
 		t.Fatal(err)
 	}
 	late := mustItem(t, db, "sr_2", 0)
-	late.State, late.EncounterID = scenarios.ItemDone, "enc_late"
+	late.State, late.EncounterID = bff.ItemDone, "enc_late"
 	WantCode(t, db.SaveScenarioItem(ctx, late, 4, "me"), bff.ECONFLICT)
-	if got := mustItem(t, db, "sr_2", 0); got.State != scenarios.ItemPending || got.EncounterID != "" {
+	if got := mustItem(t, db, "sr_2", 0); got.State != bff.ItemPending || got.EncounterID != "" {
 		t.Fatalf("item of an ended run written: %s", dumpJSON(got))
 	}
 	if got := mustRun(t, db, "sr_2"); got.Played != 0 || got.TurnsUsed != 0 {
@@ -575,7 +575,7 @@ func testScenarioSaveItem(t *testing.T, db scenarios.RunStore) {
 	check(2, 6)
 }
 
-func testScenarioCancel(t *testing.T, db scenarios.RunStore) {
+func testScenarioCancel(t *testing.T, db bff.ScenarioRunStore) {
 	ctx := context.Background()
 	WantCode(t, db.CancelScenarioRun(ctx, "sr_none", "stop", t0), bff.ENOTFOUND)
 
@@ -585,42 +585,42 @@ func testScenarioCancel(t *testing.T, db scenarios.RunStore) {
 		t.Fatal(err)
 	}
 	want := *r
-	want.State, want.Note, want.FinishedAt, want.UpdatedAt = scenarios.RunCancelled, "stopped by dr_who", at, at
+	want.State, want.Note, want.FinishedAt, want.UpdatedAt = bff.RunCancelled, "stopped by dr_who", at, at
 	want.LeaseOwner, want.LeaseUntil = "", time.Time{}
 	checkRun(t, mustRun(t, db, "sr_1"), &want)
 	WantCode(t, db.CancelScenarioRun(ctx, "sr_1", "again", at.Add(time.Hour)), bff.ECONFLICT)
 	checkRun(t, mustRun(t, db, "sr_1"), &want)
 
 	d := newRun("sr_2", t0)
-	d.State = scenarios.RunDone
+	d.State = bff.RunDone
 	mustCreateRun(t, db, d)
 	WantCode(t, db.CancelScenarioRun(ctx, "sr_2", "late", at), bff.ECONFLICT)
 	checkRun(t, mustRun(t, db, "sr_2"), d)
 
 	// A waiting run without a lease is cancelled too.
 	w := newRun("sr_3", t0)
-	w.State, w.NotBefore = scenarios.RunWaiting, at.Add(time.Hour)
+	w.State, w.NotBefore = bff.RunWaiting, at.Add(time.Hour)
 	mustCreateRun(t, db, w)
 	if err := db.CancelScenarioRun(ctx, "sr_3", "stop", at); err != nil {
 		t.Fatal(err)
 	}
-	if got := mustRun(t, db, "sr_3"); got.State != scenarios.RunCancelled {
+	if got := mustRun(t, db, "sr_3"); got.State != bff.RunCancelled {
 		t.Fatalf("waiting run %s after cancel", got.State)
 	}
 }
 
-func testScenarioAdjudications(t *testing.T, db scenarios.RunStore) {
+func testScenarioAdjudications(t *testing.T, db bff.ScenarioRunStore) {
 	ctx := context.Background()
 	if as, err := db.ScenarioAdjudications(ctx); err != nil || len(as) != 0 {
 		t.Fatalf("adjudications of a fresh store: %v, %v", as, err)
 	}
-	var want []*scenarios.RunAdjudication
+	var want []*bff.ScenarioAdjudication
 	for i, a := range []scenarios.Adjudication{
 		{VignetteID: "chest_pain", Verdict: scenarios.GoldWrong, Gold: scenarios.Emergency, Note: "gold too high", By: "dr_a", At: t0.Add(time.Hour)},
 		{VignetteID: "cold", Verdict: scenarios.EngineWrong, Note: "missed", By: "dr_b", At: t0}, // earlier time, added later
 		{VignetteID: "chest_pain", Verdict: scenarios.EngineWrong, Gold: scenarios.Urgent, Note: "on reflection", By: "dr_a", At: t0.Add(2 * time.Hour)},
 	} {
-		ra := &scenarios.RunAdjudication{Adjudication: a, BaseRun: fmt.Sprint("sr_base", i), HeadRun: "sr_head"}
+		ra := &bff.ScenarioAdjudication{Adjudication: a, BaseRun: fmt.Sprint("sr_base", i), HeadRun: "sr_head"}
 		if err := db.AddScenarioAdjudication(ctx, ra); err != nil {
 			t.Fatal(err)
 		}

@@ -56,4 +56,5 @@ func Run(t *testing.T, open func(t *testing.T, now bff.Clock) Stores) {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, open) })
 	}
 	t.Run("Worklist", func(t *testing.T) { RunWorklist(t, open) })
+	t.Run("ScenarioRuns", func(t *testing.T) { runScenarios(t, open) })
 }

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/scenarioruns"
@@ -57,7 +58,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r, est, err := s.StartRun(ctx, "bench", scenarios.RunForm{Suite: scenarios.BuiltinName, Repeats: 1})
+	r, est, err := s.StartRun(ctx, "bench", bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/pacer"
 	"github.com/clinical-intake/intake-web/bff/postgres"
-	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/sqlite"
 )
 
@@ -43,7 +42,7 @@ type backend struct {
 // what the composition root needs besides.
 type database interface {
 	bff.Stores
-	scenarios.RunStore
+	bff.ScenarioRunStore
 	Secret(ctx context.Context, name string, size int) ([]byte, error)
 	Ping(ctx context.Context) error
 	ProbeWrite(ctx context.Context) error
