@@ -1,15 +1,16 @@
 // Package bff is the core of the backend-for-frontend: the domain types
-// (intake, turn, handoff, review, clinician, audit entry), the errors and
-// their codes, the interfaces of the stores, and the interfaces of the
+// (intake, turn, handoff, review, clinician, audit entry, scenario run), the
+// errors and their codes, the interfaces of the stores (store.go) and of the
 // services the web layer calls (services.go), each stating its error
-// contract. It imports no adapter.
+// contract. It imports no service and no adapter: of this module, only the
+// scenario domain (bff/scenarios), for the suites and scores a run holds.
 //
-// The services live beside it: bff/intakes (patient intakes and turns, the
-// turn runner and its settlement), bff/review (handoffs, reviews, audit and
-// the worklist for clinicians), bff/accounts (clinician accounts and
-// sign-in). The adapters: bff/sqlite (SQLite), bff/postgres (PostgreSQL), bff/intakeapi (the upstream
-// client), bff/pacer (the key's budget), bff/relay (turn event streams).
-// Package web knows only this package; cmd/intake-web/app wires the rest.
+// Folders beside it say what a package is (docs/architecture.md, decision
+// 15): bff/services/ implements the services (intakes, review, accounts,
+// scenarioruns, and what they share); bff/adapters/ implements the core's
+// interfaces on a technology (sqlite, postgres, the intakeapi client, the
+// pacer, the relay). Package web knows only the core; cmd/intake-web/app
+// wires the rest.
 package bff
 
 import "time"

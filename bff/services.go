@@ -7,7 +7,7 @@ import (
 )
 
 // The services the web layer calls. Their implementations live beside this
-// package (bff/intakes, bff/review, bff/accounts, bff/scenarioruns); cmd/intake-web/app
+// package (bff/services/intakes, bff/services/review, bff/services/accounts, bff/services/scenarioruns); cmd/intake-web/app
 // builds them. Every error they return is either an *Error, whose Code maps
 // to a status and whose Message is safe to show, or an internal error,
 // logged and shown only as a generic sentence (ErrorCode gives EINTERNAL).

@@ -5,16 +5,16 @@ import (
 	"time"
 )
 
-// The store's interfaces. The SQLite adapter (bff/sqlite, one process) and
-// the PostgreSQL adapter (bff/postgres, several replicas) implement them, and
-// both pass the one suite in bff/storetest.
+// The store's interfaces. The SQLite adapter (bff/adapters/sqlite, one process) and
+// the PostgreSQL adapter (bff/adapters/postgres, several replicas) implement them, and
+// both pass the one suite in bff/adapters/storetest.
 //
 // Error contract for every method: a missing row is an *Error with ENOTFOUND;
 // a uniqueness clash is an *Error with ECONFLICT; anything else is an
 // internal error (wrapped, never shown). Methods honour ctx.
 
 // Stores is every store interface of the core: what a store adapter
-// implements, what the app runs on, and what bff/storetest tests.
+// implements, what the app runs on, and what bff/adapters/storetest tests.
 type Stores interface {
 	IntakeStore
 	TurnStore

@@ -9,7 +9,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 )
 
 // The clinician area in the browser: sign-in, the live worklist, the

@@ -17,7 +17,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 )
 
 // The clinician account of the clinician journeys.

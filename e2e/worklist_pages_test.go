@@ -9,7 +9,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 	appconfig "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app/apptest"
 )

@@ -2,7 +2,7 @@
 // OpenAPI 3.1 document (openapi.yaml, embedded: OpenAPI) and the JSON shapes
 // of the spec (docs/clinical-intake-service.md) exactly as the document names
 // them, defined once in Go. It belongs to neither side: the sandbox encodes
-// these types and the app's client (bff/intakeapi) decodes them; neither has
+// these types and the app's client (bff/adapters/intakeapi) decodes them; neither has
 // a copy of its own. It imports nothing but the standard library, so the
 // sandbox, which imports it, still imports nothing of the app.
 //

@@ -13,7 +13,7 @@ import (
 
 	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 
-	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 )
 
 // fakeClock is a web clock tests move by hand.

@@ -15,8 +15,8 @@ import (
 
 	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 
-	"github.com/clinical-intake/intake-web/bff/accounts"
-	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
+	"github.com/clinical-intake/intake-web/bff/services/accounts"
 )
 
 const clinPassword = "correct horse battery"

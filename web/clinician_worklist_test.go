@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/fhir"
 	"github.com/clinical-intake/intake-web/bff/fhir/fhirtest"
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )

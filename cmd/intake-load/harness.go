@@ -26,7 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/accounts"
+	"github.com/clinical-intake/intake-web/bff/services/accounts"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
 

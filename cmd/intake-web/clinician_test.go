@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clinical-intake/intake-web/bff/accounts"
+	"github.com/clinical-intake/intake-web/bff/services/accounts"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
 

@@ -22,29 +22,15 @@ func TestDependencyRulesHold(t *testing.T) {
 	root := filepath.Join("..", "..")
 	rules := dependencyRules(t, root)
 
-	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
-	}
 	pkgs := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+	for pkg, deps := range goListImports(t, root) {
 		pkgs++
 		rule, ok := ruleFor(rules, pkg)
 		if !ok {
 			t.Errorf("%s has no row in docs/architecture.md's dependency table", pkg)
 			continue
 		}
-		for _, imp := range fields[1:] {
-			if imp != module && !strings.HasPrefix(imp, module+"/") {
-				continue // the standard library and other modules
-			}
-			imp = strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+		for _, imp := range deps {
 			if !rule.allows(imp) {
 				t.Errorf("%s imports %s, which docs/architecture.md's dependency table does not allow", pkg, imp)
 			}
@@ -143,4 +129,129 @@ func dependencyRules(t *testing.T, root string) []rule {
 		t.Fatalf("read %d rows of the dependency table", len(rules))
 	}
 	return rules
+}
+
+// docs/architecture.md's role table says which role each folder holds
+// (core, service, adapter, web, sandbox) and which roles of bff each role
+// may import. This checks every package of bff, web and the sandbox
+// against it, so the folder a package sits in says what it may depend on:
+// a package under bff/ in no role's folders, an adapter importing a
+// service, or the core importing an adapter fails.
+func TestFoldersTellRoles(t *testing.T) {
+	root := filepath.Join("..", "..")
+	roles := roleTable(t, root)
+	roleOf := func(pkg string) (string, bool) {
+		// The longest pattern wins: bff/services/... over bff.
+		best, bestLen := "", -1
+		for name, r := range roles {
+			for _, p := range r.folders {
+				if matches(p, pkg) && len(p) > bestLen {
+					best, bestLen = name, len(p)
+				}
+			}
+		}
+		return best, bestLen >= 0
+	}
+
+	imports := goListImports(t, root)
+	checked := 0
+	for pkg, deps := range imports {
+		role, ok := roleOf(pkg)
+		if !ok {
+			if matches("bff/...", pkg) {
+				t.Errorf("%s is in no role's folders of docs/architecture.md's role table", pkg)
+			}
+			continue
+		}
+		checked++
+		for _, imp := range deps {
+			if !matches("bff/...", imp) {
+				continue // the rest is the dependency table's
+			}
+			impRole, ok := roleOf(imp)
+			if !ok {
+				continue // reported as a package of its own
+			}
+			if !slices.Contains(roles[role].may, impRole) {
+				t.Errorf("%s (%s) imports %s (%s): the role table lets %s import only %v of bff",
+					pkg, role, imp, impRole, role, roles[role].may)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("checked %d packages: the test no longer sees the module", checked)
+	}
+}
+
+type role struct {
+	folders []string // "dir/..." or exact paths
+	may     []string // roles of bff it may import
+}
+
+func roleTable(t *testing.T, root string) map[string]role {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "| role | folders | may import, of `bff` |")
+	if start < 0 {
+		t.Fatal("docs/architecture.md has no role table")
+	}
+	table := doc[start:]
+	if end := strings.Index(table, "\n\n"); end > 0 {
+		table = table[:end]
+	}
+	code := regexp.MustCompile("`([^`]+)`")
+	roles := map[string]role{}
+	for _, line := range strings.Split(table, "\n")[2:] {
+		cells := strings.Split(line, "|")
+		if len(cells) < 5 {
+			continue
+		}
+		var r role
+		for _, m := range code.FindAllStringSubmatch(cells[2], -1) {
+			r.folders = append(r.folders, m[1])
+		}
+		for _, name := range strings.Split(cells[3], ",") {
+			if name = strings.TrimSpace(name); name != "" && name != "none" {
+				r.may = append(r.may, name)
+			}
+		}
+		roles[strings.TrimSpace(cells[1])] = r
+	}
+	for _, want := range []string{"core", "service", "adapter", "web", "sandbox"} {
+		if len(roles[want].folders) == 0 {
+			t.Fatalf("the role table has no folders for %q", want)
+		}
+	}
+	return roles
+}
+
+// goListImports is every package of the module (test files aside) with the
+// packages of the module it imports, paths relative to the module.
+func goListImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	rel := func(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
+	pkgs := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		var deps []string
+		for _, imp := range fields[1:] {
+			if imp == module || strings.HasPrefix(imp, module+"/") {
+				deps = append(deps, rel(imp))
+			}
+		}
+		pkgs[rel(fields[0])] = deps
+	}
+	return pkgs
 }

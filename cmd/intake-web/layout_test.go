@@ -20,25 +20,44 @@ func TestArchitectureDocDescribesTheLayout(t *testing.T) {
 	}
 	doc := string(b)
 
-	// The picture: " │   intakes/    …" under " │ bff/ …".
+	// The picture: " │   services/ …" under " │ bff/ …", and
+	// " │     intakes/ …" under it: every folder of bff/ and of its role
+	// folders (services/, adapters/) is named, at its depth.
 	pic := doc[strings.Index(doc, "```")+3:]
 	pic = pic[:strings.Index(pic, "```")]
 	inPicture := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^ │ {3}([a-z]+)/ `).FindAllStringSubmatch(pic, -1) {
-		inPicture[m[1]] = true
-	}
-	dirs, err := os.ReadDir(filepath.Join(root, "bff"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dirs {
-		if d.IsDir() && !inPicture[d.Name()] {
-			t.Errorf("bff/%s/ is not in the picture of the system", d.Name())
+	parent := ""
+	for _, m := range regexp.MustCompile(`(?m)^ │ ( {2}| {4})([a-z]+)/ `).FindAllStringSubmatch(pic, -1) {
+		if len(m[1]) == 2 {
+			parent = "bff/" + m[2]
+			inPicture[parent] = true
+		} else {
+			inPicture[parent+"/"+m[2]] = true
 		}
-		delete(inPicture, d.Name())
+	}
+	var folders []string
+	for _, dir := range []string{"bff", "bff/services", "bff/adapters"} {
+		entries, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				folders = append(folders, dir+"/"+e.Name())
+			}
+		}
+	}
+	if len(folders) < 15 {
+		t.Fatalf("found %d folders under bff/: the test no longer reads the tree", len(folders))
+	}
+	for _, f := range folders {
+		if !inPicture[f] {
+			t.Errorf("%s/ is not in the picture of the system", f)
+		}
+		delete(inPicture, f)
 	}
 	for name := range inPicture {
-		t.Errorf("the picture names bff/%s/, which does not exist", name)
+		t.Errorf("the picture names %s/, which does not exist", name)
 	}
 	for _, m := range regexp.MustCompile(`(?m)^ │ ((?:cmd|web|templates|static|bff)[a-z/-]*)`).FindAllStringSubmatch(pic, -1) {
 		if _, err := os.Stat(filepath.Join(root, m[1])); err != nil {

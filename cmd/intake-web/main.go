@@ -16,7 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/clinical-intake/intake-web/bff/pacing"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/clinical-intake/intake-web/bff/postgres/pgtest"
+	"github.com/clinical-intake/intake-web/bff/adapters/postgres/pgtest"
 	"github.com/clinical-intake/intake-web/intakeservice"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"

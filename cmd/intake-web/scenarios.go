@@ -20,13 +20,13 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/pacer"
-	"github.com/clinical-intake/intake-web/bff/pacing"
-	"github.com/clinical-intake/intake-web/bff/scenarioruns"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
-	"github.com/clinical-intake/intake-web/bff/scenarios/play"
 	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
+	"github.com/clinical-intake/intake-web/bff/services/play"
+	"github.com/clinical-intake/intake-web/bff/services/scenarioruns"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )

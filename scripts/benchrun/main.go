@@ -1,5 +1,5 @@
 // Command benchrun plays the built-in suite as the app's durable scenario
-// run (bff/scenarioruns on a fresh SQLite file, through a pacer at the
+// run (bff/services/scenarioruns on a fresh SQLite file, through a pacer at the
 // key's rate with the daily quotas off) against a service at -url, for
 // scripts/bench-scenarios. It stops when the run is done or after
 // -window, and prints the wall time, the items at once, the most items
@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/pacer"
-	"github.com/clinical-intake/intake-web/bff/scenarioruns"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
-	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/services/scenarioruns"
 )
 
 func main() {

@@ -19,14 +19,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/accounts"
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/intakes"
-	"github.com/clinical-intake/intake-web/bff/postgres"
-	"github.com/clinical-intake/intake-web/bff/relay"
-	"github.com/clinical-intake/intake-web/bff/review"
-	"github.com/clinical-intake/intake-web/bff/scenarioruns"
-	"github.com/clinical-intake/intake-web/bff/sweep"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/postgres"
+	"github.com/clinical-intake/intake-web/bff/adapters/relay"
+	"github.com/clinical-intake/intake-web/bff/adapters/sweep"
+	"github.com/clinical-intake/intake-web/bff/services/accounts"
+	"github.com/clinical-intake/intake-web/bff/services/intakes"
+	"github.com/clinical-intake/intake-web/bff/services/review"
+	"github.com/clinical-intake/intake-web/bff/services/scenarioruns"
 	"github.com/clinical-intake/intake-web/web"
 )
 

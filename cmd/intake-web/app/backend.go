@@ -10,10 +10,10 @@ import (
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/pacer"
-	"github.com/clinical-intake/intake-web/bff/postgres"
-	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
+	"github.com/clinical-intake/intake-web/bff/adapters/postgres"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 )
 
 // backend is the store the app runs on and everything that follows from

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 )
 
 // keyBudget is the gate of the key's requests, whichever: the pacer in this

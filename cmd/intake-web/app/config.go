@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clinical-intake/intake-web/bff/pacing"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 	"github.com/clinical-intake/intake-web/web"
 )

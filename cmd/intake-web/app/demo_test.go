@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/accounts"
-	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
+	"github.com/clinical-intake/intake-web/bff/services/accounts"
 	"github.com/clinical-intake/intake-web/web"
 	"golang.org/x/crypto/bcrypt"
 )

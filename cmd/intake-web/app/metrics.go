@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/intakes"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/services/intakes"
 )
 
 // upstreamMetrics observe the client's attempts and the pacer's waits; they

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 )
 
 // readiness checks the database and the upstream for /readyz. The upstream

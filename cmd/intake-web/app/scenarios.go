@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/clinical-intake/intake-web/bff/intakeapi"
-	"github.com/clinical-intake/intake-web/bff/pacing"
-	"github.com/clinical-intake/intake-web/bff/scenarioruns"
+	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
+	"github.com/clinical-intake/intake-web/bff/services/scenarioruns"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff"
-	"github.com/clinical-intake/intake-web/bff/accounts"
-	"github.com/clinical-intake/intake-web/bff/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
+	"github.com/clinical-intake/intake-web/bff/services/accounts"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox"
 	"github.com/clinical-intake/intake-web/sandbox/engine"

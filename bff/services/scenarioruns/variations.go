@@ -1,0 +1,116 @@
+package scenarioruns
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
+	"github.com/clinical-intake/intake-web/bff/services/play"
+)
+
+// VariationSeed seeds every run's variations: the same typos in every
+// run, so two runs' flips compare the engines, not the seeds.
+const VariationSeed = 1
+
+// checkVariations refuses a name that is not a variation.
+func checkVariations(names []string) error {
+	for _, n := range names {
+		if !slices.Contains(variations.Names(), n) {
+			return bff.Invalid("variations", "Unknown variation %q: choose from %s.", n, strings.Join(variations.Names(), ", "))
+		}
+	}
+	return nil
+}
+
+// plays lists what each repeat of the run plays, in play order.
+func (s *Service) plays(ctx context.Context, suite *scenarios.Suite, f bff.ScenarioRunForm) ([]play.Vignette, error) {
+	plays := play.Plays(suite, f.Variations, VariationSeed)
+	if !f.UrgentFirst {
+		return plays, nil
+	}
+	flipped, err := s.previouslyFlipped(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return play.Order(plays, flipped), nil
+}
+
+// asSuite is plays as one suite (a varied vignette keeps its id), for the
+// estimate, which counts turns per vignette played.
+func asSuite(suite *scenarios.Suite, plays []play.Vignette) *scenarios.Suite {
+	out := &scenarios.Suite{Name: suite.Name, Vignettes: make([]scenarios.Vignette, len(plays))}
+	for i, p := range plays {
+		out.Vignettes[i] = *p.Vignette
+	}
+	return out
+}
+
+// perVariation splits the estimate's turns by variation, in the order the
+// plays name them; nil for a run without variations. Each play is
+// expected to take what its vignette takes unvaried.
+func perVariation(plays []play.Vignette, repeats int, est *bff.ScenarioRunEstimate) []bff.ScenarioVariationCost {
+	if !slices.ContainsFunc(plays, func(p play.Vignette) bool { return p.Variation != "" }) {
+		return nil
+	}
+	var out []bff.ScenarioVariationCost
+	idx := map[string]int{}
+	for _, p := range plays {
+		i, ok := idx[p.Variation]
+		if !ok {
+			i = len(out)
+			idx[p.Variation] = i
+			out = append(out, bff.ScenarioVariationCost{Variation: p.Variation})
+		}
+		out[i].Intakes += repeats
+		out[i].Turns += min(maxTurns(p.Vignette), len(p.Vignette.Facts)+1) * repeats
+	}
+	// Scale to the estimate's total, which knows the turns past runs took.
+	sum := 0
+	for _, c := range out {
+		sum += c.Turns
+	}
+	if sum > 0 && est.Turns > 0 {
+		for i := range out {
+			out[i].Turns = cmp.Or(out[i].Turns*est.Turns/sum, 1)
+		}
+	}
+	return out
+}
+
+// previouslyFlipped is the ids a variation flipped in the latest run that
+// played variations (of the few latest runs); none when there is none.
+func (s *Service) previouslyFlipped(ctx context.Context) (map[string]bool, error) {
+	runs, err := s.d.Store.ScenarioRuns(ctx, 5)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs { // newest first
+		if r.Played == 0 {
+			continue
+		}
+		items, err := s.d.Store.ScenarioItems(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		var results []scenarios.Result
+		for _, it := range items {
+			if it.Result != nil {
+				results = append(results, *it.Result)
+			}
+		}
+		f := scenarios.Flips(results)
+		if f == nil {
+			continue
+		}
+		out := map[string]bool{}
+		for _, x := range f.Flips {
+			out[x.VignetteID] = true
+		}
+		return out, nil
+	}
+	return map[string]bool{}, nil
+}
