@@ -366,6 +366,11 @@ func TestCancellationLeavesNoGoroutines(t *testing.T) {
 			})
 		}
 		settled(t, "all queued", func() bool { return p.Stats().Waiting == 20 })
+		// While they wait, their goroutines are in the pacer's code: the
+		// count below can see them (it matches the package's path).
+		if n := pacerGoroutines(); n < 20 {
+			t.Fatalf("%d goroutines in the pacer's code while 20 wait", n)
+		}
 		cancel()
 		wg.Wait()
 		if s := p.Stats(); s.Waiting != 0 {
