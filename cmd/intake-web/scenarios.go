@@ -319,7 +319,7 @@ func scenarioClient(ctx context.Context, getenv func(string) string, voice strin
 		}
 		return client, closeSandbox, "an embedded sandbox (limits off, voice " + cmp.Or(voice, rules.VoicePlain) + ")", nil
 	}
-	p := pacer.New(pacer.Config{PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay, Logger: log})
+	p := pacer.New(pacer.Config{Rules: cfg.KeyRules(), Logger: log})
 	client, err := intakeapi.New(intakeapi.Config{BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: p, Logger: log})
 	if err != nil {
 		return nil, nil, "", err

@@ -19,6 +19,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/services/scenarioruns"
@@ -46,7 +47,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	p := pacer.New(pacer.Config{PerMinute: *rate, TurnsPerDay: -1, IntakesPerDay: -1})
+	p := pacer.New(pacer.Config{Rules: pacing.Rules{PerMinute: *rate, TurnsPerDay: -1, IntakesPerDay: -1}})
 	client, err := intakeapi.New(intakeapi.Config{BaseURL: *url, APIKey: key, Gate: p, Logger: quiet})
 	if err != nil {
 		log.Fatal(err)

@@ -14,8 +14,7 @@ import (
 func TestGateSuite(t *testing.T) {
 	gatetest.Run(t, gatetest.Harness{
 		New: func(t *testing.T, r pacing.Rules) gatetest.Gate {
-			return pacer.New(pacer.Config{PerMinute: r.PerMinute, Window: r.Window, Margin: r.Margin,
-				TurnsPerDay: r.TurnsPerDay, IntakesPerDay: r.IntakesPerDay})
+			return pacer.New(pacer.Config{Rules: r})
 		},
 		Run:    inBubble,
 		Window: time.Minute,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 )
 
 // runCall is a scenario run's call: background, leaving headroom free slots.
@@ -38,7 +39,7 @@ func isClosed(ch <-chan struct{}) bool {
 // fiveOfSix is a 6-a-minute pacer whose window holds one grant made at 0 s
 // and four at 10 s; the clock reads 10 s.
 func fiveOfSix(t *testing.T) *pacer.Pacer {
-	p := pacer.New(pacer.Config{Margin: -1, PerMinute: 6})
+	p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 6}})
 	fill(t, p, 1)
 	sleepUntil(at(10 * time.Second))
 	fill(t, p, 4)

@@ -93,7 +93,7 @@ func newRig(t *testing.T, pcfg pacer.Config, smod func(*sandbox.Config)) *rig {
 
 func TestClientThroughPacerNeverHitsTheRateLimit(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		r := newRig(t, pacer.Config{PerMinute: 6}, nil) // sandbox: 6 a minute too
+		r := newRig(t, pacer.Config{Rules: pacing.Rules{PerMinute: 6}}, nil) // sandbox: 6 a minute too
 		in, _, err := r.client.CreateIntake(t.Context(), intakeapi.NewIntake{})
 		if err != nil {
 			t.Fatal(err)
@@ -128,7 +128,7 @@ func TestClientThroughPacerNeverHitsTheRateLimit(t *testing.T) {
 
 func TestRateLimitedPausesThePacerUntilRetryAfter(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		r := newRig(t, pacer.Config{PerMinute: 6}, func(c *sandbox.Config) { c.RPM = 0 })
+		r := newRig(t, pacer.Config{Rules: pacing.Rules{PerMinute: 6}}, func(c *sandbox.Config) { c.RPM = 0 })
 		ctx := t.Context()
 		in, _, err := r.client.CreateIntake(ctx, intakeapi.NewIntake{})
 		if err != nil {
@@ -172,7 +172,7 @@ func TestRateLimitedPausesThePacerUntilRetryAfter(t *testing.T) {
 
 func TestReplaysAndRefusalsDoNotSpendTheQuota(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		r := newRig(t, pacer.Config{PerMinute: -1, TurnsPerDay: 2}, func(c *sandbox.Config) { c.RPM = 0 })
+		r := newRig(t, pacer.Config{Rules: pacing.Rules{PerMinute: -1, TurnsPerDay: 2}}, func(c *sandbox.Config) { c.RPM = 0 })
 		ctx := t.Context()
 		in, _, err := r.client.CreateIntake(ctx, intakeapi.NewIntake{})
 		if err != nil {
@@ -215,7 +215,7 @@ func TestReplaysAndRefusalsDoNotSpendTheQuota(t *testing.T) {
 
 func TestPriorityAndProgressTravelWithTheContext(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		r := newRig(t, pacer.Config{PerMinute: 1}, func(c *sandbox.Config) { c.RPM = 0 })
+		r := newRig(t, pacer.Config{Rules: pacing.Rules{PerMinute: 1}}, func(c *sandbox.Config) { c.RPM = 0 })
 		ctx := t.Context()
 		in, _, err := r.client.CreateIntake(ctx, intakeapi.NewIntake{}) // spends the minute
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
 	"github.com/clinical-intake/intake-web/bff/adapters/pacer/pacertest"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 )
 
 // restart builds a new pacer on the same journal (and clock), as a new
@@ -32,7 +33,7 @@ func TestRestartKeepsTheWindow(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		clk := &clock{}
 		j := &pacertest.Journal{}
-		cfg := pacer.Config{Margin: -1, PerMinute: 6, Clock: clk, Journal: j}
+		cfg := pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 6}, Clock: clk, Journal: j}
 		first := restart(t, cfg)
 		for range 6 {
 			mustWait(t, first, createIntake())(intakeapi.Outcome{Status: 201})
@@ -65,7 +66,7 @@ func TestRestartKeepsTheWindow(t *testing.T) {
 func TestRestartKeepsTodaysQuota(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		j := &pacertest.Journal{}
-		cfg := pacer.Config{Margin: -1, PerMinute: -1, TurnsPerDay: 4, IntakesPerDay: 2, Journal: j}
+		cfg := pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: -1, TurnsPerDay: 4, IntakesPerDay: 2}, Journal: j}
 		first := restart(t, cfg)
 		mustWait(t, first, turn())(intakeapi.Outcome{Status: 200})                 // charged
 		mustWait(t, first, turn())(intakeapi.Outcome{Status: 502})                 // refunded
@@ -102,7 +103,7 @@ func TestRestartKeepsTodaysQuota(t *testing.T) {
 func TestRestartKeepsPauseAndSpentQuota(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		j := &pacertest.Journal{}
-		cfg := pacer.Config{Margin: -1, Journal: j}
+		cfg := pacer.Config{Rules: pacing.Rules{Margin: -1}, Journal: j}
 		first := restart(t, cfg)
 		mustWait(t, first, read(pacer.Background))(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeRateLimited, RetryAfter: 90 * time.Second})
 		sleepUntil(at(90 * time.Second)) // the pause ends just as ...
@@ -127,7 +128,7 @@ func TestJournalFailureDoesNotStopCalls(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		j := &pacertest.Journal{}
 		j.Fail(errors.New("disk full"))
-		p := pacer.New(pacer.Config{Margin: -1, Journal: j})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1}, Journal: j})
 		if err := p.Restore(t.Context()); err == nil {
 			t.Fatal("Restore with a failing journal: no error")
 		}
@@ -145,7 +146,7 @@ func TestJournalFailureDoesNotStopCalls(t *testing.T) {
 func TestJournalEntries(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		j := &pacertest.Journal{}
-		p := restart(t, pacer.Config{Margin: -1, Journal: j})
+		p := restart(t, pacer.Config{Rules: pacing.Rules{Margin: -1}, Journal: j})
 		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
 		mustWait(t, p, createIntake())(intakeapi.Outcome{Status: 400})
 		mustWait(t, p, read(pacer.ClinicianRead))(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeRateLimited, RetryAfter: 5 * time.Second})
@@ -178,7 +179,7 @@ func TestJournalEntries(t *testing.T) {
 func TestUnlimitedKeyJournalsNoGrants(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		j := &pacertest.Journal{}
-		p := restart(t, pacer.Config{PerMinute: -1, TurnsPerDay: -1, IntakesPerDay: 5, Journal: j})
+		p := restart(t, pacer.Config{Rules: pacing.Rules{PerMinute: -1, TurnsPerDay: -1, IntakesPerDay: 5}, Journal: j})
 		for range 10 {
 			mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
 			mustWait(t, p, read(pacer.ClinicianRead))(intakeapi.Outcome{Status: 200})

@@ -38,20 +38,8 @@ type Progress = intakeapi.Progress
 // Config configures a Pacer. Zero values take the spec's limits
 // (pacing.Rules).
 type Config struct {
-	// PerMinute is the number of requests allowed in any rolling Window;
-	// 0 means pacing.DefaultPerMinute, negative means no limit (a raised key).
-	PerMinute int
-	// Window is the rolling window; 0 means one minute.
-	Window time.Duration
-	// Margin keeps each grant in the window this much longer than Window.
-	// The pacer stamps a request when it lets it go, the service when it
-	// arrives; latency that varies between the two would otherwise let a
-	// request reach the service a moment before its window has room.
-	// 0 means pacing.DefaultMargin; negative means none.
-	Margin time.Duration
-	// TurnsPerDay and IntakesPerDay are the daily quotas (UTC day); 0 means
-	// the default of 100, negative means no quota.
-	TurnsPerDay, IntakesPerDay int
+	// Rules are the key's limits; zero values take the spec's.
+	pacing.Rules
 	// Clock is the time source; nil means the system clock.
 	Clock Clock
 	// Logger gets a line when a pause starts or a quota is spent; nil discards.
@@ -167,10 +155,8 @@ type waiter struct {
 
 // New returns a Pacer for cfg.
 func New(cfg Config) *Pacer {
-	rules := pacing.Rules{PerMinute: cfg.PerMinute, Window: cfg.Window, Margin: cfg.Margin,
-		TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay}.WithDefaults()
-	cfg.PerMinute, cfg.Window, cfg.Margin, cfg.TurnsPerDay, cfg.IntakesPerDay =
-		rules.PerMinute, rules.Window, rules.Margin, rules.TurnsPerDay, rules.IntakesPerDay
+	cfg.Rules = cfg.Rules.WithDefaults()
+	rules := cfg.Rules
 	if cfg.JournalTimeout <= 0 {
 		cfg.JournalTimeout = time.Second
 	}

@@ -165,7 +165,7 @@ func TestWindowNeverExceededUnderConcurrency(t *testing.T) {
 		t.Run(fmt.Sprintf("per_minute_%d", perMinute), func(t *testing.T) {
 			inBubble(t, func(t *testing.T) {
 				clk := &clock{}
-				p := pacer.New(pacer.Config{Margin: -1, PerMinute: perMinute, Clock: clk, TurnsPerDay: -1, IntakesPerDay: -1})
+				p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: perMinute, TurnsPerDay: -1, IntakesPerDay: -1}, Clock: clk})
 				const callers = 50
 				prios := []pacer.Priority{pacer.PatientTurn, pacer.CreateIntake, pacer.Reconciliation, pacer.ClinicianRead, pacer.Background}
 				var (
@@ -247,7 +247,7 @@ func (r *progressRecorder) get() pacer.Progress {
 
 func TestQueuePositionAndExpectedWait(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 2})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 2}})
 		fill(t, p, 1)
 		time.Sleep(20 * time.Second)
 		fill(t, p, 1) // grants at 0 s and 20 s; now 20 s
@@ -299,7 +299,7 @@ func TestQueuePositionAndExpectedWait(t *testing.T) {
 func TestCancellationFreesThePlace(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		clk := &clock{}
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 1}, Clock: clk})
 		fill(t, p, 1)
 
 		ctx, cancel := context.WithCancel(t.Context())
@@ -354,7 +354,7 @@ func TestCancelledContextIsNotGranted(t *testing.T) {
 func TestCancellationLeavesNoGoroutines(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		clk := &clock{}
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 1}, Clock: clk})
 		fill(t, p, 1)
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
@@ -389,7 +389,7 @@ func TestCancellationLeavesNoGoroutines(t *testing.T) {
 func TestRetryAfterPausesEveryone(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		clk := &clock{}
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 6, Clock: clk})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 6}, Clock: clk})
 		mustWait(t, p, read(pacer.Background))(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeRateLimited, RetryAfter: 7 * time.Second})
 		if got := p.Stats().PausedUntil; !got.Equal(t0.Add(7 * time.Second)) {
 			t.Fatalf("paused until %v, want +7s", got)
@@ -411,7 +411,7 @@ func TestRetryAfterPausesEveryone(t *testing.T) {
 
 func TestDailyTurnQuota(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: -1, TurnsPerDay: 3, IntakesPerDay: 1})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: -1, TurnsPerDay: 3, IntakesPerDay: 1}})
 
 		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})                         // counted
 		mustWait(t, p, turn())(intakeapi.Outcome{Status: 200, Replayed: true})         // replay: free
@@ -455,7 +455,7 @@ func TestDailyTurnQuota(t *testing.T) {
 
 func TestServiceQuotaExceededIsBelieved(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		p := pacer.New(pacer.Config{Margin: -1})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1}})
 		mustWait(t, p, turn())(intakeapi.Outcome{Status: 429, Code: intakeapi.CodeQuotaExceeded})
 		if _, err := p.Wait(t.Context(), turn()); !errors.Is(err, pacer.ErrQuotaSpent) {
 			t.Fatalf("after the service's quota_exceeded: %v, want ErrQuotaSpent", err)
@@ -471,7 +471,7 @@ func TestServiceQuotaExceededIsBelieved(t *testing.T) {
 
 func TestWaiterRefusedWhenQuotaSpentWhileQueued(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, TurnsPerDay: 5})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 1, TurnsPerDay: 5}})
 		inFlight := mustWait(t, p, turn()) // takes the minute's only slot
 		errc := make(chan error, 1)
 		go func() {
@@ -497,7 +497,7 @@ func TestWaiterRefusedWhenQuotaSpentWhileQueued(t *testing.T) {
 func TestMarginHoldsEachGrantLonger(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		clk := &clock{}
-		p := pacer.New(pacer.Config{PerMinute: 1, Clock: clk}) // default margin
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{PerMinute: 1}, Clock: clk}) // default margin
 		fill(t, p, 1)
 		granted := make(chan time.Time, 1)
 		go func() {
@@ -515,7 +515,7 @@ func TestMarginHoldsEachGrantLonger(t *testing.T) {
 
 func TestUnlimitedKey(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: -1, TurnsPerDay: -1})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: -1, TurnsPerDay: -1}})
 		for range 500 {
 			mustWait(t, p, turn())(intakeapi.Outcome{Status: 200})
 		}
@@ -527,7 +527,7 @@ func TestUnlimitedKey(t *testing.T) {
 
 func TestReleaseIsIdempotent(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		p := pacer.New(pacer.Config{Margin: -1, TurnsPerDay: 5})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, TurnsPerDay: 5}})
 		rel := mustWait(t, p, turn())
 		rel(intakeapi.Outcome{Status: 502})
 		rel(intakeapi.Outcome{Status: 502})
@@ -548,7 +548,7 @@ func TestContextEndingAsTheSlotFreesIsNotGranted(t *testing.T) {
 	for i := range 64 {
 		inBubble(t, func(t *testing.T) {
 			clk := &clock{}
-			p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
+			p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 1}, Clock: clk})
 			fill(t, p, 1)
 			ctx, cancel := context.WithCancel(t.Context())
 			c := turn()
@@ -582,7 +582,7 @@ func TestContextEndingAsTheSlotFreesIsNotGranted(t *testing.T) {
 func TestClockMovingWhileTheHeadRearmsItsTimer(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		clk := &clock{}
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 1}, Clock: clk})
 		fill(t, p, 1)
 		granted := make(chan time.Time, 1)
 		go func() {
@@ -638,7 +638,7 @@ func (l *progressLog) last() pacer.Progress {
 func TestProgressMovesWhileWaiting(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		clk := &clock{}
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1, Clock: clk, ProgressEvery: 5 * time.Second})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 1}, Clock: clk, ProgressEvery: 5 * time.Second})
 		fill(t, p, 1) // the window is full until 60 s
 
 		ctx, cancel := context.WithCancel(t.Context())
@@ -683,7 +683,7 @@ func TestProgressMovesWhileWaiting(t *testing.T) {
 // the line "you are 4th, about 1 min" does not stand still.
 func TestProgressDefaultIsEveryTwoSeconds(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		p := pacer.New(pacer.Config{Margin: -1, PerMinute: 1})
+		p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 1}})
 		fill(t, p, 1) // the window is full until 60 s
 		for range 3 {
 			go func() { mustWait(t, p, read(pacer.PatientTurn))(intakeapi.Outcome{Status: 200}) }()

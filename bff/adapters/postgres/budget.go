@@ -33,18 +33,9 @@ const budgetChannel = "intake_budget"
 // BudgetConfig configures a Budget. Zero values take the service's limits.
 // Every replica sharing a key must use the same limits.
 type BudgetConfig struct {
-	// PerMinute is the number of requests allowed in any rolling Window, for
-	// all replicas together; 0 means 6, negative means no limit.
-	PerMinute int
-	// Window is the rolling window; 0 means one minute.
-	Window time.Duration
-	// Margin keeps each grant in the window this much longer than Window, for
-	// latency and clock skew between replicas; 0 means one second, negative
-	// none.
-	Margin time.Duration
-	// TurnsPerDay and IntakesPerDay are the daily quotas (UTC day) for all
-	// replicas together; 0 means 100, negative means no quota.
-	TurnsPerDay, IntakesPerDay int
+	// Rules are the key's limits, for all replicas together; zero values
+	// take the spec's.
+	pacing.Rules
 	// Replica names this process in the tables (for operators); "" means
 	// host name and process id.
 	Replica string
@@ -103,10 +94,8 @@ var _ intakeapi.Gate = (*Budget)(nil)
 // NewBudget returns a Budget on pool, whose database has the budget's
 // migrations applied (0002_budget.sql and later, as Open applies them). It starts nothing until the first Wait.
 func NewBudget(pool *pgxpool.Pool, cfg BudgetConfig) *Budget {
-	rules := pacing.Rules{PerMinute: cfg.PerMinute, Window: cfg.Window, Margin: cfg.Margin,
-		TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay}.WithDefaults()
-	cfg.PerMinute, cfg.Window, cfg.Margin, cfg.TurnsPerDay, cfg.IntakesPerDay =
-		rules.PerMinute, rules.Window, rules.Margin, rules.TurnsPerDay, rules.IntakesPerDay
+	cfg.Rules = cfg.Rules.WithDefaults()
+	rules := cfg.Rules
 	if cfg.ProgressEvery == 0 {
 		cfg.ProgressEvery = pacing.DefaultProgressEvery
 	}

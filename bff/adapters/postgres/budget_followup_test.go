@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/bff/adapters/postgres"
 )
 
@@ -17,7 +18,7 @@ import (
 // order, and no patient's place ever goes up.
 func TestBudgetPlacesNeverRiseInBursts(t *testing.T) {
 	const window = 600 * time.Millisecond
-	bs, _ := replicas(t, postgres.BudgetConfig{PerMinute: 3, Window: window, Margin: -1, ProgressEvery: 20 * time.Millisecond}, "a", "b")
+	bs, _ := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: 3, Window: window, Margin: -1}, ProgressEvery: 20 * time.Millisecond}, "a", "b")
 	ctx := within(t, 60*time.Second)
 	var wg sync.WaitGroup
 	logs := make([]*progressLog, 8)

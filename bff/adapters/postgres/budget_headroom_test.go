@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/bff/adapters/postgres"
 )
 
@@ -23,7 +24,7 @@ func runCall(headroom int) intakeapi.Call {
 // cancel that ends its wait, checking it was never granted.
 func heldRun(t *testing.T) (a, b *postgres.Budget, countGrants func() int, told *progressLog, end func()) {
 	t.Helper()
-	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: 6, Window: 10 * time.Minute, StaleAfter: time.Minute}, "a", "b")
+	bs, db := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: 6, Window: 10 * time.Minute}, StaleAfter: time.Minute}, "a", "b")
 	a, b = bs[0], bs[1]
 	ctx := within(t, 30*time.Second)
 	for range 5 {

@@ -15,8 +15,7 @@ import (
 func TestBudgetGateSuite(t *testing.T) {
 	gatetest.Run(t, gatetest.Harness{
 		New: func(t *testing.T, r pacing.Rules) gatetest.Gate {
-			b, _ := replicas(t, postgres.BudgetConfig{PerMinute: r.PerMinute, Window: r.Window, Margin: r.Margin,
-				TurnsPerDay: r.TurnsPerDay, IntakesPerDay: r.IntakesPerDay}, "a")
+			b, _ := replicas(t, postgres.BudgetConfig{Rules: r}, "a")
 			return b[0]
 		},
 		Run:    func(t *testing.T, f func(t *testing.T)) { f(t) },

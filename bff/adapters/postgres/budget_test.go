@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/bff/adapters/postgres"
 	"github.com/clinical-intake/intake-web/bff/adapters/postgres/pgtest"
 )
@@ -162,7 +163,7 @@ func liftQuietly(ctx context.Context, t *testing.T, db *pgxpool.Pool) {
 // get more than PerMinute grants in any window, and all are served.
 func TestBudgetWindowAcrossReplicas(t *testing.T) {
 	const perMinute, window, callers = 6, 500 * time.Millisecond, 20
-	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: perMinute, Window: window, Margin: -1}, "a", "b")
+	bs, db := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: perMinute, Window: window, Margin: -1}}, "a", "b")
 	ctx := within(t, 30*time.Second)
 	var wg sync.WaitGroup
 	for i := range callers {
@@ -200,7 +201,7 @@ func TestBudgetWindowAcrossReplicas(t *testing.T) {
 func TestBudgetPriorityAcrossReplicas(t *testing.T) {
 	// Heartbeats 20 s apart: only NOTIFY from the other replica wakes a
 	// waiter within the test's 15 s.
-	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: -1, StaleAfter: time.Minute}, "a", "b")
+	bs, db := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: -1}, StaleAfter: time.Minute}, "a", "b")
 	a, b := bs[0], bs[1]
 	ctx := within(t, 15*time.Second)
 	hold(ctx, t, a)
@@ -228,7 +229,7 @@ func TestBudgetPriorityAcrossReplicas(t *testing.T) {
 // one replica holds the other's calls until it has passed.
 func TestBudgetRetryAfterPausesEveryReplica(t *testing.T) {
 	const retryAfter = 700 * time.Millisecond
-	bs, _ := replicas(t, postgres.BudgetConfig{PerMinute: -1}, "a", "b")
+	bs, _ := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: -1}}, "a", "b")
 	a, b := bs[0], bs[1]
 	ctx := within(t, 30*time.Second)
 	release := mustWait(ctx, t, a, read(intakeapi.PriorityClinicianRead))
@@ -262,7 +263,7 @@ func TestBudgetDailyQuotaAcrossReplicas(t *testing.T) {
 	offset := time.Until(time.Date(y, m, d, 10, 0, 0, 0, time.UTC)) // the clock reads 10:00 UTC today
 	nextDay := time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
 	now := func() time.Time { return time.Now().Add(offset) }
-	bs, _ := replicas(t, postgres.BudgetConfig{PerMinute: -1, TurnsPerDay: 2, IntakesPerDay: 5, Now: now}, "a", "b")
+	bs, _ := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: -1, TurnsPerDay: 2, IntakesPerDay: 5}, Now: now}, "a", "b")
 	a, b := bs[0], bs[1]
 	ctx := within(t, 30*time.Second)
 	turn := call(intakeapi.OpStreamTurn, intakeapi.PriorityPatientTurn)
@@ -303,7 +304,7 @@ func TestBudgetDailyQuotaAcrossReplicas(t *testing.T) {
 func TestBudgetDeadWaitersDoNotBlock(t *testing.T) {
 	t.Run("heartbeat stopped", func(t *testing.T) {
 		const stale = 500 * time.Millisecond
-		bs, db := replicas(t, postgres.BudgetConfig{PerMinute: -1, StaleAfter: stale}, "b")
+		bs, db := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: -1}, StaleAfter: stale}, "b")
 		ctx := within(t, 10*time.Second)
 		// A replica that queued a patient's turn and died.
 		if _, err := db.Exec(ctx, `INSERT INTO budget_waiters (priority, enqueued_at, replica, heartbeat)
@@ -321,7 +322,7 @@ func TestBudgetDeadWaitersDoNotBlock(t *testing.T) {
 		}
 	})
 	t.Run("context cancelled", func(t *testing.T) {
-		bs, db := replicas(t, postgres.BudgetConfig{PerMinute: -1, StaleAfter: time.Minute}, "a", "b")
+		bs, db := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: -1}, StaleAfter: time.Minute}, "a", "b")
 		a, b := bs[0], bs[1]
 		ctx := within(t, 10*time.Second)
 		hold(ctx, t, a)
@@ -358,7 +359,7 @@ func (l *progressLog) record(p intakeapi.Progress) {
 // wait counts down in between, re-reported every ProgressEvery.
 func TestBudgetProgressMoves(t *testing.T) {
 	const window = 400 * time.Millisecond
-	bs, db := replicas(t, postgres.BudgetConfig{PerMinute: 1, Window: window, Margin: -1, ProgressEvery: 50 * time.Millisecond}, "a", "b")
+	bs, db := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: 1, Window: window, Margin: -1}, ProgressEvery: 50 * time.Millisecond}, "a", "b")
 	ctx := within(t, 30*time.Second)
 	turn := call(intakeapi.OpStreamTurn, intakeapi.PriorityPatientTurn)
 	hold(ctx, t, bs[0])
@@ -411,7 +412,7 @@ func TestBudgetProgressMoves(t *testing.T) {
 func BenchmarkBudgetGrant(b *testing.B) {
 	for _, c := range []intakeapi.Call{read(intakeapi.PriorityClinicianRead), call(intakeapi.OpStreamTurn, intakeapi.PriorityPatientTurn)} {
 		b.Run(string(c.Op), func(b *testing.B) {
-			bs, _ := replicas(b, postgres.BudgetConfig{PerMinute: 1 << 30, TurnsPerDay: 1 << 30}, "a")
+			bs, _ := replicas(b, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: 1 << 30, TurnsPerDay: 1 << 30}}, "a")
 			for b.Loop() {
 				release, err := bs[0].Wait(b.Context(), c)
 				if err != nil {
@@ -429,7 +430,7 @@ func BenchmarkBudgetGrant(b *testing.B) {
 // when the first turn, at PriorityFirstTurn, goes before them.
 func TestBudgetAnnouncedFirstTurnCountsInThePlaceShown(t *testing.T) {
 	const window = 400 * time.Millisecond
-	bs, _ := replicas(t, postgres.BudgetConfig{PerMinute: 1, Window: window, Margin: -1, ProgressEvery: 50 * time.Millisecond}, "a", "b")
+	bs, _ := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: 1, Window: window, Margin: -1}, ProgressEvery: 50 * time.Millisecond}, "a", "b")
 	ctx := within(t, 30*time.Second)
 	fu := new(intakeapi.FollowUp)
 	create := call(intakeapi.OpCreateIntake, intakeapi.PriorityPatientTurn)

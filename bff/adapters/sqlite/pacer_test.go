@@ -11,6 +11,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite/sqlitetest"
 )
@@ -106,7 +107,7 @@ func TestPacerRestartsFromTheDatabase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := pacer.New(pacer.Config{Margin: -1, PerMinute: 6, TurnsPerDay: 10, Journal: db.PacerJournal()})
+			p := pacer.New(pacer.Config{Rules: pacing.Rules{Margin: -1, PerMinute: 6, TurnsPerDay: 10}, Journal: db.PacerJournal()})
 			if err := p.Restore(ctx); err != nil {
 				t.Fatal(err)
 			}

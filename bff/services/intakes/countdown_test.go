@@ -12,6 +12,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/bff/adapters/relay"
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite/sqlitetest"
 	"github.com/clinical-intake/intake-web/bff/services/intakes"
@@ -55,7 +56,7 @@ func countdownRig(t *testing.T, perMinute int, retryAfter time.Duration) (core, 
 	cfg.Keys, cfg.Engine, cfg.RPM, cfg.FragmentDelay = []string{key}, enginetest.Scripted{}, 0, time.Millisecond
 	cfg.Faults, cfg.FaultRetryAfter = retryAfter > 0, retryAfter
 	sb := sandboxtest.Start(t, cfg)
-	gate := pacer.New(pacer.Config{PerMinute: perMinute, Margin: -1})
+	gate := pacer.New(pacer.Config{Rules: pacing.Rules{PerMinute: perMinute, Margin: -1}})
 	client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, Gate: gate, HTTPClient: sb.Client})
 	db := sqlitetest.MustOpenDB(t)
 	hub := &timedHub{Hub: relay.NewHub(time.Minute, nil), queued: map[string][]shown{}, started: map[string]time.Time{}}

@@ -16,6 +16,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
+	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/bff/adapters/relay"
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite/sqlitetest"
 	"github.com/clinical-intake/intake-web/bff/services/intakes"
@@ -373,7 +374,7 @@ func TestStartingAtTheLimitQueuesNeverRefuses(t *testing.T) {
 		cfg := sandbox.DefaultConfig()
 		cfg.Keys, cfg.Engine, cfg.RPM, cfg.FragmentDelay = []string{key}, enginetest.Scripted{}, 0, time.Millisecond
 		sb := sandboxtest.Start(t, cfg)
-		gate := pacer.New(pacer.Config{PerMinute: 2})
+		gate := pacer.New(pacer.Config{Rules: pacing.Rules{PerMinute: 2}})
 		client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, Gate: gate, HTTPClient: sb.Client})
 		db := sqlitetest.MustOpenDB(t)
 		hub := relay.NewHub(time.Minute, nil)
@@ -542,7 +543,7 @@ func TestAFirstTurnKeepsThePlaceItsCreationWaitedFor(t *testing.T) {
 		cfg := sandbox.DefaultConfig()
 		cfg.Keys, cfg.Engine, cfg.RPM, cfg.FragmentDelay = []string{key}, enginetest.Scripted{}, 0, time.Millisecond
 		sb := sandboxtest.Start(t, cfg)
-		gate := pacer.New(pacer.Config{PerMinute: 1})
+		gate := pacer.New(pacer.Config{Rules: pacing.Rules{PerMinute: 1}})
 		client, _ := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, Gate: gate, HTTPClient: sb.Client})
 		db := sqlitetest.MustOpenDB(t)
 		hub := relay.NewHub(time.Hour, nil)

@@ -85,7 +85,7 @@ func newKeyRig(t *testing.T, perMinute int, reply time.Duration) *keyRig {
 	sc.RPM, sc.TurnsPerDay, sc.IntakesPerDay = perMinute, 0, 0
 	sc.FirstTokenDelay, sc.ReplyDuration = 3*time.Second, reply
 	srv := sandboxtest.Start(t, sc)
-	p := pacer.New(pacer.Config{PerMinute: perMinute, TurnsPerDay: -1, IntakesPerDay: -1})
+	p := pacer.New(pacer.Config{Rules: pacing.Rules{PerMinute: perMinute, TurnsPerDay: -1, IntakesPerDay: -1}})
 	g := &grants{Gate: p}
 	c, err := intakeapi.New(intakeapi.Config{BaseURL: srv.URL, APIKey: sc.Keys[0], Gate: g, HTTPClient: srv.Client, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -106,10 +106,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 			sessions:   func() sessionStore { return postgres.NewSessionStoreWithCleanup(db, 10*time.Minute) },
 			unwritable: postgres.Unwritable,
 			budget: func(cfg Config, log *slog.Logger) keyBudget {
-				b := postgres.NewBudget(db.Pool(), postgres.BudgetConfig{
-					PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay,
-					Replica: replicaName(cfg), Now: cfg.Now, Logger: log.With("component", "budget"),
-				})
+				b := postgres.NewBudget(db.Pool(), postgres.BudgetConfig{Rules: cfg.KeyRules(), Replica: replicaName(cfg), Now: cfg.Now, Logger: log.With("component", "budget")})
 				return keyBudget{Gate: b, checkQuota: b.CheckQuota, stats: func(ctx context.Context) (int, int, error) {
 					s, err := b.Stats(ctx)
 					return s.Waiting, s.TurnsUsed, err
@@ -127,10 +124,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 		sessions:   func() sessionStore { return sqlite.NewSessionStoreWithCleanup(db, 10*time.Minute) },
 		unwritable: sqlite.Unwritable,
 		budget: func(cfg Config, log *slog.Logger) keyBudget {
-			p := pacer.New(pacer.Config{
-				PerMinute: cfg.PacerPerMinute, TurnsPerDay: cfg.TurnsPerDay, IntakesPerDay: cfg.IntakesPerDay,
-				Logger: log.With("component", "pacer"), Journal: db.PacerJournal(),
-			})
+			p := pacer.New(pacer.Config{Rules: cfg.KeyRules(), Logger: log.With("component", "pacer"), Journal: db.PacerJournal()})
 			return keyBudget{Gate: p,
 				checkQuota: func(_ context.Context, op intakeapi.Op) error { return p.CheckQuota(op) },
 				stats: func(context.Context) (int, int, error) {

@@ -76,6 +76,12 @@ type Config struct {
 	BcryptCost    int           // 0 = the service's default (12); tests lower it
 }
 
+// KeyRules are the key's limits the configuration sets, for the budget
+// (the pacer, or the PostgreSQL budget replicas share).
+func (c Config) KeyRules() pacing.Rules {
+	return pacing.Rules{PerMinute: c.PacerPerMinute, TurnsPerDay: c.TurnsPerDay, IntakesPerDay: c.IntakesPerDay}
+}
+
 // SandboxLimits are an embedded sandbox's requests a minute and daily
 // quotas, as its own configuration has them: zero means no limit.
 type SandboxLimits struct {
