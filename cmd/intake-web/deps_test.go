@@ -82,26 +82,9 @@ func ruleFor(rules []rule, pkg string) (rule, bool) {
 
 func dependencyRules(t *testing.T, root string) []rule {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
-	start := strings.Index(doc, "| package | may import (of this module) |")
-	if start < 0 {
-		t.Fatal("docs/architecture.md has no dependency table")
-	}
-	table := doc[start:]
-	if end := strings.Index(table, "\n\n"); end > 0 {
-		table = table[:end]
-	}
 	code := regexp.MustCompile("`([^`]+)`")
 	var rules []rule
-	for _, line := range strings.Split(table, "\n")[2:] {
-		cells := strings.Split(line, "|")
-		if len(cells) < 4 {
-			continue
-		}
+	for _, cells := range docTable(t, root, "| package | may import (of this module) |") {
 		var r rule
 		for _, m := range code.FindAllStringSubmatch(cells[1], -1) {
 			r.pkgs = append(r.pkgs, m[1])
@@ -121,7 +104,7 @@ func dependencyRules(t *testing.T, root string) []rule {
 			}
 		}
 		if len(r.pkgs) == 0 {
-			t.Fatalf("a row of the dependency table names no package: %q", line)
+			t.Fatalf("a row of the dependency table names no package: %q", strings.Join(cells, "|"))
 		}
 		rules = append(rules, r)
 	}
@@ -190,26 +173,9 @@ type role struct {
 
 func roleTable(t *testing.T, root string) map[string]role {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
-	start := strings.Index(doc, "| role | folders | may import, of `bff` |")
-	if start < 0 {
-		t.Fatal("docs/architecture.md has no role table")
-	}
-	table := doc[start:]
-	if end := strings.Index(table, "\n\n"); end > 0 {
-		table = table[:end]
-	}
 	code := regexp.MustCompile("`([^`]+)`")
 	roles := map[string]role{}
-	for _, line := range strings.Split(table, "\n")[2:] {
-		cells := strings.Split(line, "|")
-		if len(cells) < 5 {
-			continue
-		}
+	for _, cells := range docTable(t, root, "| role | folders | may import, of `bff` |") {
 		var r role
 		for _, m := range code.FindAllStringSubmatch(cells[2], -1) {
 			r.folders = append(r.folders, m[1])
@@ -254,4 +220,32 @@ func goListImports(t *testing.T, root string) map[string][]string {
 		pkgs[rel(fields[0])] = deps
 	}
 	return pkgs
+}
+
+// docTable returns the rows of the table of docs/architecture.md whose
+// header line is header, each row split at its "|" (cells[1] is the first
+// column); the test fails when the table is gone.
+func docTable(t *testing.T, root, header string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, header)
+	if start < 0 {
+		t.Fatalf("docs/architecture.md has no table %q", header)
+	}
+	table := doc[start:]
+	if end := strings.Index(table, "\n\n"); end > 0 {
+		table = table[:end]
+	}
+	columns := strings.Count(header, "|") + 1
+	var rows [][]string
+	for _, line := range strings.Split(table, "\n")[2:] {
+		if cells := strings.Split(line, "|"); len(cells) == columns {
+			rows = append(rows, cells)
+		}
+	}
+	return rows
 }
