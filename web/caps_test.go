@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -316,4 +317,70 @@ func TestRevocationEndsWorklistStreams(t *testing.T) {
 		clock.advance(31 * time.Minute)
 		endsWith(t, lines, "signedout")
 	})
+}
+
+// Behind a trusted proxy the cap per address counts the address the proxy
+// saw (the rightmost X-Forwarded-For entry), so clients behind one proxy
+// are capped each on their own, and an address a client writes into the
+// header itself changes nothing.
+func TestAddressCapsSeeTheClientBehindATrustedProxy(t *testing.T) {
+	a := startApp(t, func(c *appwire.Config) {
+		c.Limits.IntakesPerHour, c.Limits.IntakesPerHourPerAddress = 10, 1
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}
+	})
+	start := func(b *browser, id, forwardedFor string) page {
+		return b.post("/intakes", url.Values{"_csrf": {b.csrf()}, "synthetic": {"on"}, "submission_id": {id}},
+			"X-Forwarded-For", forwardedFor)
+	}
+	if p := start(a.browser(), "first", "203.0.113.5"); p.status != http.StatusSeeOther {
+		t.Fatalf("the first intake from 203.0.113.5: %d", p.status)
+	}
+	// Another client behind the same proxy has a cap of its own.
+	if p := start(a.browser(), "other", "203.0.113.6"); p.status != http.StatusSeeOther {
+		t.Fatalf("the first intake from 203.0.113.6: %d %.200s", p.status, p.body)
+	}
+	// The first client again, from a fresh session, naming another address
+	// in front of the one the proxy appended: still capped.
+	if p := start(a.browser(), "spoof", "198.51.100.77, 203.0.113.5"); p.status != http.StatusTooManyRequests ||
+		!strings.Contains(p.body, "from your network address") {
+		t.Fatalf("a written address before the proxy's: %d, want 429", p.status)
+	}
+	// A written address on a line of its own, then the proxy's line, and a
+	// second trusted proxy (10.0.0.2) after it: the same client, still
+	// capped.
+	b := a.browser()
+	req, _ := http.NewRequest("POST", a.web.URL+"/intakes", strings.NewReader(url.Values{
+		"_csrf": {b.csrf()}, "synthetic": {"on"}, "submission_id": {"chain"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Add("X-Forwarded-For", "198.51.100.77")
+	req.Header.Add("X-Forwarded-For", "203.0.113.5, 10.0.0.2")
+	if p := b.do(req); p.status != http.StatusTooManyRequests {
+		t.Fatalf("the same client through two proxies: %d, want 429", p.status)
+	}
+	// A header that is not an address is believed no further than the
+	// proxy: it counts as the proxy's own address, for everyone who sends one.
+	if p := start(a.browser(), "junk1", "not-an-address"); p.status != http.StatusSeeOther {
+		t.Fatalf("the first intake with a junk header: %d", p.status)
+	}
+	if p := start(a.browser(), "junk2", "203.0.113.9, still-junk"); p.status != http.StatusTooManyRequests {
+		t.Fatalf("a second junk header: %d, want 429 (the proxy's address is capped)", p.status)
+	}
+}
+
+// Without trusted proxies X-Forwarded-For is nobody's word: every request
+// from this connection's address shares its cap, whatever it says.
+func TestAddressCapsIgnoreForwardedForFromAnyoneElse(t *testing.T) {
+	a := startApp(t, func(c *appwire.Config) {
+		c.Limits.IntakesPerHour, c.Limits.IntakesPerHourPerAddress = 10, 1
+	})
+	b := a.browser()
+	if p := b.post("/intakes", url.Values{"_csrf": {b.csrf()}, "synthetic": {"on"}, "submission_id": {"first"}},
+		"X-Forwarded-For", "203.0.113.5"); p.status != http.StatusSeeOther {
+		t.Fatalf("the first intake: %d", p.status)
+	}
+	other := a.browser()
+	if p := other.post("/intakes", url.Values{"_csrf": {other.csrf()}, "synthetic": {"on"}, "submission_id": {"second"}},
+		"X-Forwarded-For", "203.0.113.6"); p.status != http.StatusTooManyRequests {
+		t.Fatalf("a second intake naming another address: %d, want 429", p.status)
+	}
 }

@@ -93,7 +93,7 @@ func (s *Server) showSignIn(c *fiber.Ctx) error {
 func (s *Server) signIn(c *fiber.Ctx) error {
 	username := utils.CopyString(c.FormValue("username"))
 	next := localNext(c.FormValue("next"))
-	_, err := s.accounts.SignIn(c.UserContext(), username, c.FormValue("password"), c.IP())
+	_, err := s.accounts.SignIn(c.UserContext(), username, c.FormValue("password"), s.clientAddress(c))
 	if err != nil {
 		code := bff.ErrorCode(err)
 		if code != bff.EUNAUTHORIZED && code != bff.ERATELIMIT && code != bff.EINVALID {

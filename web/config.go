@@ -2,6 +2,7 @@ package web
 
 import (
 	"log/slog"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -14,6 +15,11 @@ type Config struct {
 	// CookieSecure forces the Secure cookie flag on or off; nil follows PublicURL.
 	CookieSecure *bool
 	Embedded     bool // the upstream is the embedded sandbox: the page says so
+	// TrustedProxies are the proxies (load balancers) whose X-Forwarded-For
+	// the app believes: behind one, a request's address for the limits per
+	// address and the audit log is the one the proxy saw (clientAddress).
+	// None: every request's address is its connection's.
+	TrustedProxies []netip.Prefix
 	// ClinicianIdle signs a clinician out after this long without a request
 	// (default 30m).
 	ClinicianIdle time.Duration

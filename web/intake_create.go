@@ -63,7 +63,7 @@ func (s *Server) takeIntakeSlot(c *fiber.Ctx, owner string) (refund func(), err 
 			"This browser has started %d intakes within the hour, the most this app allows, as every intake spends the service's daily budget shared by everyone. You can start another in %s.",
 			l.IntakesPerHour, waitWords(wait))
 	}
-	r2, wait := s.caps.addrIntakes.take(c.IP(), now)
+	r2, wait := s.caps.addrIntakes.take(s.clientAddress(c), now)
 	if wait > 0 {
 		r1()
 		return nil, bff.Errorf(bff.ERATELIMIT,

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -174,6 +175,26 @@ func boolPtrOpt(env string, dst **bool) option {
 	}}
 }
 
+// prefixesOpt reads a comma-separated list of IP addresses and CIDR ranges
+// ("127.0.0.1, 10.0.0.0/8").
+func prefixesOpt(env string, dst *[]netip.Prefix) option {
+	return option{env, func(v string) error {
+		var out []netip.Prefix
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			if p, err := netip.ParsePrefix(f); err == nil {
+				out = append(out, p.Masked())
+			} else if a, err := netip.ParseAddr(f); err == nil {
+				out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			} else {
+				return fmt.Errorf("must be IP addresses or CIDR ranges separated by commas (%q is neither)", f)
+			}
+		}
+		*dst = out
+		return nil
+	}}
+}
+
 // options is the table of every environment variable the app reads.
 func (c *Config) options() []option {
 	l := &c.Limits
@@ -184,6 +205,7 @@ func (c *Config) options() []option {
 		stringOpt("REPLICA_NAME", &c.ReplicaName),
 		durationOpt("TURN_LEASE", &c.TurnLease),
 		stringOpt("PUBLIC_URL", &c.PublicURL),
+		prefixesOpt("TRUSTED_PROXIES", &c.TrustedProxies),
 		boolPtrOpt("COOKIE_SECURE", &c.CookieSecure),
 		stringOpt("INTAKE_BASE_URL", &c.UpstreamURL),
 		stringOpt("INTAKE_API_KEY", &c.APIKey),

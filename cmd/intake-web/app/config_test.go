@@ -207,3 +207,27 @@ func TestPacingMustFitTheEmbeddedSandbox(t *testing.T) {
 		t.Errorf("demo pacing against the spec's limits: %v", err)
 	}
 }
+
+func TestTrustedProxies(t *testing.T) {
+	c, err := FromEnv(env(map[string]string{"TRUSTED_PROXIES": "127.0.0.1, 10.1.2.3/8,::1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"127.0.0.1/32", "10.0.0.0/8", "::1/128"}
+	if len(c.TrustedProxies) != len(want) {
+		t.Fatalf("TrustedProxies %v, want %v", c.TrustedProxies, want)
+	}
+	for i, p := range c.TrustedProxies {
+		if p.String() != want[i] {
+			t.Errorf("TrustedProxies[%d] = %s, want %s", i, p, want[i])
+		}
+	}
+	if d, _ := FromEnv(env(nil)); len(d.TrustedProxies) != 0 {
+		t.Errorf("trusted by default: %v", d.TrustedProxies)
+	}
+	for _, bad := range []string{"caddy", "127.0.0.1,", "10.0.0.0/33"} {
+		if _, err := FromEnv(env(map[string]string{"TRUSTED_PROXIES": bad})); err == nil || !strings.Contains(err.Error(), "TRUSTED_PROXIES") {
+			t.Errorf("TRUSTED_PROXIES=%q: %v", bad, err)
+		}
+	}
+}
