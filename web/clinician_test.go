@@ -3,8 +3,10 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -37,13 +39,13 @@ func withClinician(t *testing.T, name string) func(*appwire.Config) {
 	}
 }
 
-func (b *browser) signIn(user, password string) page {
+func (b *browser) signIn(user, password string, header ...string) page {
 	b.a.t.Helper()
 	token := csrfMeta.FindStringSubmatch(b.get("/clinician/signin").body)
 	if token == nil {
 		b.a.t.Fatal("no csrf token on the sign-in page")
 	}
-	return b.post("/clinician/signin", url.Values{"_csrf": {token[1]}, "username": {user}, "password": {password}})
+	return b.post("/clinician/signin", url.Values{"_csrf": {token[1]}, "username": {user}, "password": {password}}, header...)
 }
 
 func sessionCookie(b *browser, base string) string {
@@ -145,6 +147,27 @@ func TestFailedSignInsAreLimited(t *testing.T) {
 	// The refusal says when to come back, in the header clients read too.
 	if ra, err := strconv.Atoi(p.header.Get("Retry-After")); err != nil || ra <= 0 {
 		t.Errorf("Retry-After %q: want a positive number of seconds", p.header.Get("Retry-After"))
+	}
+}
+
+// Behind a trusted proxy, the failures counted per address are the
+// client's the proxy saw, not the proxy's: one client's failures do not
+// lock out a clinician behind the same proxy.
+func TestFailedSignInsAreCountedPerClientBehindAProxy(t *testing.T) {
+	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) {
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	attacker := a.browser()
+	for i := range 20 { // the cap per address, each on another account
+		if p := attacker.signIn(fmt.Sprintf("guess%d", i), "not the password", "X-Forwarded-For", "203.0.113.66"); p.status != http.StatusUnauthorized {
+			t.Fatalf("attempt %d: %d", i+1, p.status)
+		}
+	}
+	if p := attacker.signIn("dr.ada", clinPassword, "X-Forwarded-For", "203.0.113.66"); p.status != http.StatusTooManyRequests {
+		t.Fatalf("from the address with 20 failures, the right password: %d, want 429", p.status)
+	}
+	if p := a.browser().signIn("dr.ada", clinPassword, "X-Forwarded-For", "203.0.113.7"); p.status != http.StatusSeeOther {
+		t.Fatalf("another client behind the proxy: %d, want 303", p.status)
 	}
 }
 
