@@ -2,7 +2,10 @@ package fhir_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,6 +86,13 @@ func TestSandboxHandoffs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// docs/fhir.md's example is this document: the same but for the ids a
+	// run draws at random, so a change of the mapping or of the engine
+	// (its version, its hashes) shows up here until the example is
+	// regenerated.
+	if want := docsExample(t); normaliseIDs(string(doc)) != normaliseIDs(want) {
+		t.Errorf("docs/fhir.md's example is not what the code writes today: regenerate it (docs/fhir.md says how)")
+	}
 
 	urgent := run("I have crushing chest pain")
 	if b, _, h := document(urgent, bff.StatusClosed); !h.Urgent || len(b.Resources("Flag")) != 1 {
@@ -104,4 +114,40 @@ func TestSandboxHandoffs(t *testing.T) {
 	if b, _, _ := document(expired, bff.StatusExpired); b.Composition()["status"] != "final" || b.Resources("QuestionnaireResponse")[0]["status"] != "stopped" {
 		t.Fatal("expired intake")
 	}
+}
+
+// docsExample is the JSON of docs/fhir.md's "Example" section.
+func docsExample(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/fhir.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	_, example, ok := strings.Cut(doc, "\n## Example\n")
+	if !ok {
+		t.Fatal("docs/fhir.md has no Example section")
+	}
+	_, example, ok = strings.Cut(example, "```json\n")
+	example, _, ok2 := strings.Cut(example, "\n```")
+	if !ok || !ok2 {
+		t.Fatal("docs/fhir.md's Example has no json block")
+	}
+	return example
+}
+
+var randomIDs = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b(enc|aud)_[0-9a-f_]+`)
+
+// normaliseIDs replaces the ids a run draws at random (UUIDs made from the
+// encounter id, encounter and audit ids) by their first appearance's rank,
+// so two runs compare equal when only those differ.
+func normaliseIDs(s string) string {
+	seen := map[string]string{}
+	return strings.TrimSpace(randomIDs.ReplaceAllStringFunc(s, func(id string) string {
+		if r, ok := seen[id]; ok {
+			return r
+		}
+		seen[id] = fmt.Sprintf("<id %d>", len(seen))
+		return seen[id]
+	}))
 }
