@@ -21,7 +21,7 @@ import (
 const setupHint = "run scripts/e2e-setup from the repository root first (scripts/test does it): it installs Caddy, Chromium and the Playwright driver"
 
 // TestCaddyInFrontOfTwoReplicas runs scripts/Caddyfile, as scripts/replicas
-// and compose.yaml do, in front of two replicas on one PostgreSQL and one
+// and scripts/compose.yaml do, in front of two replicas on one PostgreSQL and one
 // sandbox, and a browser (Chromium) through it:
 //   - a replica that says it is not ready (/readyz 503: its database cut
 //     off) stops getting requests, and gets them again once ready;
