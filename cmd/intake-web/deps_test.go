@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-const module = "github.com/clinical-intake/intake-web"
+const modulePath = "github.com/clinical-intake/intake-web"
 
 // docs/architecture.md states which packages of this module each package may
 // import, in its "may import" table. This checks every package's imports
@@ -23,7 +23,8 @@ func TestDependencyRulesHold(t *testing.T) {
 	rules := dependencyRules(t, root)
 
 	pkgs := 0
-	for pkg, deps := range goListImports(t, root) {
+	imports, _ := goListImports(t, root)
+	for pkg, deps := range imports {
 		pkgs++
 		rule, ok := ruleFor(rules, pkg)
 		if !ok {
@@ -136,10 +137,18 @@ func TestFoldersTellRoles(t *testing.T) {
 		return best, bestLen >= 0
 	}
 
-	imports := goListImports(t, root)
+	imports, others := goListImports(t, root)
 	checked := 0
 	for pkg, deps := range imports {
 		role, ok := roleOf(pkg)
+		if role == "core" && !strings.HasSuffix(pkg, "test") { // test kits aside
+			// The core touches no network and no database.
+			for _, imp := range others[pkg] {
+				if slices.ContainsFunc(noCoreImports, func(p string) bool { return imp == p || strings.HasPrefix(imp, p+"/") }) {
+					t.Errorf("%s (core) imports %s: the core touches no network and no database", pkg, imp)
+				}
+			}
+		}
 		if !ok {
 			if matches("bff/...", pkg) {
 				t.Errorf("%s is in no role's folders of docs/architecture.md's role table", pkg)
@@ -165,6 +174,10 @@ func TestFoldersTellRoles(t *testing.T) {
 		t.Fatalf("checked %d packages: the test no longer sees the module", checked)
 	}
 }
+
+// noCoreImports are the packages (and those below them) through which a
+// program reaches a network, a database or another process.
+var noCoreImports = []string{"net", "database/sql", "os/exec", "github.com/jackc/pgx/v5", "modernc.org/sqlite"}
 
 type role struct {
 	folders []string // "dir/..." or exact paths
@@ -196,8 +209,9 @@ func roleTable(t *testing.T, root string) map[string]role {
 }
 
 // goListImports is every package of the module (test files aside) with the
-// packages of the module it imports, paths relative to the module.
-func goListImports(t *testing.T, root string) map[string][]string {
+// packages of the module it imports, paths relative to the module, and
+// with the other packages it imports (the standard library, other modules).
+func goListImports(t *testing.T, root string) (module, others map[string][]string) {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
 	cmd.Dir = root
@@ -207,19 +221,21 @@ func goListImports(t *testing.T, root string) map[string][]string {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
 	}
-	rel := func(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
-	pkgs := map[string][]string{}
+	rel := func(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, modulePath), "/") }
+	module, others = map[string][]string{}, map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
-		var deps []string
+		pkg := rel(fields[0])
+		module[pkg], others[pkg] = nil, nil
 		for _, imp := range fields[1:] {
-			if imp == module || strings.HasPrefix(imp, module+"/") {
-				deps = append(deps, rel(imp))
+			if imp == modulePath || strings.HasPrefix(imp, modulePath+"/") {
+				module[pkg] = append(module[pkg], rel(imp))
+			} else {
+				others[pkg] = append(others[pkg], imp)
 			}
 		}
-		pkgs[rel(fields[0])] = deps
 	}
-	return pkgs
+	return module, others
 }
 
 // docTable returns the rows of the table of docs/architecture.md whose
