@@ -59,9 +59,7 @@ func (s *Server) showScenarioSide(c *fiber.Ctx) error {
 		sd := templates.ScenarioSide{Heading: variations.Label(side.variation) + " (repeat " + strconv.Itoa(side.repeat) + ")", Final: side.final.Label()}
 		if it := byKey[itemKey(vignette, side.variation, side.repeat)]; it != nil {
 			sd.URL = runPath(run.ID) + "/items/" + strconv.Itoa(it.Seq)
-			for n, x := range it.Turns {
-				sd.Turns = append(sd.Turns, templates.ScenarioExchange{N: n + 1, Message: x.Message, Reply: x.Reply, Disposition: x.Disposition})
-			}
+			sd.Turns = scenarioExchanges(it.Turns)
 		}
 		p.Sides[i] = sd
 	}

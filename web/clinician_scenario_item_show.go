@@ -36,19 +36,26 @@ func (s *Server) showScenarioItem(c *fiber.Ctx) error {
 			SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(*res)}
 		p.Error = res.Error
 	}
-	for i, x := range it.Turns {
-		p.Turns = append(p.Turns, templates.ScenarioExchange{N: i + 1, Message: x.Message, Reply: x.Reply, Choices: x.Choices,
-			Urgent: x.Urgent, Terminal: x.Terminal, Replayed: x.Replayed, Disposition: x.Disposition, SafetyStatus: x.SafetyStatus})
-		if x.Why != nil {
-			p.Turns[i].Why, p.Turns[i].NotUnderstood = x.Why.String(), !x.Why.Understood()
-		}
-	}
+	p.Turns = scenarioExchanges(it.Turns)
 	if it.Decoded != nil {
 		p.Handoff = handoffSubset(it.Decoded)
 	} else if len(it.Handoff) > 0 {
 		p.HandoffError = "The handoff the service sent could not be read."
 	}
 	return render(c, http.StatusOK, templates.ScenarioItemPageView(p))
+}
+
+// scenarioExchanges are an item's exchanges as its transcript shows them.
+func scenarioExchanges(turns []scenarios.Exchange) []templates.ScenarioExchange {
+	out := make([]templates.ScenarioExchange, len(turns))
+	for i, x := range turns {
+		out[i] = templates.ScenarioExchange{N: i + 1, Message: x.Message, Reply: x.Reply, Choices: x.Choices,
+			Urgent: x.Urgent, Terminal: x.Terminal, Replayed: x.Replayed, Disposition: x.Disposition, SafetyStatus: x.SafetyStatus}
+		if x.Why != nil {
+			out[i].Why, out[i].NotUnderstood = x.Why.String(), !x.Why.Understood()
+		}
+	}
+	return out
 }
 
 // handoffSubset is the read-only part of a handoff an item page shows.
