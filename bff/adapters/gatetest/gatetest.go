@@ -320,7 +320,18 @@ func testHeadroomIsPassedOver(t *testing.T, h Harness) {
 	run.Headroom = 1
 	out := make(chan result, 2)
 	queue(t.Context(), t, g, "run", run, out, nil)
-	grant(t, g, call(intakeapi.OpHealth, intakeapi.PriorityBackground), ok) // passes the held run
+	// The lower-priority call takes the free slot at once (not after the
+	// window frees, as it would behind the held run: a whole window).
+	start := time.Now()
+	grant(t, g, call(intakeapi.OpHealth, intakeapi.PriorityBackground), ok)
+	if d := time.Since(start); d > h.Window/2 {
+		t.Fatalf("a call waited %v behind a run's call its headroom held back", d)
+	}
+	select {
+	case r := <-out:
+		t.Fatalf("%s granted with no slot left free after it", r.name)
+	default:
+	}
 	got := receive(t, out, 1)[0]
 	if got.name != "run" {
 		t.Fatalf("got %s", got.name)

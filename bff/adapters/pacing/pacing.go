@@ -3,9 +3,13 @@
 // its margin, the daily quotas, headroom, the order of callers and their
 // expected wait. It is pure: a decision is computed from the state it is
 // given and the instant the caller read, with no clock, lock or storage of
-// its own. Two gates keep that state: bff/adapters/pacer in one process (journalled
-// to SQLite), bff/adapters/postgres's Budget in tables shared by every replica; both
-// ask this package for every decision, so a rule changes in one place.
+// its own. Two gates keep that state: bff/adapters/pacer in one process
+// (journalled to SQLite), bff/adapters/postgres's Budget in tables shared by
+// every replica. Both ask this package for the window, the quotas, the
+// waits and the places shown; three rules the Budget must apply inside one
+// SQL statement (who is ahead: Ahead, FollowUpFirst; who is passed over:
+// HeldBack) it states again there, and the one suite both gates pass
+// (bff/adapters/gatetest) holds the two statements of them to each other.
 package pacing
 
 import (

@@ -225,6 +225,31 @@ func TestBudgetPriorityAcrossReplicas(t *testing.T) {
 	}
 }
 
+// TestBudgetNewcomerQueuesBehindEqualPriority: a caller arriving when the
+// window has room is not granted on its first look while an earlier caller
+// of its priority, on another replica, has not yet noticed the room. (The
+// gate suite's order tests always queue against a full window, where a
+// newcomer queues whatever its first look decides.)
+func TestBudgetNewcomerQueuesBehindEqualPriority(t *testing.T) {
+	bs, db := replicas(t, postgres.BudgetConfig{Rules: pacing.Rules{PerMinute: -1}, StaleAfter: time.Minute}, "a", "b")
+	a, b := bs[0], bs[1]
+	ctx := within(t, 30*time.Second)
+	hold(ctx, t, a)
+	var wg sync.WaitGroup
+	wg.Go(func() { waitAndSettle(ctx, t, a, read(intakeapi.PriorityClinicianRead), ok200) })
+	eventually(t, "a's reader queued", func() bool { return waiting(t, a) == 1 })
+	liftQuietly(ctx, t, db) // a's reader sleeps on (its next heartbeat is 20 s away)
+	waitAndSettle(ctx, t, b, read(intakeapi.PriorityClinicianRead), ok200)
+	wg.Wait()
+	var got []string
+	for _, g := range grants(t, db) {
+		got = append(got, g.Replica)
+	}
+	if want := []string{"a", "b"}; !slices.Equal(got, want) {
+		t.Fatalf("grants went to replicas %v, want %v", got, want)
+	}
+}
+
 // TestBudgetRetryAfterPausesEveryReplica: a 429 with Retry-After settled on
 // one replica holds the other's calls until it has passed.
 func TestBudgetRetryAfterPausesEveryReplica(t *testing.T) {
