@@ -45,20 +45,50 @@ func (db *DB) HoldPresence(ctx context.Context, name string, held func(bool)) er
 	cfg.RuntimeParams["tcp_keepalives_idle"] = "2"
 	cfg.RuntimeParams["tcp_keepalives_interval"] = "1"
 	cfg.RuntimeParams["tcp_keepalives_count"] = "3"
+	var (
+		wasHeld  bool
+		lastWarn time.Time
+		delay    = presenceRetryMin
+	)
+	hold := func(h bool) {
+		wasHeld = wasHeld || h
+		held(h)
+	}
 	for {
-		err := db.holdOnce(ctx, cfg, name, held)
+		wasHeld = false
+		err := db.holdOnce(ctx, cfg, name, hold)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		db.logger.LogAttrs(ctx, slog.LevelWarn, "replica presence lost; taking it again",
-			slog.String("replica", name), slog.Any("err", err))
+		// A loss is said once; failing to take it again (the database
+		// down, or the old session not yet closed) once a minute.
+		if wasHeld {
+			delay = presenceRetryMin
+			db.logger.LogAttrs(ctx, slog.LevelWarn, "replica presence lost; taking it again",
+				slog.String("replica", name), slog.Any("err", err))
+			lastWarn = time.Now()
+		} else if time.Since(lastWarn) >= time.Minute {
+			db.logger.LogAttrs(ctx, slog.LevelWarn, "replica presence not taken; still trying",
+				slog.String("replica", name), slog.Any("err", err))
+			lastWarn = time.Now()
+		}
 		select {
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(delay):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		delay = min(2*delay, presenceRetryMax)
 	}
 }
+
+// The waits between attempts to take the presence lock again: doubling,
+// and at most well under the 2 s the services wait before taking a gone
+// replica's turns (intakes' PresenceGrace), so a replica whose connection came
+// back holds its presence again before the others would take its turns.
+const (
+	presenceRetryMin = 200 * time.Millisecond
+	presenceRetryMax = time.Second
+)
 
 // errPresenceTaken: another session holds this name's lock (a replica of
 // the same name, or this one's previous connection not yet closed).
