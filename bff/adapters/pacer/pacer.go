@@ -117,10 +117,9 @@ type Stats = pacing.Stats
 // Pacer is a sliding-window gate with a priority queue. It implements
 // intakeapi.Gate. The zero value is not usable; call New.
 type Pacer struct {
-	cfg   Config
-	rules pacing.Rules
-	clk   Clock
-	log   *slog.Logger
+	cfg Config
+	clk Clock
+	log *slog.Logger
 
 	mu          sync.Mutex
 	window      []time.Time // grant times within the window, ascending
@@ -156,7 +155,6 @@ type waiter struct {
 // New returns a Pacer for cfg.
 func New(cfg Config) *Pacer {
 	cfg.Rules = cfg.Rules.WithDefaults()
-	rules := cfg.Rules
 	if cfg.JournalTimeout <= 0 {
 		cfg.JournalTimeout = time.Second
 	}
@@ -171,7 +169,7 @@ func New(cfg Config) *Pacer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pacer{cfg: cfg, rules: rules, clk: clk, log: log, changed: make(chan struct{}),
+	return &Pacer{cfg: cfg, clk: clk, log: log, changed: make(chan struct{}),
 		used: map[pacing.Quota]int{}, spentUntil: map[pacing.Quota]time.Time{}}
 }
 
@@ -201,7 +199,7 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 		return nil, err
 	}
 	p.seq++
-	w := &waiter{prio: call.Priority, seq: p.seq, followUps: call.FollowUps, headroom: p.rules.Headroom(call)}
+	w := &waiter{prio: call.Priority, seq: p.seq, followUps: call.FollowUps, headroom: p.cfg.Headroom(call)}
 	if t := call.Follows.Ticket(); t > 0 {
 		// The follow-up has come: it takes its announcer's place among
 		// follow-ups (their seq order), whenever it arrives.
@@ -259,7 +257,7 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 		}
 		var tc <-chan time.Time
 		if ahead == 0 {
-			next := p.rules.NextSlot(p.state(), now, w.headroom)
+			next := p.cfg.NextSlot(p.state(), now, w.headroom)
 			if !next.After(now) {
 				p.remove(w)
 				for range w.followUps {
@@ -275,7 +273,7 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 				// follows it cannot forget it: one small write, bounded.
 				// Skipped when it limits nothing (no window, no quota of
 				// its kind: a raised key under load pays no write per call).
-				if p.rules.Limited() || p.rules.Limit(kind) > 0 {
+				if p.cfg.Limited() || p.cfg.Limit(kind) > 0 {
 					p.journal(ctx, Entry{At: now, Event: EventGrant, Quota: string(kind)})
 				}
 				return release, nil
@@ -292,7 +290,7 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 			}
 		}
 		place := pacing.Place(ahead, aheadFollowUps, first, w.headroom)
-		prog := p.rules.Progress(p.state(), place, w.followUps, now)
+		prog := p.cfg.Progress(p.state(), place, w.followUps, now)
 		ch := p.changed
 		p.mu.Unlock()
 
@@ -395,7 +393,7 @@ func (p *Pacer) remove(w *waiter) {
 func (p *Pacer) prune(now time.Time) {
 	p.followUps = slices.DeleteFunc(p.followUps, func(a announced) bool { return !a.until.After(now) })
 	n := 0
-	for n < len(p.window) && !p.window[n].Add(p.rules.Hold()).After(now) {
+	for n < len(p.window) && !p.window[n].Add(p.cfg.Hold()).After(now) {
 		n++
 	}
 	if n > 0 {
@@ -403,7 +401,7 @@ func (p *Pacer) prune(now time.Time) {
 	}
 }
 
-func (p *Pacer) heldBack(w *waiter) bool { return p.rules.HeldBack(len(p.window), w.headroom) }
+func (p *Pacer) heldBack(w *waiter) bool { return p.cfg.HeldBack(len(p.window), w.headroom) }
 
 func (p *Pacer) state() pacing.State {
 	return pacing.State{Window: p.window, PausedUntil: p.pausedUntil}
@@ -432,7 +430,7 @@ func (p *Pacer) rollDay(now time.Time) {
 
 func (p *Pacer) quotaErr(k pacing.Quota, now time.Time) error {
 	p.rollDay(now)
-	if err := p.rules.QuotaErr(k, now, p.spentUntil[k], p.used[k]); err != nil {
+	if err := p.cfg.QuotaErr(k, now, p.spentUntil[k], p.used[k]); err != nil {
 		return err
 	}
 	return nil
@@ -535,7 +533,7 @@ func (p *Pacer) Restore(ctx context.Context) error {
 	now := p.clk.Now()
 	p.rollDay(now)
 	since := p.day // today's counts; and the window, when it reaches into yesterday
-	if w := now.Add(-p.rules.Hold()); w.Before(since) {
+	if w := now.Add(-p.cfg.Hold()); w.Before(since) {
 		since = w
 	}
 	p.mu.Unlock()
@@ -560,7 +558,7 @@ func (p *Pacer) Restore(ctx context.Context) error {
 		today := !e.At.Before(p.day) && e.At.Before(p.day.Add(24*time.Hour))
 		switch e.Event {
 		case EventGrant:
-			if e.At.Add(p.rules.Hold()).After(now) {
+			if e.At.Add(p.cfg.Hold()).After(now) {
 				p.window = append(p.window, e.At)
 				window++
 			}

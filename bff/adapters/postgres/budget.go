@@ -70,7 +70,6 @@ type BudgetStats = pacing.Stats
 type Budget struct {
 	pool       *pgxpool.Pool
 	cfg        BudgetConfig
-	rules      pacing.Rules
 	heartbeat  time.Duration // how often a waiter renews its row
 	log        *slog.Logger
 	now        func() time.Time
@@ -95,7 +94,6 @@ var _ intakeapi.Gate = (*Budget)(nil)
 // migrations applied (0002_budget.sql and later, as Open applies them). It starts nothing until the first Wait.
 func NewBudget(pool *pgxpool.Pool, cfg BudgetConfig) *Budget {
 	cfg.Rules = cfg.Rules.WithDefaults()
-	rules := cfg.Rules
 	if cfg.ProgressEvery == 0 {
 		cfg.ProgressEvery = pacing.DefaultProgressEvery
 	}
@@ -115,7 +113,7 @@ func NewBudget(pool *pgxpool.Pool, cfg BudgetConfig) *Budget {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Budget{
-		pool: pool, cfg: cfg, rules: rules, heartbeat: cfg.StaleAfter / 3,
+		pool: pool, cfg: cfg, heartbeat: cfg.StaleAfter / 3,
 		log: log, now: now, notifyWait: time.Second, changed: make(chan struct{}),
 	}
 }
@@ -149,7 +147,7 @@ func (b *Budget) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.
 	}()
 
 	var (
-		w    = waiterRow{prio: int(call.Priority), followUps: call.FollowUps, ord: call.Follows.Ticket(), headroom: b.rules.Headroom(call)}
+		w    = waiterRow{prio: int(call.Priority), followUps: call.FollowUps, ord: call.Follows.Ticket(), headroom: b.cfg.Headroom(call)}
 		last = intakeapi.Progress{Position: -1}
 		pos  int
 	)
@@ -292,12 +290,12 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		ahead.n, ahead.follow_ups,
 		(SELECT count(*) FROM budget_follow_ups WHERE until_at > $1 AND ($6 < $8 OR id < $7))
 	FROM ahead`,
-		now, "spent:"+string(q), pacing.Day(now), string(q), b.rules.Limit(q), w.prio, aheadOf, int(intakeapi.PriorityFirstTurn),
-		now.Add(-b.rules.Hold()), b.cfg.PerMinute).
+		now, "spent:"+string(q), pacing.Day(now), string(q), b.cfg.Limit(q), w.prio, aheadOf, int(intakeapi.PriorityFirstTurn),
+		now.Add(-b.cfg.Hold()), b.cfg.PerMinute).
 		QueryRow(func(r pgx.Row) error { return r.Scan(&paused, &spent, &used, &ahead, &following, &announced) })
 	if n := b.cfg.PerMinute; n > 0 {
 		batch.Queue(`SELECT sent_at FROM budget_grants WHERE sent_at > $1 ORDER BY sent_at DESC LIMIT $2`,
-			now.Add(-b.rules.Hold()), n).
+			now.Add(-b.cfg.Hold()), n).
 			Query(func(rows pgx.Rows) (err error) {
 				st.Window, err = pgx.CollectRows(rows, pgx.RowTo[time.Time])
 				return err
@@ -334,7 +332,7 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 	// w's own headroom counts in its place: it goes only once that many
 	// more could go before it, so it is never shown next while held.
 	ev.place = pacing.Place(ahead, following, announced, w.headroom)
-	ev.next = b.rules.NextSlot(st, now, w.headroom)
+	ev.next = b.cfg.NextSlot(st, now, w.headroom)
 
 	if ev.pos == 1 && !ev.next.After(now) {
 		if err := tx.QueryRow(ctx, `INSERT INTO budget_grants (sent_at, quota, day, replica)
@@ -380,7 +378,7 @@ func (b *Budget) evaluate(ctx context.Context, w *waiterRow, q quota) (ev evalua
 		// harmless, while an orphan would block everyone until it is stale.
 		return ev, err
 	}
-	ev.progress = b.rules.Progress(st, ev.place, w.followUps, now)
+	ev.progress = b.cfg.Progress(st, ev.place, w.followUps, now)
 	ev.progress.Wait = roundUp(ev.progress.Wait)
 	return ev, nil
 }
@@ -424,7 +422,7 @@ func (b *Budget) quotaErr(q quota, now time.Time, spent *time.Time, used int) er
 	if spent != nil {
 		until = *spent
 	}
-	if qe := b.rules.QuotaErr(q, now, until, used); qe != nil {
+	if qe := b.cfg.QuotaErr(q, now, until, used); qe != nil {
 		return qe
 	}
 	return nil
@@ -447,7 +445,7 @@ func (b *Budget) prune(ctx context.Context, tx pgx.Tx, now time.Time) error {
 		return nil
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM budget_grants WHERE sent_at < $1 AND day < $2`,
-		now.Add(-max(b.rules.Hold(), budgetKeep)), pacing.Day(now).Add(-24*time.Hour)); err != nil {
+		now.Add(-max(b.cfg.Hold(), budgetKeep)), pacing.Day(now).Add(-24*time.Hour)); err != nil {
 		return fmt.Errorf("budget: prune grants: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM budget_follow_ups WHERE until_at < $1`, now); err != nil {
@@ -601,7 +599,7 @@ func (b *Budget) Stats(ctx context.Context) (BudgetStats, error) {
 		(SELECT until_at FROM budget_holds WHERE name = 'pause' AND until_at > $3),
 		(SELECT count(*) FROM budget_grants WHERE day = $4 AND quota = 'turns' AND NOT refunded),
 		(SELECT count(*) FROM budget_grants WHERE day = $4 AND quota = 'intakes' AND NOT refunded)`,
-		now.Add(-b.cfg.StaleAfter), now.Add(-b.rules.Hold()), now, day).
+		now.Add(-b.cfg.StaleAfter), now.Add(-b.cfg.Hold()), now, day).
 		Scan(&s.Waiting, &s.InWindow, &paused, &s.TurnsUsed, &s.IntakesUsed)
 	if err != nil {
 		return BudgetStats{}, fmt.Errorf("budget: stats: %w", err)
