@@ -331,10 +331,7 @@ func (p *Pacer) CheckQuota(op intakeapi.Op) error {
 	defer p.mu.Unlock()
 	now := p.clk.Now()
 	p.rollDay(now)
-	if err := p.quotaErr(pacing.QuotaOf(op), now); err != nil {
-		return err
-	}
-	return nil
+	return p.quotaErr(pacing.QuotaOf(op), now)
 }
 
 // Stats returns a snapshot of the pacer's state.

@@ -28,11 +28,8 @@ type countdown struct {
 // countdownKey carries a turn's countdown across its calls.
 type countdownKey struct{}
 
-// withCountdown returns ctx with a fresh countdown, unless it has one.
+// withCountdown returns ctx with a fresh countdown, for one turn's calls.
 func withCountdown(ctx context.Context) context.Context {
-	if _, ok := ctx.Value(countdownKey{}).(*countdown); ok {
-		return ctx
-	}
 	return context.WithValue(ctx, countdownKey{}, new(countdown))
 }
 

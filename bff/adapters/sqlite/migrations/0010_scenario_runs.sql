@@ -1,4 +1,4 @@
--- 0010: scenario runs (bff/scenarios.RunStore): a batch run of a suite of
+-- 0010: scenario runs (bff.ScenarioRunStore): a batch run of a suite of
 -- synthetic patients, leased to the process playing it like a pending turn,
 -- its items (one vignette, one repeat each) and the clinicians' verdicts on
 -- the vignettes two runs disagree about.
