@@ -16,11 +16,17 @@ import (
 // run, so two runs' flips compare the engines, not the seeds.
 const VariationSeed = 1
 
-// checkVariations refuses a name that is not a variation.
+// checkVariations refuses a name that is not a variation, and a name given
+// twice: each would add a play of every vignette (a form sends each once;
+// thousands of repeats would cost the server thousands of plays before the
+// run's size is checked).
 func checkVariations(names []string) error {
-	for _, n := range names {
+	for i, n := range names {
 		if !slices.Contains(variations.Names(), n) {
 			return bff.Invalid("variations", "Unknown variation %q: choose from %s.", n, strings.Join(variations.Names(), ", "))
+		}
+		if slices.Contains(names[:i], n) {
+			return bff.Invalid("variations", "The variation %q is chosen twice: choose each at most once.", n)
 		}
 	}
 	return nil

@@ -49,6 +49,15 @@ func TestRunPlaysVariations(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != bff.EINVALID || e.Field != "variations" || !strings.Contains(e.Message, `"shouting"`) {
 		t.Fatalf("an unknown variation: %v", err)
 	}
+	// A variation sent again and again is refused before anything is played.
+	many := make([]string, 20000)
+	for i := range many {
+		many[i] = "typos"
+	}
+	if _, err := s.Estimate(t.Context(), bff.ScenarioRunForm{Upload: suite, Repeats: 1, Variations: many}); !errors.As(err, &e) ||
+		e.Code != bff.EINVALID || e.Field != "variations" || !strings.Contains(e.Message, "twice") {
+		t.Fatalf("a variation 20,000 times: %v", err)
+	}
 	est, err := s.Estimate(t.Context(), form)
 	if err != nil {
 		t.Fatal(err)
