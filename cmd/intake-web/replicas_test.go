@@ -26,8 +26,14 @@ import (
 // (bff.ReplicaPresence), never from the lease running out.
 const turnLease = "30s"
 
-// takeOverLine is what a replica logs when it takes a turn over.
-const takeOverLine = "taking over a turn left pending"
+// takeOverLine is what a replica logs when it takes a turn over, and
+// goneReplica the reason it gives when the owner's presence went (not its
+// lease, which runs for turnLease: a takeover by lease would pass every
+// deadline here too, so the tests ask for this reason).
+const (
+	takeOverLine = "taking over a turn left pending"
+	goneReplica  = "its replica is gone"
+)
 
 // replicaMessage is the patient's first message: the rules engine answers
 // it with a reply of some twenty words, streamed over several seconds.
@@ -84,9 +90,11 @@ func TestReplicasLeaveAPausedReplicaItsTurn(t *testing.T) {
 			if err := s.a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
-			// Four polls of B's beyond its 2 s grace: B would have taken
-			// the turn by now if a pause looked like death.
-			s.waitTakeOverChance(ctx, 3*time.Second)
+			// B looks every 500 ms and takes a gone replica's turns
+			// after a 2 s grace: 6 s is eight looks past it (and far
+			// below the lease), so B would have taken the turn by now if
+			// a pause looked like death.
+			s.waitTakeOverChance(ctx, 6*time.Second)
 			if err := s.a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 				t.Fatal(err)
 			}
@@ -166,6 +174,9 @@ func TestReplicasRestartedUnderTheSameNameSettleTheLastRunsTurns(t *testing.T) {
 		}
 	}
 	t.Logf("settled %v after the kill, by the replica restarted under the same name", time.Since(killed).Round(10*time.Millisecond))
+	if !strings.Contains(again.log(), goneReplica) {
+		t.Errorf("the restarted replica settled the turn, but not because the last run's presence went:\n%s", again.log())
+	}
 	if st := s.sandbox.Service.Stats(); st.EngineRuns != 1 || st.Requests["turn"] != 1 {
 		t.Errorf("the sandbox ran the engine %d times on %d turn requests; want 1 and 1", st.EngineRuns, st.Requests["turn"])
 	}
@@ -427,6 +438,8 @@ func (s *replicas) checkSettledOnce(ctx context.Context, settled sseEvent) {
 	}
 	if !strings.Contains(s.b.log(), takeOverLine) || strings.Contains(s.a.log(), takeOverLine) {
 		t.Errorf("B did not take the turn over (or A did):\nA:\n%s\nB:\n%s", s.a.log(), s.b.log())
+	} else if !strings.Contains(s.b.log(), goneReplica) {
+		t.Errorf("B took the turn over, but not because A's presence went (its lease ran out?):\n%s", s.b.log())
 	}
 
 	// The service's record: the encounter, from the app's database.
