@@ -208,12 +208,16 @@ func roleTable(t *testing.T, root string) map[string]role {
 	return roles
 }
 
-// goListImports is every package of the module (test files aside) with the
+// goListImports is every package of the module (test files aside, but for
+// a package of tests only) with the
 // packages of the module it imports, paths relative to the module, and
 // with the other packages it imports (the standard library, other modules).
 func goListImports(t *testing.T, root string) (module, others map[string][]string) {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
+	// A package of test files only (e2e) is checked on its tests' imports:
+	// otherwise its row would be checked against nothing.
+	cmd := exec.Command("go", "list", "-f",
+		"{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{if not .GoFiles}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}{{end}}", "./...")
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
