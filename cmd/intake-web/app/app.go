@@ -148,7 +148,7 @@ func (a *App) assemble(ctx context.Context) error {
 	}
 	reg := prometheus.NewRegistry()
 	m := newUpstreamMetrics(reg)
-	a.budget = a.db.budget(cfg, a.log)
+	a.budget = a.db.budget()
 	a.client, err = intakeapi.New(intakeapi.Config{
 		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: timedGate{Gate: a.budget.Gate, wait: m.gateWait},
 		Logger: a.log.With("component", "intakeapi"), Observer: m.observe,

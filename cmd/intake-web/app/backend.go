@@ -33,16 +33,15 @@ type backend struct {
 	unwritable func(error) (string, bool)
 	// budget builds the gate of the key's requests: the pacer in this
 	// process, or the budget every replica shares.
-	budget func(cfg Config, log *slog.Logger) keyBudget
+	budget func() keyBudget
 	// shared is nil when this process is the only one (SQLite).
 	shared *sharedState
 }
 
-// database is every store interface of the core, the scenario runs', and
-// what the composition root needs besides.
+// database is every store interface of the core and what the composition
+// root needs besides.
 type database interface {
 	bff.Stores
-	bff.ScenarioRunStore
 	Secret(ctx context.Context, name string, size int) ([]byte, error)
 	Ping(ctx context.Context) error
 	ProbeWrite(ctx context.Context) error
@@ -105,7 +104,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 			database:   db,
 			sessions:   func() sessionStore { return postgres.NewSessionStoreWithCleanup(db, 10*time.Minute) },
 			unwritable: postgres.Unwritable,
-			budget: func(cfg Config, log *slog.Logger) keyBudget {
+			budget: func() keyBudget {
 				b := postgres.NewBudget(db.Pool(), postgres.BudgetConfig{Rules: cfg.KeyRules(), Replica: replicaName(cfg), Now: cfg.Now, Logger: log.With("component", "budget")})
 				return keyBudget{Gate: b, checkQuota: b.CheckQuota, stats: func(ctx context.Context) (int, int, error) {
 					s, err := b.Stats(ctx)
@@ -123,7 +122,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 		database:   db,
 		sessions:   func() sessionStore { return sqlite.NewSessionStoreWithCleanup(db, 10*time.Minute) },
 		unwritable: sqlite.Unwritable,
-		budget: func(cfg Config, log *slog.Logger) keyBudget {
+		budget: func() keyBudget {
 			p := pacer.New(pacer.Config{Rules: cfg.KeyRules(), Logger: log.With("component", "pacer"), Journal: db.PacerJournal()})
 			return keyBudget{Gate: p,
 				checkQuota: func(_ context.Context, op intakeapi.Op) error { return p.CheckQuota(op) },

@@ -16,7 +16,8 @@ type saveWatch struct {
 	probe      func(context.Context) error          // one small write
 	log        *slog.Logger
 	now        func() time.Time
-	// probeEvery bounds the probes: while writes fail, and while they work.
+	// probeFailing and probeFine bound how often it probes: while writes
+	// fail, and while they work.
 	probeFailing, probeFine time.Duration
 
 	mu       sync.Mutex
