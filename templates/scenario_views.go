@@ -301,6 +301,12 @@ type ScenarioHandoff struct {
 	Provenance                                  []Fact
 }
 
+// ScenarioClusteredTest is the comparison's test over repeated plays.
+type ScenarioClusteredTest struct {
+	Method, BaseCorrect, HeadCorrect, PValue string
+	Clusters                                 int
+}
+
 // ScenarioComparePage is a head run compared with a base run.
 type ScenarioComparePage struct {
 	Layout
@@ -309,8 +315,12 @@ type ScenarioComparePage struct {
 	OnlyInBase, OnlyInHead                                           []string
 	Paired, BothCorrect, BaseOnlyCorrect, HeadOnlyCorrect, BothWrong int
 	PValue                                                           string
-	AdjudicateAction                                                 string
-	BackURL                                                          string
+	// Clustered is the test for runs with repeats (nil when every
+	// vignette was played once in both): the McNemar above pairs one
+	// majority outcome per vignette and is for single plays.
+	Clustered        *ScenarioClusteredTest
+	AdjudicateAction string
+	BackURL          string
 }
 
 // ScenarioChange is one vignette across the two runs, with its

@@ -78,6 +78,10 @@ func (s *Server) comparePage(c *fiber.Ctx, base, head string) (templates.Scenari
 		Paired: cmp.Paired, BothCorrect: cmp.BothCorrect, BaseOnlyCorrect: cmp.BaseOnlyCorrect, HeadOnlyCorrect: cmp.HeadOnlyCorrect,
 		BothWrong: cmp.BothWrong, PValue: strconv.FormatFloat(cmp.PValue, 'g', 3, 64),
 		OnlyInBase: cmp.OnlyInBase, OnlyInHead: cmp.OnlyInHead}
+	if t := cmp.Clustered; t != nil {
+		p.Clustered = &templates.ScenarioClusteredTest{Method: t.Method, Clusters: t.Clusters,
+			BaseCorrect: percent(t.BaseCorrect), HeadCorrect: percent(t.HeadCorrect), PValue: strconv.FormatFloat(t.PValue, 'g', 3, 64)}
+	}
 	if p.Base, err = side(base); err != nil {
 		return p, err
 	}

@@ -769,3 +769,21 @@ func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
 	wantAll(t, "the item page", item, "Why: the vignette&#39;s opening", "msg__why--not-understood",
 		"Why: not understood: the vignette&#39;s answer for unknown questions", "1 of 1 questions understood")
 }
+
+// Runs with repeats: the page gives the clustered test beside McNemar's
+// on majorities, which is for single plays.
+func TestScenarioCompareWithRepeatsGivesTheClusteredTest(t *testing.T) {
+	svc := newFakeScenarios()
+	for _, id := range []string{"sr_base", "sr_head"} {
+		var rs []scenarios.Result
+		for repeat := 1; repeat <= 3; repeat++ {
+			rs = append(rs, result("chest_pain", repeat, scenarios.Emergency, scenarios.Emergency),
+				result("ankle", repeat, scenarios.Routine, scenarios.Routine))
+		}
+		svc.results[id] = rs
+	}
+	a := startScenarioApp(t, svc)
+	b, _ := signedIn(t, a)
+	wantAll(t, "the comparison of runs with repeats", b.get("/clinician/scenarios/compare?base=sr_base&head=sr_head").body,
+		"The runs have repeats", "on 2 vignettes (correct 100.0% in the base, 100.0% in the head)")
+}
