@@ -253,6 +253,7 @@ type ScenarioItemPage struct {
 	Seq               int
 	VignetteID, Title string
 	Repeat            int
+	Variation         string // how the patient spoke, for a varied play; "" as written
 	State             string
 	Outcome           *ScenarioOutcome // nil until the item finished
 	Turns             []ScenarioExchange

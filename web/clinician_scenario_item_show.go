@@ -7,6 +7,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -27,6 +28,9 @@ func (s *Server) showScenarioItem(c *fiber.Ctx) error {
 	p := templates.ScenarioItemPage{Layout: s.clinicianLayout(c, "Scenario item "+it.VignetteID),
 		RunURL: runPath(run.ID), RunLabel: runLabel(run), Seq: it.Seq, VignetteID: it.VignetteID, Title: it.Title,
 		Repeat: it.Repeat, State: string(it.State)}
+	if it.Variation != "" {
+		p.Variation = variations.Label(it.Variation)
+	}
 	if res := it.Result; res != nil {
 		o := scenarios.Assess(*res)
 		p.Outcome = &templates.ScenarioOutcome{Gold: res.Gold.Class.Label(), Final: res.Final.Label(), Triage: string(o.Triage),

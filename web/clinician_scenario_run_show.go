@@ -43,6 +43,9 @@ func progressView(r *bff.ScenarioRun, playing []*bff.ScenarioItem) templates.Sce
 			if title == "" {
 				title = it.VignetteID
 			}
+			if it.Variation != "" {
+				title += ", " + variations.Label(it.Variation)
+			}
 			p.Playing = append(p.Playing, fmt.Sprintf("%s, repeat %d (exchanges so far: %d)", title, it.Repeat, len(it.Turns)))
 		}
 	}

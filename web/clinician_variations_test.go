@@ -96,6 +96,18 @@ func TestScenarioRunShowsFlips(t *testing.T) {
 	if i, j := strings.Index(side.body, "crushing"), strings.Index(side.body, "crushng"); i > j {
 		t.Error("the varied play is shown before the one as written")
 	}
+	// Each item's page says how the patient spoke when it was varied.
+	heading := func(path string) string {
+		body := b.get(path).body
+		i := strings.Index(body, `id="item-heading"`)
+		return body[i : i+strings.Index(body[i:], "</h1>")]
+	}
+	if h := heading("/clinician/scenarios/runs/sr_vary/items/1"); !strings.Contains(h, "Typing errors") {
+		t.Errorf("the varied item's heading does not say its variation: %s", h)
+	}
+	if h := heading("/clinician/scenarios/runs/sr_vary/items/0"); strings.Contains(h, "Typing errors") {
+		t.Errorf("the item as written is headed as varied: %s", h)
+	}
 	// No flip there, or no such variation: not found / refused.
 	if p := b.get("/clinician/scenarios/runs/sr_vary/flips?vignette=chest_pain&variation=lay"); p.status != http.StatusNotFound {
 		t.Errorf("a variation that did not flip: %d", p.status)
