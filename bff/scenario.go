@@ -46,7 +46,7 @@ type ScenarioRun struct {
 	Target    string
 	StartedBy string // clinician username
 	State     ScenarioRunState
-	Items     int // vignettes × repeats
+	Items     int // plays × repeats (each vignette as written and under each variation that applies to it)
 	Played    int // items finished (done or failed)
 	TurnsUsed int // turns sent upstream for it (each answered turn once, a replay of an unrecorded send included)
 	// Estimate is the turns it was expected to need when it started.
@@ -92,7 +92,7 @@ const (
 // ScenarioItem is one vignette, one repeat, of a run.
 type ScenarioItem struct {
 	RunID      string
-	Seq        int // 0-based play order: repeat by repeat, vignettes in suite order
+	Seq        int // 0-based play order: repeat by repeat, each in the run's order (the suite's, or emergencies and last run's flips first)
 	VignetteID string
 	Title      string
 	Repeat     int // 1-based
@@ -152,7 +152,7 @@ type ScenarioRunForm struct {
 // ScenarioRunEstimate is what a run will cost and when it will finish, said
 // before it starts.
 type ScenarioRunEstimate struct {
-	Intakes int // vignettes × repeats
+	Intakes int // plays × repeats, as Items
 	// Turns is the expected number of turns (from earlier runs of the same
 	// vignettes where there are some, else from each vignette's facts);
 	// MaxTurns is the most it can take (every turn limit reached).

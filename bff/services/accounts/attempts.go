@@ -37,10 +37,11 @@ func limitOf(key string) int {
 	return maxFailsPerAddress
 }
 
-// boundedAddress is the client address as a key of known size. The address
-// comes from the connection (c.IP()), so it parses; should a proxy header
-// ever feed it, a client could send anything, and a key must not grow with
-// what a client sends: an address that does not parse is kept as a hash.
+// boundedAddress is the client address as a key of known size. The web
+// layer gives the connection's address, or behind a trusted proxy the one
+// the proxy saw (web/client_address.go), both parsed; should anything else
+// ever feed it, a key must not grow with what a client sends: an address
+// that does not parse is kept as a hash.
 func boundedAddress(address string) string {
 	if a, err := netip.ParseAddr(address); err == nil {
 		return a.WithZone("").String() // at most 39 characters
