@@ -182,6 +182,19 @@ func (c *Comparison) pair(ch *Change) {
 // leastUrgentFirst is NoClass then Classes from self-care up.
 var leastUrgentFirst = []Class{NoClass, SelfCare, Routine, Urgent, Emergency}
 
+// mostCommon is the class counted most often in counts, and its count; a tie
+// goes to the less urgent class (a tie is never read in the engine's favour). NoClass
+// and 0 when nothing was counted.
+func mostCommon(counts map[Class]int) (Class, int) {
+	best, n := NoClass, 0
+	for _, c := range leastUrgentFirst {
+		if counts[c] > n {
+			best, n = c, counts[c]
+		}
+	}
+	return best, n
+}
+
 type side struct {
 	Side
 	title string
@@ -222,13 +235,7 @@ func sides(results []Result) map[string]side {
 		s.Present = s.Scored > 0
 		s.Correct = 2*x.correct > s.Scored
 		s.Under = 2*x.under > s.Scored
-		// From the least urgent, so a tie keeps the less urgent class.
-		best := 0
-		for _, f := range leastUrgentFirst {
-			if n := x.finals[f]; n > best {
-				s.Final, best = f, n
-			}
-		}
+		s.Final, _ = mostCommon(x.finals)
 		out[id] = s
 	}
 	return out

@@ -106,11 +106,8 @@ func modals(results []Result) map[[2]string]*modal {
 		}
 	}
 	for k, m := range out {
-		best := 0
-		for _, c := range leastUrgentFirst {
-			if n := counts[k][c]; n > best {
-				m.class, m.repeat, best = c, first[k][c], n
-			}
+		if c, n := mostCommon(counts[k]); n > 0 {
+			m.class, m.repeat = c, first[k][c]
 		}
 	}
 	return out
@@ -261,12 +258,8 @@ func Consistency(results []Result) *ConsistencyReport {
 	for _, id := range slices.Sorted(maps.Keys(t)) {
 		x := t[id]
 		v := VignetteConsistency{VignetteID: id, Gold: x.gold, Repeats: x.n, PassK: x.good == x.n}
-		best := 0
-		for _, f := range leastUrgentFirst {
-			if n := x.finals[f]; n > best {
-				v.Modal, best = f, n
-			}
-		}
+		var best int
+		v.Modal, best = mostCommon(x.finals)
 		v.Agreement = float64(best) / float64(x.n)
 		c.Vignettes = append(c.Vignettes, v)
 		for _, k := range []Class{x.gold, "all"} {
