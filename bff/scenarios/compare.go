@@ -182,9 +182,9 @@ func (c *Comparison) pair(ch *Change) {
 // leastUrgentFirst is NoClass then Classes from self-care up.
 var leastUrgentFirst = []Class{NoClass, SelfCare, Routine, Urgent, Emergency}
 
-// mostCommon is the class counted most often in counts, and its count; a tie
-// goes to the less urgent class (a tie is never read in the engine's favour). NoClass
-// and 0 when nothing was counted.
+// mostCommon is the class counted most often in counts, and its count; a
+// tie goes to the less urgent class, so a tie never hides an under-triage.
+// NoClass and 0 when nothing was counted.
 func mostCommon(counts map[Class]int) (Class, int) {
 	best, n := NoClass, 0
 	for _, c := range leastUrgentFirst {
