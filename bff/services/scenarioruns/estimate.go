@@ -67,23 +67,9 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 		e.MaxTurns += limit * repeats
 	}
 	e.Parallel = min(s.parallel(e.Turns, e.Intakes), e.Intakes)
-	if s.d.TurnsToday == nil {
+	if s.d.TurnsToday == nil { // an embedded sandbox with its limits off
 		e.Unlimited, e.Days = true, 1
 		return e, nil
-	}
-	used, limit, err := s.d.TurnsToday(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		e.Unlimited, e.Days = true, 1
-		return e, nil
-	}
-	now := s.now().UTC()
-	e.PerDay = max(limit-s.d.Reserve, 0)
-	e.LeftToday = max(limit-s.d.Reserve-used, 0)
-	if e.PerDay == 0 {
-		return e, nil // Days 0: the reserve leaves runs nothing (the page says so)
 	}
 	// The pace: turns one after another in each of the items played at
 	// once (and no sooner than the longest item's own turns), and the
@@ -98,6 +84,21 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 		perMinute := max(s.d.PerMinute-runHeadroom, 1)
 		byRequests := time.Duration(turns+2*intakes) * time.Minute / time.Duration(perMinute)
 		return max(byTurns, byRequests)
+	}
+	used, limit, err := s.d.TurnsToday(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	if limit <= 0 { // no daily quota: the key's requests a minute still pace the run
+		e.NoQuota, e.Days = true, 1
+		e.Finish = now.Add(pace(e.Turns, e.Intakes))
+		return e, nil
+	}
+	e.PerDay = max(limit-s.d.Reserve, 0)
+	e.LeftToday = max(limit-s.d.Reserve-used, 0)
+	if e.PerDay == 0 {
+		return e, nil // Days 0: the reserve leaves runs nothing (the page says so)
 	}
 	if e.Turns <= e.LeftToday {
 		e.Days, e.Finish = 1, now.Add(pace(e.Turns, e.Intakes))

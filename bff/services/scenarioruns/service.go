@@ -223,7 +223,7 @@ func (s *Service) StartRun(ctx context.Context, clinician string, f bff.Scenario
 // playable refuses a run that could never finish: an item starts only when
 // the day's turns left to runs cover its turn limit (mustWait).
 func playable(suite *scenarios.Suite, est *bff.ScenarioRunEstimate) error {
-	if est.Unlimited {
+	if est.Unlimited || est.NoQuota {
 		return nil
 	}
 	if est.PerDay == 0 {
