@@ -47,8 +47,7 @@ func (s *Service) parallel(turns, items int) int {
 //
 // Expected turns per vignette come from the newest finished play of the
 // same vignette id in the latest runs where there is one, else from the
-// vignette itself: one turn for the opening and one per fact, within its
-// turn limit (an engine asks roughly a question per fact it needs).
+// vignette itself (ExpectedTurns).
 func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats int) (*bff.ScenarioRunEstimate, error) {
 	seen, err := s.pastTurns(ctx, suite)
 	if err != nil {
@@ -60,7 +59,7 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 		limit := maxTurns(&v)
 		n, ok := seen[v.ID]
 		if !ok {
-			n = min(limit, len(v.Facts)+1)
+			n = ExpectedTurns(v)
 		}
 		longest = max(longest, n)
 		e.Turns += n * repeats
@@ -144,6 +143,14 @@ func (s *Service) pastTurns(ctx context.Context, suite *scenarios.Suite) (map[st
 		}
 	}
 	return seen, nil
+}
+
+// ExpectedTurns is the turns a play of v is expected to take when no
+// earlier run says: one for the opening and one per fact, within its turn
+// limit (an engine asks roughly a question per fact it needs). The app's
+// estimate and the command line's (intake-web scenarios run) both use it.
+func ExpectedTurns(v scenarios.Vignette) int {
+	return min(maxTurns(&v), len(v.Facts)+1)
 }
 
 func maxTurns(v *scenarios.Vignette) int {

@@ -72,7 +72,7 @@ func perVariation(plays []play.Vignette, repeats int, est *bff.ScenarioRunEstima
 			out = append(out, bff.ScenarioVariationCost{Variation: p.Variation})
 		}
 		out[i].Intakes += repeats
-		out[i].Turns += min(maxTurns(p.Vignette), len(p.Vignette.Facts)+1) * repeats
+		out[i].Turns += ExpectedTurns(*p.Vignette) * repeats
 	}
 	// Scale to the estimate's total, which knows the turns past runs took.
 	sum := 0
