@@ -48,8 +48,8 @@ func (s *Service) parallel(turns, items int) int {
 // Expected turns per vignette come from the newest finished play of the
 // same vignette id in the latest runs where there is one, else from the
 // vignette itself (ExpectedTurns).
-func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats int) (*bff.ScenarioRunEstimate, error) {
-	seen, err := s.pastTurns(ctx, suite)
+func (s *Service) estimate(ctx context.Context, h *history, suite *scenarios.Suite, repeats int) (*bff.ScenarioRunEstimate, error) {
+	seen, err := h.pastTurns(ctx, suite)
 	if err != nil {
 		return nil, err
 	}
@@ -112,27 +112,58 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 	return e, nil
 }
 
-// pastTurns maps suite's vignette ids to the turns their newest finished
-// play took, over the latest runs; it reads no further run once every
-// vignette has one (the estimate page is shown before every start).
-func (s *Service) pastTurns(ctx context.Context, suite *scenarios.Suite) (map[string]int, error) {
-	runs, err := s.d.Store.ScenarioRuns(ctx, 5)
+// recentRuns is how many of the latest runs an estimate and an
+// urgent-first order look back at.
+const recentRuns = 5
+
+// history is the latest runs, newest first, read once for an estimate or a
+// start: the urgent-first order (flipped) and the estimate (pastTurns) both
+// look back at them, and each run's items are read at most once, when the
+// first of the two needs them (each stops as soon as it has what it needs).
+type history struct {
+	store bff.ScenarioRunStore
+	runs  []*bff.ScenarioRun
+	items map[string][]*bff.ScenarioItem
+}
+
+func (s *Service) history(ctx context.Context) (*history, error) {
+	runs, err := s.d.Store.ScenarioRuns(ctx, recentRuns)
 	if err != nil {
 		return nil, err
 	}
+	return &history{store: s.d.Store, runs: runs, items: map[string][]*bff.ScenarioItem{}}, nil
+}
+
+// played is r's items; none for a run that has played nothing.
+func (h *history) played(ctx context.Context, r *bff.ScenarioRun) ([]*bff.ScenarioItem, error) {
+	if r.Played == 0 {
+		return nil, nil
+	}
+	if items, ok := h.items[r.ID]; ok {
+		return items, nil
+	}
+	items, err := h.store.ScenarioItems(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	h.items[r.ID] = items
+	return items, nil
+}
+
+// pastTurns maps suite's vignette ids to the turns their newest finished
+// play took, over the latest runs; it reads no further run once every
+// vignette has one (the estimate page is shown before every start).
+func (h *history) pastTurns(ctx context.Context, suite *scenarios.Suite) (map[string]int, error) {
 	want := make(map[string]bool, len(suite.Vignettes))
 	for _, v := range suite.Vignettes {
 		want[v.ID] = true
 	}
 	seen := map[string]int{}
-	for _, r := range runs { // newest first: the first seen wins
+	for _, r := range h.runs { // newest first: the first seen wins
 		if len(seen) == len(want) {
 			break
 		}
-		if r.Played == 0 {
-			continue
-		}
-		items, err := s.d.Store.ScenarioItems(ctx, r.ID)
+		items, err := h.played(ctx, r)
 		if err != nil {
 			return nil, err
 		}
