@@ -160,6 +160,10 @@ type ScenarioRunEstimate struct {
 	// Unlimited: the run plays against an embedded sandbox with its limits
 	// off; the rest of the estimate does not apply.
 	Unlimited bool
+	// NoQuota: the run plays against the key, which has no daily quota
+	// (PACER_TURNS_PER_DAY <= 0): PerDay and LeftToday do not apply, Days
+	// is 1, and Finish is the key's pace alone.
+	NoQuota bool
 	// PerDay is the turns a day runs may spend: the daily quota less the
 	// turns kept for patients. LeftToday is what remains of it today.
 	PerDay, LeftToday int

@@ -101,7 +101,10 @@ type ScenarioEstimate struct {
 	Parallel int
 	// Unlimited: the embedded sandbox with its limits off; the rest does
 	// not apply.
-	Unlimited               bool
+	Unlimited bool
+	// NoQuota: the key has no daily quota; PerDay and LeftToday do not
+	// apply.
+	NoQuota                 bool
 	PerDay, LeftToday, Days int
 	Finish                  string // expected finish, UTC
 	// PerVariation is each variation's share, the unvaried plays first;

@@ -39,7 +39,7 @@ func (s *Server) showScenarioEstimate(c *fiber.Ctx) error {
 }
 
 func estimateView(e *bff.ScenarioRunEstimate) templates.ScenarioEstimate {
-	v := templates.ScenarioEstimate{Intakes: e.Intakes, Turns: e.Turns, MaxTurns: e.MaxTurns, Parallel: e.Parallel, Unlimited: e.Unlimited,
+	v := templates.ScenarioEstimate{Intakes: e.Intakes, Turns: e.Turns, MaxTurns: e.MaxTurns, Parallel: e.Parallel, Unlimited: e.Unlimited, NoQuota: e.NoQuota,
 		PerDay: e.PerDay, LeftToday: e.LeftToday, Days: e.Days, PerVariation: variationCosts(e)}
 	if !e.Finish.IsZero() {
 		v.Finish = e.Finish.UTC().Format("2 Jan 2006 15:04 UTC")
@@ -54,7 +54,11 @@ func estimateSentence(e *bff.ScenarioRunEstimate) string {
 	if e.Unlimited {
 		return s + " Limits off: embedded sandbox." + perVariationSentence(e)
 	}
-	s += fmt.Sprintf(" %d turns a day for runs, %d left today; %d day", e.PerDay, e.LeftToday, e.Days)
+	if e.NoQuota {
+		s += " No daily quota; 1 day"
+	} else {
+		s += fmt.Sprintf(" %d turns a day for runs, %d left today; %d day", e.PerDay, e.LeftToday, e.Days)
+	}
 	if e.Days != 1 {
 		s += "s"
 	}

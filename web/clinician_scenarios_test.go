@@ -459,6 +459,12 @@ func TestScenarioPagesRender(t *testing.T) {
 	if p := b.get("/clinician/scenarios/new?suite=builtin").body; !strings.Contains(p, "Limits off: embedded sandbox") || strings.Contains(p, "Left today") {
 		t.Error("an unlimited estimate does not say the limits are off")
 	}
+	// A key without a daily quota still has a pace: the finish is said.
+	svc.estimate = bff.ScenarioRunEstimate{Intakes: 3, Turns: 20, MaxTurns: 45, NoQuota: true, Days: 1, Finish: time.Date(2026, 11, 24, 3, 30, 0, 0, time.UTC)}
+	if p := b.get("/clinician/scenarios/new?suite=builtin").body; !strings.Contains(p, "No daily quota") || !strings.Contains(p, "24 Nov 2026 03:30 UTC") ||
+		strings.Contains(p, "Left today") || strings.Contains(p, "Limits off") {
+		t.Error("an estimate without a daily quota does not say so with its finish")
+	}
 
 	cmp := b.get("/clinician/scenarios/compare?base=sr_base&head=sr_head").body
 	wantAll(t, "the comparison", cmp, "Regressions (1)", "Newly under-triaged", "chest_pain", "The gold label is wrong", "The engine is wrong",

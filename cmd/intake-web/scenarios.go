@@ -119,9 +119,14 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 			return 2
 		}
 	}
+	cfg, err := app.FromEnv(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "intake-web scenarios:", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, closeUpstream, where, err := scenarioClient(ctx, getenv, *voice)
+	client, closeUpstream, where, err := scenarioClient(ctx, cfg, *voice)
 	if err != nil {
 		fmt.Fprintln(stderr, "intake-web scenarios:", err)
 		return 2
@@ -131,11 +136,11 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	plays := play.Plays(suite, names, *seed)
 	runs := len(plays) * *repeats
 	fmt.Fprintf(stderr, "%s: %d vignettes, %d plays with variations, x %d = %d runs against %s\n", suite.Name, len(suite.Vignettes), len(plays), *repeats, runs, where)
-	fmt.Fprintln(stderr, estimate(suite, *repeats, getenv))
+	fmt.Fprintln(stderr, estimate(suite, *repeats, cfg))
 	if len(names) > 0 {
 		fmt.Fprintln(stderr, estimatePerVariation(plays, *repeats))
 	}
-	width := cliParallel(suite, getenv, *parallel)
+	width := cliParallel(suite, cfg, *parallel)
 	fmt.Fprintf(stderr, "playing up to %d vignettes at once\n", width)
 	started := time.Now()
 	bar := newProgress(stderr)
@@ -237,7 +242,7 @@ func underTriaged(r *scenarios.Report) int {
 }
 
 // estimatePerVariation says what each variation adds: its plays and the
-// turns they may take (each play within its vignette's turn limit).
+// turns they are expected to take (scenarioruns.ExpectedTurns).
 func estimatePerVariation(plays []play.Vignette, repeats int) string {
 	type cost struct{ plays, turns int }
 	per := map[string]*cost{}
@@ -248,9 +253,8 @@ func estimatePerVariation(plays []play.Vignette, repeats int) string {
 			per[name] = &cost{}
 			order = append(order, name)
 		}
-		limit := cmp.Or(p.Vignette.MaxTurns, scenarios.DefaultMaxTurns)
 		per[name].plays += repeats
-		per[name].turns += min(limit, 10) * repeats
+		per[name].turns += scenarioruns.ExpectedTurns(*p.Vignette) * repeats
 	}
 	var b strings.Builder
 	b.WriteString("per variation (plays, about turns):")
@@ -306,12 +310,8 @@ func loadSuite(file string) (*scenarios.Suite, error) {
 // scenarioClient is the app's client of the service: the configured one
 // behind a pacer at the key's limits, or an embedded sandbox without limits
 // (a run of the built-in suite takes hundreds of turns).
-func scenarioClient(ctx context.Context, getenv func(string) string, voice string) (*intakeapi.Client, func(), string, error) {
+func scenarioClient(ctx context.Context, cfg app.Config, voice string) (*intakeapi.Client, func(), string, error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg, err := app.FromEnv(getenv)
-	if err != nil {
-		return nil, nil, "", err
-	}
 	if cfg.UpstreamURL == "" {
 		client, closeSandbox, err := app.LimitlessSandbox(ctx, log, voice)
 		if err != nil {
@@ -330,44 +330,36 @@ func scenarioClient(ctx context.Context, getenv func(string) string, voice strin
 // cliParallel is how many vignettes the command plays at once: ceiling
 // against the embedded sandbox (its limits are off), else what the key's
 // requests a minute can feed (scenarioruns.Parallel, as the app's runs).
-func cliParallel(s *scenarios.Suite, getenv func(string) string, ceiling int) int {
-	if getenv("INTAKE_BASE_URL") == "" {
+func cliParallel(s *scenarios.Suite, cfg app.Config, ceiling int) int {
+	if cfg.UpstreamURL == "" {
 		return ceiling
 	}
-	cfg, _ := app.FromEnv(getenv)
-	perMinute := cfg.PacerPerMinute
-	if perMinute == 0 {
-		perMinute = pacing.DefaultPerMinute
-	}
+	perMinute := cmp.Or(cfg.PacerPerMinute, pacing.DefaultPerMinute)
 	turns := 0
 	for _, v := range s.Vignettes {
-		limit := cmp.Or(v.MaxTurns, scenarios.DefaultMaxTurns)
-		turns += min(limit, len(v.Facts)+1) // as the app's estimate guesses
+		turns += scenarioruns.ExpectedTurns(v)
 	}
 	return scenarioruns.Parallel(perMinute, (turns+len(s.Vignettes)-1)/max(len(s.Vignettes), 1), ceiling)
 }
 
 // estimate says how many requests the run needs and whether a day's quota
-// covers it (the service's 100 turns and 100 intakes unless configured).
-func estimate(s *scenarios.Suite, repeats int, getenv func(string) string) string {
+// covers it (the service's 100 turns unless PACER_TURNS_PER_DAY says
+// otherwise). Each vignette is expected to take what the app's estimate
+// expects of it when no earlier run says (scenarioruns.ExpectedTurns).
+func estimate(s *scenarios.Suite, repeats int, cfg app.Config) string {
 	turns := 0
 	for _, v := range s.Vignettes {
-		limit := v.MaxTurns
-		if limit == 0 {
-			limit = 15
-		}
-		turns += min(limit, 10) // most intakes end by 10 turns (docs/protocols.md)
+		turns += scenarioruns.ExpectedTurns(v)
 	}
 	turns *= repeats
 	intakes := len(s.Vignettes) * repeats
 	msg := fmt.Sprintf("estimate: %d intakes and about %d turns", intakes, turns)
-	if getenv("INTAKE_BASE_URL") == "" {
+	if cfg.UpstreamURL == "" {
 		return msg + " (the embedded sandbox has no quota)"
 	}
-	cfg, _ := app.FromEnv(getenv)
-	perDay := cfg.TurnsPerDay
-	if perDay == 0 {
-		perDay = 100
+	perDay := cmp.Or(cfg.TurnsPerDay, pacing.DefaultTurnsPerDay)
+	if perDay < 0 {
+		return msg + ": the key has no daily quota (PACER_TURNS_PER_DAY < 0)"
 	}
 	if turns <= perDay {
 		return msg + fmt.Sprintf(": within a day's %d turns if the key's quota is unspent", perDay)

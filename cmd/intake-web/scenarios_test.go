@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
+	"github.com/clinical-intake/intake-web/bff/services/play"
+	"github.com/clinical-intake/intake-web/bff/services/scenarioruns"
+	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
 
 // A small suite: one vignette the engine gets right, one whose gold label
@@ -267,5 +272,47 @@ func TestScenariosRunVariationsJUnitAndFailOn(t *testing.T) {
 		if code != c.code || !strings.Contains(errs, c.says) {
 			t.Errorf("%v: exit %d, want %d saying %q\n%s", c.args, code, c.code, c.says, errs)
 		}
+	}
+}
+
+// TestScenariosCLIEstimateExpectsWhatTheAppDoes: the command's estimate,
+// its split by variation and the items it plays at once count each
+// vignette's turns as the app's estimate does (scenarioruns.ExpectedTurns),
+// from the configuration the command read once.
+func TestScenariosCLIEstimateExpectsWhatTheAppDoes(t *testing.T) {
+	suite, err := scenarios.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, v := range suite.Vignettes {
+		want += scenarioruns.ExpectedTurns(v)
+	}
+	service := app.Config{UpstreamURL: "https://intake.example", TurnsPerDay: 1000, PacerPerMinute: 60}
+	if got := estimate(suite, 2, service); !strings.Contains(got, fmt.Sprintf("%d intakes and about %d turns: within a day's 1000 turns", 2*len(suite.Vignettes), 2*want)) {
+		t.Errorf("estimate %q: want %d turns within the day", got, 2*want)
+	}
+	noQuota := service
+	noQuota.TurnsPerDay = -1
+	if got := estimate(suite, 1, noQuota); !strings.Contains(got, "no daily quota") || strings.Contains(got, "-1") {
+		t.Errorf("estimate without a daily quota: %q", got)
+	}
+	if got := estimate(suite, 1, app.Config{}); !strings.Contains(got, "embedded sandbox has no quota") {
+		t.Errorf("estimate against the embedded sandbox: %q", got)
+	}
+	plays := play.Plays(suite, []string{variations.Names()[0]}, 1)
+	if got, w := estimatePerVariation(plays, 1), fmt.Sprintf("unvaried %d/%d;", len(suite.Vignettes), want); !strings.Contains(got, w) {
+		t.Errorf("per variation %q: want %q", got, w)
+	}
+	// As the app's runs (scenarioruns' TestParallelBound): 22 at 60 a
+	// minute, one at the default 6, the ceiling against the sandbox.
+	if got := cliParallel(suite, service, 64); got != 22 {
+		t.Errorf("at 60 a minute: %d at once, want 22", got)
+	}
+	if got := cliParallel(suite, app.Config{UpstreamURL: service.UpstreamURL}, 64); got != 1 {
+		t.Errorf("at the default 6 a minute: %d at once, want 1", got)
+	}
+	if got := cliParallel(suite, app.Config{}, 64); got != 64 {
+		t.Errorf("against the embedded sandbox: %d at once, want the ceiling 64", got)
 	}
 }

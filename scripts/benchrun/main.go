@@ -19,17 +19,17 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
-	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/services/scenarioruns"
+	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
 
 func main() {
 	url := flag.String("url", "", "the service's base URL")
 	rate := flag.Int("rate", 6, "the key's requests a minute")
 	window := flag.Duration("window", 0, "stop after this long (0: when the run is done)")
-	parallel := flag.Int("parallel", 64, "the most items at once (SCENARIO_PARALLEL)")
+	parallel := flag.Int("parallel", app.DefaultScenarioParallel, "the most items at once (SCENARIO_PARALLEL)")
 	flag.Parse()
 	key := os.Getenv("INTAKE_API_KEY")
 	if *url == "" || key == "" {
@@ -47,15 +47,19 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	p := pacer.New(pacer.Config{Rules: pacing.Rules{PerMinute: *rate, TurnsPerDay: -1, IntakesPerDay: -1}})
+	// The key as the app configures it: RATE requests a minute, the daily
+	// quotas off (PACER_TURNS_PER_DAY=-1, PACER_INTAKES_PER_DAY=-1).
+	cfg := app.Defaults()
+	cfg.PacerPerMinute, cfg.TurnsPerDay, cfg.IntakesPerDay, cfg.ScenarioParallel = *rate, -1, -1, *parallel
+	p := pacer.New(pacer.Config{Rules: cfg.KeyRules()})
 	client, err := intakeapi.New(intakeapi.Config{BaseURL: *url, APIKey: key, Gate: p, Logger: quiet})
 	if err != nil {
 		log.Fatal(err)
 	}
 	s, err := scenarioruns.New(scenarioruns.Deps{Store: db, Audit: db, Client: client, Target: scenarioruns.TargetService,
-		PerMinute: *rate, Parallel: *parallel, Replica: "bench", Logger: quiet,
-		// quotas off; a quota this large lets the estimate say its finish
-		TurnsToday: func(context.Context) (int, int, error) { return p.Stats().TurnsUsed, 1 << 30, nil }})
+		PerMinute: cfg.PacerPerMinute, Parallel: cfg.ScenarioParallel, Replica: "bench", Logger: quiet,
+		// no daily quota: the estimate's finish is the key's pace
+		TurnsToday: func(context.Context) (int, int, error) { return p.Stats().TurnsUsed, cfg.TurnsPerDay, nil }})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -47,10 +47,9 @@ func (s *Service) parallel(turns, items int) int {
 //
 // Expected turns per vignette come from the newest finished play of the
 // same vignette id in the latest runs where there is one, else from the
-// vignette itself: one turn for the opening and one per fact, within its
-// turn limit (an engine asks roughly a question per fact it needs).
-func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats int) (*bff.ScenarioRunEstimate, error) {
-	seen, err := s.pastTurns(ctx, suite)
+// vignette itself (ExpectedTurns).
+func (s *Service) estimate(ctx context.Context, h *history, suite *scenarios.Suite, repeats int) (*bff.ScenarioRunEstimate, error) {
+	seen, err := h.pastTurns(ctx, suite)
 	if err != nil {
 		return nil, err
 	}
@@ -60,30 +59,16 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 		limit := maxTurns(&v)
 		n, ok := seen[v.ID]
 		if !ok {
-			n = min(limit, len(v.Facts)+1)
+			n = ExpectedTurns(v)
 		}
 		longest = max(longest, n)
 		e.Turns += n * repeats
 		e.MaxTurns += limit * repeats
 	}
 	e.Parallel = min(s.parallel(e.Turns, e.Intakes), e.Intakes)
-	if s.d.TurnsToday == nil {
+	if s.d.TurnsToday == nil { // an embedded sandbox with its limits off
 		e.Unlimited, e.Days = true, 1
 		return e, nil
-	}
-	used, limit, err := s.d.TurnsToday(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		e.Unlimited, e.Days = true, 1
-		return e, nil
-	}
-	now := s.now().UTC()
-	e.PerDay = max(limit-s.d.Reserve, 0)
-	e.LeftToday = max(limit-s.d.Reserve-used, 0)
-	if e.PerDay == 0 {
-		return e, nil // Days 0: the reserve leaves runs nothing (the page says so)
 	}
 	// The pace: turns one after another in each of the items played at
 	// once (and no sooner than the longest item's own turns), and the
@@ -99,6 +84,21 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 		byRequests := time.Duration(turns+2*intakes) * time.Minute / time.Duration(perMinute)
 		return max(byTurns, byRequests)
 	}
+	used, limit, err := s.d.TurnsToday(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	if limit <= 0 { // no daily quota: the key's requests a minute still pace the run
+		e.NoQuota, e.Days = true, 1
+		e.Finish = now.Add(pace(e.Turns, e.Intakes))
+		return e, nil
+	}
+	e.PerDay = max(limit-s.d.Reserve, 0)
+	e.LeftToday = max(limit-s.d.Reserve-used, 0)
+	if e.PerDay == 0 {
+		return e, nil // Days 0: the reserve leaves runs nothing (the page says so)
+	}
 	if e.Turns <= e.LeftToday {
 		e.Days, e.Finish = 1, now.Add(pace(e.Turns, e.Intakes))
 		return e, nil
@@ -112,27 +112,58 @@ func (s *Service) estimate(ctx context.Context, suite *scenarios.Suite, repeats 
 	return e, nil
 }
 
-// pastTurns maps suite's vignette ids to the turns their newest finished
-// play took, over the latest runs; it reads no further run once every
-// vignette has one (the estimate page is shown before every start).
-func (s *Service) pastTurns(ctx context.Context, suite *scenarios.Suite) (map[string]int, error) {
-	runs, err := s.d.Store.ScenarioRuns(ctx, 5)
+// recentRuns is how many of the latest runs an estimate and an
+// urgent-first order look back at.
+const recentRuns = 5
+
+// history is the latest runs, newest first, read once for an estimate or a
+// start: the urgent-first order (flipped) and the estimate (pastTurns) both
+// look back at them, and each run's items are read at most once, when the
+// first of the two needs them (each stops as soon as it has what it needs).
+type history struct {
+	store bff.ScenarioRunStore
+	runs  []*bff.ScenarioRun
+	items map[string][]*bff.ScenarioItem
+}
+
+func (s *Service) history(ctx context.Context) (*history, error) {
+	runs, err := s.d.Store.ScenarioRuns(ctx, recentRuns)
 	if err != nil {
 		return nil, err
 	}
+	return &history{store: s.d.Store, runs: runs, items: map[string][]*bff.ScenarioItem{}}, nil
+}
+
+// played is r's items; none for a run that has played nothing.
+func (h *history) played(ctx context.Context, r *bff.ScenarioRun) ([]*bff.ScenarioItem, error) {
+	if r.Played == 0 {
+		return nil, nil
+	}
+	if items, ok := h.items[r.ID]; ok {
+		return items, nil
+	}
+	items, err := h.store.ScenarioItems(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	h.items[r.ID] = items
+	return items, nil
+}
+
+// pastTurns maps suite's vignette ids to the turns their newest finished
+// play took, over the latest runs; it reads no further run once every
+// vignette has one (the estimate page is shown before every start).
+func (h *history) pastTurns(ctx context.Context, suite *scenarios.Suite) (map[string]int, error) {
 	want := make(map[string]bool, len(suite.Vignettes))
 	for _, v := range suite.Vignettes {
 		want[v.ID] = true
 	}
 	seen := map[string]int{}
-	for _, r := range runs { // newest first: the first seen wins
+	for _, r := range h.runs { // newest first: the first seen wins
 		if len(seen) == len(want) {
 			break
 		}
-		if r.Played == 0 {
-			continue
-		}
-		items, err := s.d.Store.ScenarioItems(ctx, r.ID)
+		items, err := h.played(ctx, r)
 		if err != nil {
 			return nil, err
 		}
@@ -143,6 +174,14 @@ func (s *Service) pastTurns(ctx context.Context, suite *scenarios.Suite) (map[st
 		}
 	}
 	return seen, nil
+}
+
+// ExpectedTurns is the turns a play of v is expected to take when no
+// earlier run says: one for the opening and one per fact, within its turn
+// limit (an engine asks roughly a question per fact it needs). The app's
+// estimate and the command line's (intake-web scenarios run) both use it.
+func ExpectedTurns(v scenarios.Vignette) int {
+	return min(maxTurns(&v), len(v.Facts)+1)
 }
 
 func maxTurns(v *scenarios.Vignette) int {

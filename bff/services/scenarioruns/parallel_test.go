@@ -183,6 +183,23 @@ func TestEstimateCountsTheParallelism(t *testing.T) {
 	if !(finish[600] < finish[60] && finish[60] < finish[6]/5) {
 		t.Errorf("finish times by key rate %v: a raised key should finish far sooner", finish)
 	}
+	// Without a daily quota (PACER_TURNS_PER_DAY=-1) the key's requests a
+	// minute still pace the run: the same finish, not the sandbox's
+	// "limits off".
+	for _, perMinute := range []int{6, 60} {
+		s := newService(t, Deps{Store: db, Target: TargetService, Reserve: 30, PerMinute: perMinute, Parallel: 64, Now: func() time.Time { return now },
+			TurnsToday: func(context.Context) (int, int, error) { return 0, -1, nil }})
+		e, err := s.Estimate(t.Context(), bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Unlimited || !e.NoQuota || e.Days != 1 || e.Finish.Sub(now) != finish[perMinute] {
+			t.Errorf("no daily quota, %d a minute: %+v, want no quota, 1 day, finish in %s", perMinute, e, finish[perMinute])
+		}
+		if _, _, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1}); err != nil {
+			t.Errorf("no daily quota, %d a minute: start refused: %v", perMinute, err)
+		}
+	}
 }
 
 // TestRaisedKeyFillsItsWindow: with a key of 60 a minute and an engine

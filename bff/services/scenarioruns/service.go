@@ -140,13 +140,14 @@ func (s *Service) Suites() []bff.ScenarioSuite {
 	return out
 }
 
-// form checks f and returns the suite it names or carries.
-func (s *Service) form(f bff.ScenarioRunForm) (*scenarios.Suite, error) {
+// form checks f and returns the suite it names or carries and what each
+// repeat of the run plays (in the suite's order; see planned).
+func (s *Service) form(f bff.ScenarioRunForm) (*scenarios.Suite, []play.Vignette, error) {
 	if f.Repeats < 1 || f.Repeats > MaxRepeats {
-		return nil, bff.Invalid("repeats", "Repeats must be a whole number from 1 to %d.", MaxRepeats)
+		return nil, nil, bff.Invalid("repeats", "Repeats must be a whole number from 1 to %d.", MaxRepeats)
 	}
 	if utf8.RuneCountInString(f.Label) > MaxLabel {
-		return nil, bff.Invalid("label", "The label can be at most %d characters.", MaxLabel)
+		return nil, nil, bff.Invalid("label", "The label can be at most %d characters.", MaxLabel)
 	}
 	var suite *scenarios.Suite
 	if len(f.Upload) > 0 {
@@ -156,7 +157,7 @@ func (s *Service) form(f bff.ScenarioRunForm) (*scenarios.Suite, error) {
 		}
 		su, err := scenarios.Load(name, f.Upload)
 		if err != nil {
-			return nil, bff.Invalid("upload", "The suite file does not load: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+			return nil, nil, bff.Invalid("upload", "The suite file does not load: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 		suite = su
 	} else {
@@ -166,33 +167,52 @@ func (s *Service) form(f bff.ScenarioRunForm) (*scenarios.Suite, error) {
 			}
 		}
 		if suite == nil {
-			return nil, bff.Invalid("suite", "Choose one of the suites listed, or upload a suite file.")
+			return nil, nil, bff.Invalid("suite", "Choose one of the suites listed, or upload a suite file.")
 		}
 	}
 	if err := checkVariations(f.Variations); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if n := len(play.Plays(suite, f.Variations, VariationSeed)) * f.Repeats; n > MaxItems {
-		return nil, bff.Invalid("repeats", "A run can play at most %d vignettes (this one would play %d): fewer repeats, or a smaller suite.", MaxItems, n)
+	plays := play.Plays(suite, f.Variations, VariationSeed)
+	if n := len(plays) * f.Repeats; n > MaxItems {
+		return nil, nil, bff.Invalid("repeats", "A run can play at most %d vignettes (this one would play %d): fewer repeats, or a smaller suite.", MaxItems, n)
 	}
-	return suite, nil
+	return suite, plays, nil
+}
+
+// planned checks f and returns its suite, what each repeat plays in play
+// order, and the run's estimate. The latest runs are read once for both
+// the urgent-first order and the estimate (history).
+func (s *Service) planned(ctx context.Context, f bff.ScenarioRunForm) (*scenarios.Suite, []play.Vignette, *bff.ScenarioRunEstimate, error) {
+	suite, plays, err := s.form(f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	h, err := s.history(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if f.UrgentFirst {
+		flipped, err := h.flipped(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		plays = play.Order(plays, flipped)
+	}
+	est, err := s.estimate(ctx, h, asSuite(suite, plays), f.Repeats)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	est.PerVariation = perVariation(plays, f.Repeats, est)
+	return suite, plays, est, nil
 }
 
 // StartRun implements bff.ScenarioService.
 func (s *Service) StartRun(ctx context.Context, clinician string, f bff.ScenarioRunForm) (*bff.ScenarioRun, *bff.ScenarioRunEstimate, error) {
-	suite, err := s.form(f)
+	suite, plays, est, err := s.planned(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
-	plays, err := s.plays(ctx, suite, f)
-	if err != nil {
-		return nil, nil, err
-	}
-	est, err := s.estimate(ctx, asSuite(suite, plays), f.Repeats)
-	if err != nil {
-		return nil, nil, err
-	}
-	est.PerVariation = perVariation(plays, f.Repeats, est)
 	if err := playable(suite, est); err != nil {
 		return nil, nil, err
 	}
@@ -223,7 +243,7 @@ func (s *Service) StartRun(ctx context.Context, clinician string, f bff.Scenario
 // playable refuses a run that could never finish: an item starts only when
 // the day's turns left to runs cover its turn limit (mustWait).
 func playable(suite *scenarios.Suite, est *bff.ScenarioRunEstimate) error {
-	if est.Unlimited {
+	if est.Unlimited || est.NoQuota {
 		return nil
 	}
 	if est.PerDay == 0 {
@@ -239,20 +259,8 @@ func playable(suite *scenarios.Suite, est *bff.ScenarioRunEstimate) error {
 
 // Estimate implements bff.ScenarioService.
 func (s *Service) Estimate(ctx context.Context, f bff.ScenarioRunForm) (*bff.ScenarioRunEstimate, error) {
-	suite, err := s.form(f)
-	if err != nil {
-		return nil, err
-	}
-	plays, err := s.plays(ctx, suite, f)
-	if err != nil {
-		return nil, err
-	}
-	est, err := s.estimate(ctx, asSuite(suite, plays), f.Repeats)
-	if err != nil {
-		return nil, err
-	}
-	est.PerVariation = perVariation(plays, f.Repeats, est)
-	return est, nil
+	_, _, est, err := s.planned(ctx, f)
+	return est, err
 }
 
 // Runs implements bff.ScenarioService.

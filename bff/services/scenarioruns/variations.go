@@ -32,19 +32,6 @@ func checkVariations(names []string) error {
 	return nil
 }
 
-// plays lists what each repeat of the run plays, in play order.
-func (s *Service) plays(ctx context.Context, suite *scenarios.Suite, f bff.ScenarioRunForm) ([]play.Vignette, error) {
-	plays := play.Plays(suite, f.Variations, VariationSeed)
-	if !f.UrgentFirst {
-		return plays, nil
-	}
-	flipped, err := s.previouslyFlipped(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return play.Order(plays, flipped), nil
-}
-
 // asSuite is plays as one suite (a varied vignette keeps its id), for the
 // estimate, which counts turns per vignette played.
 func asSuite(suite *scenarios.Suite, plays []play.Vignette) *scenarios.Suite {
@@ -72,7 +59,7 @@ func perVariation(plays []play.Vignette, repeats int, est *bff.ScenarioRunEstima
 			out = append(out, bff.ScenarioVariationCost{Variation: p.Variation})
 		}
 		out[i].Intakes += repeats
-		out[i].Turns += min(maxTurns(p.Vignette), len(p.Vignette.Facts)+1) * repeats
+		out[i].Turns += ExpectedTurns(*p.Vignette) * repeats
 	}
 	// Scale to the estimate's total, which knows the turns past runs took.
 	sum := 0
@@ -87,18 +74,11 @@ func perVariation(plays []play.Vignette, repeats int, est *bff.ScenarioRunEstima
 	return out
 }
 
-// previouslyFlipped is the ids a variation flipped in the latest run that
-// played variations (of the few latest runs); none when there is none.
-func (s *Service) previouslyFlipped(ctx context.Context) (map[string]bool, error) {
-	runs, err := s.d.Store.ScenarioRuns(ctx, 5)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range runs { // newest first
-		if r.Played == 0 {
-			continue
-		}
-		items, err := s.d.Store.ScenarioItems(ctx, r.ID)
+// flipped is the ids a variation flipped in the latest run that played
+// variations (of the few latest runs); none when there is none.
+func (h *history) flipped(ctx context.Context) (map[string]bool, error) {
+	for _, r := range h.runs { // newest first
+		items, err := h.played(ctx, r)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package scenarioruns
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -107,6 +108,15 @@ func TestRunPlaysVariations(t *testing.T) {
 	for _, f := range rep.Flips.Flips {
 		flipped[f.VignetteID] = true
 	}
+	// An urgent-first estimate reads the latest runs, and the played run's
+	// items, once for both the order and the turns past plays took.
+	counted := &countingStore{ScenarioRunStore: db}
+	if _, err := newService(t, Deps{Store: counted, Target: TargetSandbox}).Estimate(t.Context(), form); err != nil {
+		t.Fatal(err)
+	}
+	if counted.runs != 1 || counted.items != 1 {
+		t.Errorf("an urgent-first estimate read the runs %d times and a run's items %d times, want once each", counted.runs, counted.items)
+	}
 
 	// The next urgent-first run: flipped emergencies, emergencies, flipped
 	// others, the rest.
@@ -129,4 +139,20 @@ func TestRunPlaysVariations(t *testing.T) {
 	if !slices.Equal(order, want) {
 		t.Errorf("second run's order %v, want %v (flipped before: %v)", order, want, flipped)
 	}
+}
+
+// countingStore counts the reads of the latest runs and of runs' items.
+type countingStore struct {
+	bff.ScenarioRunStore
+	runs, items int
+}
+
+func (c *countingStore) ScenarioRuns(ctx context.Context, limit int) ([]*bff.ScenarioRun, error) {
+	c.runs++
+	return c.ScenarioRunStore.ScenarioRuns(ctx, limit)
+}
+
+func (c *countingStore) ScenarioItems(ctx context.Context, id string) ([]*bff.ScenarioItem, error) {
+	c.items++
+	return c.ScenarioRunStore.ScenarioItems(ctx, id)
 }
