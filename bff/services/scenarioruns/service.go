@@ -65,8 +65,10 @@ type Deps struct {
 	Parallel int
 	// Replica names this process in leases; Shared says other replicas
 	// use the same store (without, a run's lease left by a previous
-	// process is taken back at once). With Shared, leases go to Replica
-	// and a suffix of this process's own (see New).
+	// process is taken back at once). With Shared, Replica must be this
+	// run of the process's own (the app adds a suffix to the replica's
+	// name), or a replica restarted under the same name would renew the
+	// lease of the run its dead process held and never play it again.
 	Replica string
 	Shared  bool
 	Lease   time.Duration // 0: 30 s
@@ -106,16 +108,6 @@ func New(d Deps) (*Service, error) {
 	}
 	if d.Target == "" {
 		d.Target = TargetService
-	}
-	if d.Shared {
-		// Runs are leased to this process, not to the replica's name
-		// alone: a replica restarted under the same name (a container's
-		// host and pid 1, a fixed REPLICA_NAME) would otherwise renew the
-		// lease of the run its dead process held, and no replica would
-		// ever play that run again. The turns' leases do the same.
-		b := make([]byte, 3)
-		_, _ = rand.Read(b)
-		d.Replica += "." + hex.EncodeToString(b)
 	}
 	s := &Service{d: d, now: d.Now, log: d.Logger, suites: append([]*scenarios.Suite{all}, parts...), wake: make(chan struct{}, 1)}
 	if s.now == nil {

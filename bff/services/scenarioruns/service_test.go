@@ -192,11 +192,12 @@ type runStore interface {
 // report is the one an uninterrupted run gives. On SQLite the second
 // process is the app restarted; on PostgreSQL another replica, which takes
 // the run over once the dead one's lease runs out, or the same replica
-// restarted under its name (it must not keep the dead process's lease
-// alive, or the run is never played again).
+// restarted under its name, which the app leases under a name of that run
+// of the process (cmd/intake-web/app's processName: it must not keep the
+// dead process's lease alive, or the run is never played again).
 func TestRestartResumesWithoutDrivingTwice(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testRestart(t, mustOpenDB(t), false, "second") })
-	for _, second := range []string{"second", "first"} {
+	for _, second := range []string{"second", "first.2"} {
 		t.Run("postgres, then "+second, func(t *testing.T) {
 			db, err := postgres.Open(t.Context(), pgtest.URL(t), slog.New(slog.DiscardHandler))
 			if err != nil {

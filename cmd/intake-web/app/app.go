@@ -35,6 +35,7 @@ type App struct {
 	*web.Server // URL, Shutdown of the HTTP side
 
 	cfg      Config
+	runName  string // what this process's turns and scenario runs are leased to (processName)
 	log      *slog.Logger
 	db       *backend
 	sstore   sessionStore // nil until assembled
@@ -134,6 +135,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 
 func (a *App) assemble(ctx context.Context) error {
 	cfg := a.cfg
+	a.runName = processName(replicaName(cfg), a.db.shared != nil)
 	csrfKey, err := a.db.Secret(ctx, "csrf", 32)
 	if err != nil {
 		return err
@@ -165,15 +167,7 @@ func (a *App) assemble(ctx context.Context) error {
 		a.sharedFeed = relay.NewSharedFeed(feed, replicaName(cfg), a.db.shared.notifyIntakeChanged, a.log.With("component", "relay"))
 		streams, announce = a.replicated, a.sharedFeed
 	}
-	// With other replicas, this process's turns are leased to a name of
-	// its own run: a replica restarted under the same name (a container's
-	// host and pid 1, a fixed REPLICA_NAME) finds the last run's turns
-	// gone, and takes them over within seconds, instead of renewing leases
-	// on turns nothing runs.
-	runName := replicaName(cfg)
-	if shared {
-		runName += "." + randomHex(3)
-	}
+	runName := a.runName
 	var presence bff.ReplicaPresence
 	if shared {
 		presence = a.db.shared.presence
@@ -307,4 +301,18 @@ func now(clock func() time.Time) func() time.Time {
 		return time.Now
 	}
 	return clock
+}
+
+// processName is the name this run of the process leases its turns and
+// scenario runs under: with other replicas, the replica's name and a
+// suffix of its own, so a replica restarted under the same name (a
+// container's host and pid 1, a fixed REPLICA_NAME) finds the last run's
+// leases gone and takes them over within seconds, instead of renewing
+// leases nothing works on. Alone, the name itself: a start takes every
+// lease back anyway.
+func processName(replica string, shared bool) string {
+	if !shared {
+		return replica
+	}
+	return replica + "." + randomHex(3)
 }

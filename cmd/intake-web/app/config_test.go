@@ -231,3 +231,16 @@ func TestTrustedProxies(t *testing.T) {
 		}
 	}
 }
+
+// With other replicas, each run of the process leases under a name of its
+// own (a restart under the same REPLICA_NAME must not renew its dead
+// run's leases); alone, under the replica's name.
+func TestEachRunOfAReplicaLeasesUnderItsOwnName(t *testing.T) {
+	a, b := processName("replica-a", true), processName("replica-a", true)
+	if a == b || !strings.HasPrefix(a, "replica-a.") || !strings.HasPrefix(b, "replica-a.") {
+		t.Errorf("two runs of replica-a lease under %q and %q", a, b)
+	}
+	if got := processName("replica-a", false); got != "replica-a" {
+		t.Errorf("alone: %q, want replica-a", got)
+	}
+}

@@ -56,7 +56,7 @@ func (a *App) newScenarios(ctx context.Context) error {
 	cfg := a.cfg
 	d := scenarioruns.Deps{
 		Store: a.db, Audit: a.db, Client: a.client, Target: cfg.ScenarioTarget,
-		Reserve: cfg.PatientReserve, PerMinute: cfg.PacerPerMinute, Parallel: cfg.ScenarioParallel, Replica: replicaName(cfg),
+		Reserve: cfg.PatientReserve, PerMinute: cfg.PacerPerMinute, Parallel: cfg.ScenarioParallel, Replica: a.runName,
 		Lease: cfg.TurnLease, Now: cfg.Now, Logger: a.log.With("component", "scenarios"),
 	}
 	d.Shared = a.db.shared != nil
