@@ -116,6 +116,18 @@ type ScenarioItem struct {
 	UpdatedAt time.Time
 }
 
+// ScenarioResults are the results of the items that have one (done or
+// failed), in the items' order.
+func ScenarioResults(items []*ScenarioItem) []scenarios.Result {
+	var out []scenarios.Result
+	for _, it := range items {
+		if it.Result != nil {
+			out = append(out, *it.Result)
+		}
+	}
+	return out
+}
+
 // ScenarioAdjudication is a clinician's verdict on a vignette where the
 // engine and the gold label disagree; it carries into later comparisons.
 type ScenarioAdjudication struct {

@@ -29,12 +29,9 @@ func (s *Server) showScenarioSide(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var results []scenarios.Result
+	results := bff.ScenarioResults(items)
 	byKey := map[string]*bff.ScenarioItem{}
 	for _, it := range items {
-		if it.Result != nil {
-			results = append(results, *it.Result)
-		}
 		byKey[itemKey(it.VignetteID, it.Variation, it.Repeat)] = it
 	}
 	var flip *scenarios.Flip

@@ -65,13 +65,10 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 	}
 	// The report from the items just read (the service's Report would
 	// read them all again).
-	var results []scenarios.Result
+	results := bff.ScenarioResults(items)
 	var playing []*bff.ScenarioItem
 	seqOf := map[string]int{} // vignette, variation and repeat -> item
 	for _, it := range items {
-		if it.Result != nil {
-			results = append(results, *it.Result)
-		}
 		seqOf[itemKey(it.VignetteID, it.Variation, it.Repeat)] = it.Seq
 		if it.State == bff.ItemPlaying {
 			playing = append(playing, it)

@@ -325,12 +325,6 @@ func (s *Service) stopped(log interface {
 // summaryOf scores the items that finished: the scores so far, kept with
 // the run for the list of runs.
 func summaryOf(items []*bff.ScenarioItem) *scenarios.Summary {
-	var results []scenarios.Result
-	for _, it := range items {
-		if it.Result != nil {
-			results = append(results, *it.Result)
-		}
-	}
-	sum := scenarios.Score(results)
+	sum := scenarios.Score(bff.ScenarioResults(items))
 	return &sum
 }

@@ -288,13 +288,7 @@ func (s *Service) results(ctx context.Context, id string) ([]scenarios.Result, e
 	if err != nil {
 		return nil, err
 	}
-	var out []scenarios.Result
-	for _, it := range items {
-		if it.Result != nil {
-			out = append(out, *it.Result)
-		}
-	}
-	return out, nil
+	return bff.ScenarioResults(items), nil
 }
 
 // Item implements bff.ScenarioService.

@@ -82,12 +82,7 @@ func (h *history) flipped(ctx context.Context) (map[string]bool, error) {
 		if err != nil {
 			return nil, err
 		}
-		var results []scenarios.Result
-		for _, it := range items {
-			if it.Result != nil {
-				results = append(results, *it.Result)
-			}
-		}
+		results := bff.ScenarioResults(items)
 		f := scenarios.Flips(results)
 		if f == nil {
 			continue
