@@ -144,7 +144,7 @@ func adverb(lw string) bool {
 // ("I went over on my ankle", "I fell", "I wet myself"), with the few
 // the same as the present (hurt, put, cut, hit, split, wet): read as
 // the past, which a patient's story mostly is.
-var keptVerbs = set("can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should",
+var keptVerbs = set("can", "can't", "cannot", "could", "shall", "couldn't", "will", "won't", "would", "wouldn't", "should",
 	"shouldn't", "did", "didn't", "had", "hadn't", "might", "must", "may", "was", "wasn't", "thought", "got",
 	"ate", "began", "bit", "broke", "brought", "bought", "burnt", "came", "caught", "cut", "drank", "drove", "fell",
 	"felt", "forgot", "found", "fought", "froze", "gave", "grew", "heard", "held", "hit", "hurt", "kept", "knew",
@@ -166,12 +166,15 @@ func ThirdPerson(text, sex string) string {
 	}
 	they := subj == "they"
 	locs := tokens.FindAllStringIndex(text, -1)
-	var b strings.Builder
+	// parts are the text between words and the words, so that a question's
+	// verb before I ("what do I do") can agree once I is reached.
+	var parts []string
 	last := 0
 	verbNext := false // the next word (after any adverbs) is I's verb
+	prevWord := -1    // the index in parts of the word before this one
 	for _, loc := range locs {
 		w := text[loc[0]:loc[1]]
-		b.WriteString(text[last:loc[0]])
+		parts = append(parts, text[last:loc[0]])
 		last = loc[1]
 		start := sentenceStart(text[:loc[0]])
 		lw := strings.ToLower(w)
@@ -179,6 +182,12 @@ func ThirdPerson(text, sex string) string {
 		// The patient's own I, typed any way ("i", "im", "ive").
 		pronoun := lw == "i" || lw == "i'm" || lw == "im" || lw == "i've" || lw == "ive" || lw == "i'd" || lw == "i'll"
 		switch {
+		case lw == "i" && prevWord >= 0 && auxiliaries[strings.ToLower(parts[prevWord])]:
+			// A question: the verb came first. It agrees; the one after
+			// I stays bare ("should he go", "what does she do").
+			out = subj
+			p := parts[prevWord]
+			parts[prevWord] = matchCase(p, thirdVerb(strings.ToLower(p), they))
 		case lw == "i":
 			out, verbNext = subj, true
 		case lw == "i'm" || lw == "im":
@@ -202,7 +211,8 @@ func ThirdPerson(text, sex string) string {
 		case lw == "myself":
 			out = refl
 		case verbNext && adverb(lw):
-			b.WriteString(w)
+			parts = append(parts, w)
+			prevWord = len(parts) - 1
 			continue
 		case verbNext:
 			out = thirdVerb(w, they)
@@ -217,11 +227,17 @@ func ThirdPerson(text, sex string) string {
 		case pronoun:
 			out = matchCase("x", out)
 		}
-		b.WriteString(out)
+		parts = append(parts, out)
+		prevWord = len(parts) - 1
 	}
-	b.WriteString(text[last:])
-	return b.String()
+	parts = append(parts, text[last:])
+	return strings.Join(parts, "")
 }
+
+// auxiliaries are the verbs a question puts before I ("do I need…",
+// "should I go…", "am I having…").
+var auxiliaries = set("do", "did", "can", "could", "should", "would", "will", "shall", "may", "might", "must",
+	"am", "have", "was", "don't", "didn't", "can't", "couldn't", "shouldn't", "won't", "haven't", "wasn't")
 
 // sentenceStart reports whether a word after before begins a sentence.
 func sentenceStart(before string) bool {
@@ -255,7 +271,7 @@ func thirdVerb(w string, they bool) string {
 	case "don't":
 		return "doesn't"
 	}
-	if keptVerbs[lw] || strings.HasSuffix(lw, "ed") || strings.Contains(lw, "'") || strings.ContainsFunc(lw, unicode.IsDigit) {
+	if keptVerbs[lw] || strings.HasSuffix(lw, "ed") || strings.HasSuffix(lw, "ing") || strings.Contains(lw, "'") || strings.ContainsFunc(lw, unicode.IsDigit) {
 		return w
 	}
 	switch {

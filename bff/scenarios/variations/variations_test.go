@@ -105,6 +105,16 @@ func TestThirdPerson(t *testing.T) {
 		{"female", "Im 30 weeks pregant and ive started bleeding", "She's 30 weeks pregant and she's started bleeding"},
 		{"", "yes, im 30 weeks", "yes, they're 30 weeks"},
 		{"male", "i can't sleep", "He can't sleep"},
+		// A question puts the verb before I: it agrees there, and the verb
+		// after I stays bare.
+		{"female", "what do I do?", "what does she do?"},
+		{"male", "should I go to A&E?", "should he go to A&E?"},
+		{"female", "am I having a heart attack?", "is she having a heart attack?"},
+		{"male", "have I got a chest infection?", "has he got a chest infection?"},
+		{"", "do I need antibiotics?", "do they need antibiotics?"},
+		{"", "was I right to wait?", "were they right to wait?"},
+		{"female", "shall I call someone?", "shall she call someone?"},
+		{"male", "my wife has a cold and so do I", "His wife has a cold and so does he"},
 	} {
 		if got := ThirdPerson(c.in, c.sex); got != c.want {
 			t.Errorf("ThirdPerson(%q, %q) = %q, want %q", c.in, c.sex, got, c.want)
