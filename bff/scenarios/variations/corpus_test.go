@@ -19,10 +19,15 @@ func TestBuiltinKeepsMeaning(t *testing.T) {
 		t.Fatal(err)
 	}
 	swapped := map[string]int{}
+	var toldByOthers []string
 	for i := range suite.Vignettes {
 		v := &suite.Vignettes[i]
 		for _, name := range Names() {
 			w, ok := Apply(v, name, 1)
+			if !ok && name == Proxy {
+				toldByOthers = append(toldByOthers, v.ID)
+				continue
+			}
 			if !ok {
 				if (name == SexSwap && slices.Contains(v.Neutral, "sex")) || (name == AgeSwap && slices.Contains(v.Neutral, "age")) {
 					t.Errorf("%s: marked neutral but %s does not apply (its text says the sex or age)", v.ID, name)
@@ -31,6 +36,9 @@ func TestBuiltinKeepsMeaning(t *testing.T) {
 			}
 			if name == SexSwap || name == AgeSwap {
 				swapped[name]++
+			}
+			if name == Proxy {
+				thirdPersonSpeaks(t, v, w)
 			}
 			if !goldEqual(w.Gold, v.Gold) || w.ID != v.ID || w.MaxTurns != v.MaxTurns {
 				t.Errorf("%s/%s changed the gold, id or turn limit", v.ID, name)
@@ -64,6 +72,10 @@ func TestBuiltinKeepsMeaning(t *testing.T) {
 		}
 	}
 	t.Logf("swapped: %v", swapped)
+	if want := []string{"dad-face-dropped", "husband-cant-catch-breath-blue", "chest-infection-crb65-three", "mum-headache-words-wrong",
+		"partner-fitting", "rash-non-blanching-child", "teen-cutting", "toddler-kettle-scald", "toddler-swallowed-tablets"}; !sameSet(toldByOthers, want) {
+		t.Errorf("third_person left out %v, want the vignettes already told by someone else %v", toldByOthers, want)
+	}
 	if swapped[SexSwap] == 0 || swapped[AgeSwap] == 0 {
 		t.Errorf("the built-in suite marks no vignette neutral: %v", swapped)
 	}
@@ -92,4 +104,39 @@ func negations(s string) int {
 		}
 	}
 	return n
+}
+
+// thirdPersonSpeaks checks that under third_person the relative speaks
+// throughout: after "I'm writing for my …", no word is the patient's own
+// I, me or my (typed any way: "im", "ive", "i"), and no verb after
+// she/he took a wrong -s (a past tense or an adverb: "she wents",
+// "he nearlies").
+func thirdPersonSpeaks(t *testing.T, v, w *scenarios.Vignette) {
+	t.Helper()
+	first := set("i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself")
+	texts := []string{strings.TrimPrefix(w.Opening, "I'm writing for my "+relation(v)+". "), w.Complaint, w.Default}
+	for _, f := range w.Facts {
+		texts = append(texts, f.Answer)
+	}
+	for _, text := range texts {
+		ws := words(text)
+		for i, x := range ws {
+			if first[x] {
+				t.Errorf("%s/third_person: %q still says %q", v.ID, text, x)
+			}
+			if i > 0 && (ws[i-1] == "she" || ws[i-1] == "he") && wrongS[x] {
+				t.Errorf("%s/third_person: %q says %q %q", v.ID, text, ws[i-1], x)
+			}
+		}
+	}
+}
+
+// wrongS are third-person forms no verb takes: a past or an adverb with -s.
+var wrongS = set("wents", "fells", "wets", "founds", "ates", "splits", "nearlies", "suddenlies", "gots", "hads", "dids", "thoughts")
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

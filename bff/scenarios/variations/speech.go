@@ -17,6 +17,13 @@ type swap struct{ from, to string }
 // Only words whose meaning is the same in both registers are listed
 // ("pain" and "ache" are not: they differ in severity).
 var clinicalToLay = []swap{
+	// Names of illnesses stay as they are.
+	{"hay fever", "hay fever"},
+	{"glandular fever", "glandular fever"},
+	{"scarlet fever", "scarlet fever"},
+	{"rheumatic fever", "rheumatic fever"},
+	{"yellow fever", "yellow fever"},
+	{"umbilicus", "belly button"},
 	{"shortness of breath", "being out of breath"},
 	{"short of breath", "out of breath"},
 	{"breathless", "out of breath"},
@@ -45,16 +52,52 @@ var layToClinical = []swap{
 	{"being sick", "vomiting"},
 	{"feeling sick", "nauseous"},
 	{"feel sick", "feel nauseous"},
+	// A phrase is said as a whole: "belly button" is not an "abdomen
+	// button", and a tummy ache is an abdominal one.
+	{"belly button", "umbilicus"},
+	{"tummy bug", "tummy bug"},
+	{"tummy ache", "abdominal ache"},
+	{"tummy pain", "abdominal pain"},
+	{"tummy cramps", "abdominal cramps"},
+	{"belly ache", "abdominal ache"},
+	{"belly pain", "abdominal pain"},
+	{"belly cramps", "abdominal cramps"},
 	{"tummy", "abdomen"},
 	{"belly", "abdomen"},
 	{"peeing", "urinating"},
-	{"pee", "urinate"},
-	{"wee", "urine"},
+	{"weeing", "urinating"},
 	{"the runs", "diarrhoea"},
 	{"passed out", "lost consciousness"},
-	{"temperature", "fever"},
+	// A temperature one has is a fever; one measured is not ("my
+	// temperature was normal"), and stays.
+	{"a high temperature", "a high fever"},
+	{"high temperature", "high fever"},
+	{"a temperature", "a fever"},
+	{"no temperature", "no fever"},
+	{"temperatures", "fevers"},
 	{"poo", "stool"},
 	{"tiredness", "fatigue"},
+}
+
+// Pee and wee are verbs or nouns by the word before them: a verb after a
+// subject, "to" or a modal ("when I pee", "needing to wee", "can't wee"),
+// a noun after a possessive ("my pee", "the wee"), and "a wee" after a
+// need is "to urinate". Anywhere else (and "a wee bit", Scots for small)
+// they are left as they are.
+var (
+	peeVerb  = regexp.MustCompile(`(?i)\b(i|you|he|she|we|they|to|can't|cannot|couldn't|can|could|don't|didn't|doesn't|won't|will|must)\s+(?:wee|pee)\b`)
+	peeVerbS = regexp.MustCompile(`(?i)\b(he|she|it)\s+(?:wees|pees)\b`)
+	peeNoun  = regexp.MustCompile(`(?i)\b(my|the|his|her|their|your|our|some|of)\s+(?:wee|pee)\b`)
+	peeNeed  = regexp.MustCompile(`(?i)\b(need|needs|needing|needed)\s+a\s+(?:wee|pee)\b`)
+	peeFor   = regexp.MustCompile(`(?i)\bfor\s+a\s+(?:wee|pee)\b`)
+)
+
+func clinicalPee(text string) string {
+	text = peeNeed.ReplaceAllString(text, "$1 to urinate")
+	text = peeFor.ReplaceAllStringFunc(text, func(m string) string { return matchCase(m, "to urinate") })
+	text = peeVerbS.ReplaceAllString(text, "$1 urinates")
+	text = peeVerb.ReplaceAllString(text, "$1 urinate")
+	return peeNoun.ReplaceAllString(text, "$1 urine")
 }
 
 func swapper(list []swap) func(string) string {
@@ -81,15 +124,33 @@ var (
 func Lay(text string) string { return lay(text) }
 
 // Clinical says lay words in clinical ones ("tummy" → "abdomen").
-func Clinical(text string) string { return clinical(text) }
+func Clinical(text string) string { return clinical(clinicalPee(text)) }
 
-// adverbs may stand between "I" and its verb ("I just feel").
-var adverbs = set("just", "also", "really", "still", "only", "never", "always", "sometimes", "usually", "often",
-	"even", "actually", "definitely", "mostly", "normally", "probably", "already")
+// adverbs may stand between "I" and its verb ("I just feel"), as may any
+// word in -ly but the verbs in lyVerbs ("I nearly passed out").
+var (
+	adverbs = set("just", "also", "really", "still", "only", "never", "always", "sometimes", "usually", "often",
+		"even", "actually", "definitely", "mostly", "normally", "probably", "already", "almost", "ever", "once",
+		"then", "now", "kind", "sort", "of")
+	lyVerbs = set("apply", "reply", "supply", "rely", "fly", "multiply", "comply", "imply", "bully")
+)
 
-// keptVerbs take no -s in the third person (modals, the past).
-var keptVerbs = set("can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should",
-	"shouldn't", "did", "didn't", "had", "hadn't", "might", "must", "may", "was", "wasn't", "think", "thought", "got")
+func adverb(lw string) bool {
+	return adverbs[lw] || (strings.HasSuffix(lw, "ly") && len(lw) > 4 && !lyVerbs[lw])
+}
+
+// keptVerbs take no -s in the third person: modals, and the past, which
+// in -ed needs no list; the irregular pasts patients write are listed
+// ("I went over on my ankle", "I fell", "I wet myself"), with the few
+// the same as the present (hurt, put, cut, hit, split, wet): read as
+// the past, which a patient's story mostly is.
+var keptVerbs = set("can", "can't", "cannot", "could", "shall", "couldn't", "will", "won't", "would", "wouldn't", "should",
+	"shouldn't", "did", "didn't", "had", "hadn't", "might", "must", "may", "was", "wasn't", "thought", "got",
+	"ate", "began", "bit", "broke", "brought", "bought", "burnt", "came", "caught", "cut", "drank", "drove", "fell",
+	"felt", "forgot", "found", "fought", "froze", "gave", "grew", "heard", "held", "hit", "hurt", "kept", "knew",
+	"lay", "left", "let", "lost", "made", "meant", "met", "paid", "put", "ran", "rang", "rode", "said", "sat", "saw",
+	"sent", "shook", "shut", "slept", "slid", "spent", "split", "spoke", "stood", "stuck", "stung", "swam", "took",
+	"threw", "told", "tore", "went", "wet", "woke", "wore", "wrote")
 
 // ThirdPerson says text as someone speaking about the patient of this sex
 // ("she", "he", or "they" when not female or male): "I have a pain in my
@@ -105,31 +166,42 @@ func ThirdPerson(text, sex string) string {
 	}
 	they := subj == "they"
 	locs := tokens.FindAllStringIndex(text, -1)
-	var b strings.Builder
+	// parts are the text between words and the words, so that a question's
+	// verb before I ("what do I do") can agree once I is reached.
+	var parts []string
 	last := 0
 	verbNext := false // the next word (after any adverbs) is I's verb
+	prevWord := -1    // the index in parts of the word before this one
 	for _, loc := range locs {
 		w := text[loc[0]:loc[1]]
-		b.WriteString(text[last:loc[0]])
+		parts = append(parts, text[last:loc[0]])
 		last = loc[1]
 		start := sentenceStart(text[:loc[0]])
 		lw := strings.ToLower(w)
 		out := w
+		// The patient's own I, typed any way ("i", "im", "ive").
+		pronoun := lw == "i" || lw == "i'm" || lw == "im" || lw == "i've" || lw == "ive" || lw == "i'd" || lw == "i'll"
 		switch {
-		case w == "I":
+		case lw == "i" && prevWord >= 0 && auxiliaries[strings.ToLower(parts[prevWord])]:
+			// A question: the verb came first. It agrees; the one after
+			// I stays bare ("should he go", "what does she do").
+			out = subj
+			p := parts[prevWord]
+			parts[prevWord] = matchCase(p, thirdVerb(strings.ToLower(p), they))
+		case lw == "i":
 			out, verbNext = subj, true
-		case w == "I'm" || w == "I'M":
+		case lw == "i'm" || lw == "im":
 			out = subj + "'s"
 			if they {
 				out = "they're"
 			}
-		case w == "I've":
+		case lw == "i've" || lw == "ive":
 			out = subj + "'s"
 			if they {
 				out = "they've"
 			}
-		case w == "I'd" || w == "I'll":
-			out = subj + w[1:]
+		case lw == "i'd" || lw == "i'll":
+			out = subj + lw[1:]
 		case lw == "me":
 			out = obj
 		case lw == "my":
@@ -138,27 +210,34 @@ func ThirdPerson(text, sex string) string {
 			out = posp
 		case lw == "myself":
 			out = refl
-		case verbNext && adverbs[lw]:
-			b.WriteString(w)
+		case verbNext && adverb(lw):
+			parts = append(parts, w)
+			prevWord = len(parts) - 1
 			continue
 		case verbNext:
 			out = thirdVerb(w, they)
 		}
-		if w != "I" {
+		if lw != "i" {
 			verbNext = false
 		}
 		switch {
 		case out == w:
 		case start:
 			out = matchCase("X", out)
-		case w == "I" || strings.HasPrefix(w, "I'"):
+		case pronoun:
 			out = matchCase("x", out)
 		}
-		b.WriteString(out)
+		parts = append(parts, out)
+		prevWord = len(parts) - 1
 	}
-	b.WriteString(text[last:])
-	return b.String()
+	parts = append(parts, text[last:])
+	return strings.Join(parts, "")
 }
+
+// auxiliaries are the verbs a question puts before I ("do I need…",
+// "should I go…", "am I having…").
+var auxiliaries = set("do", "did", "can", "could", "should", "would", "will", "shall", "may", "might", "must",
+	"am", "have", "was", "don't", "didn't", "can't", "couldn't", "shouldn't", "won't", "haven't", "wasn't")
 
 // sentenceStart reports whether a word after before begins a sentence.
 func sentenceStart(before string) bool {
@@ -192,7 +271,7 @@ func thirdVerb(w string, they bool) string {
 	case "don't":
 		return "doesn't"
 	}
-	if keptVerbs[lw] || strings.HasSuffix(lw, "ed") || strings.Contains(lw, "'") || strings.ContainsFunc(lw, unicode.IsDigit) {
+	if keptVerbs[lw] || strings.HasSuffix(lw, "ed") || strings.HasSuffix(lw, "ing") || strings.Contains(lw, "'") || strings.ContainsFunc(lw, unicode.IsDigit) {
 		return w
 	}
 	switch {
@@ -255,6 +334,9 @@ func Terse(text string, opening bool) string {
 	t = ending.ReplaceAllString(t, "")
 	if strings.TrimSpace(t) == "" {
 		return text
+	}
+	if first := tokens.FindString(t); first == "I" || strings.HasPrefix(first, "I'") {
+		return t
 	}
 	return matchCase("x", t)
 }

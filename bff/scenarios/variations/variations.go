@@ -94,6 +94,10 @@ func Apply(v *scenarios.Vignette, name string, seed uint64) (*scenarios.Vignette
 		}
 		w.Sex = map[string]string{"female": "male", "male": "female"}[v.Sex]
 		return &w, true
+	case Proxy:
+		if toldByAnother(v.Opening) || toldByAnother(v.Complaint) {
+			return nil, false
+		}
 	case AgeSwap:
 		if !slices.Contains(v.Neutral, "age") || v.AgeYears == nil || *v.AgeYears < 18 || saysAny(v, set(strconv.Itoa(*v.AgeYears))) {
 			return nil, false
@@ -176,6 +180,33 @@ func swapAge(a int) int {
 		return a + 20
 	}
 	return max(a-20, 18)
+}
+
+// relatives are the people who write for a patient, as an opening names
+// them ("my son has…", "mum has…"); parents may be named bare.
+var (
+	relatives = `son|daughter|child|kid|baby|toddler|boy|girl|husband|wife|partner|boyfriend|girlfriend|fiancee?|` +
+		`brother|sister|friend|flatmate|neighbou?r|mum|mom|mother|dad|father|grandad|granddad|grandpa|grandma|granny|nan|nana`
+	toldBy = regexp.MustCompile(`(?i)^\W*(?:(?:hi|hello|hey|um|erm|so|well|please|help)\W+)*` +
+		`(?:(?:i'm|i am|im)\s+(?:writing|asking|messaging|calling|contacting you|here)\s+(?:for|about|on behalf of)\s+(?:my|our)\s+|` +
+		`(?:my|our)\s+(?:little\s+|baby\s+|teenage\s+|elderly\s+|old\s+)?(?:` + relatives + `)(?:'s)?\b|` +
+		`(?:mum|mom|mother|dad|father|grandad|grandpa|grandma|granny|nan|nana)(?:'s)?\b)(\W+\w+)?`)
+	reporting = set("says", "said", "thinks", "thought", "told", "noticed", "reckons", "made", "asked")
+)
+
+// toldByAnother reports whether an opening is said by someone other than
+// the patient (a parent, a partner, a bystander): its first words are "my
+// son has…", "mum has…" or "I'm writing for my…". A relative who only
+// reports what the patient says ("my husband says I snore") does not
+// count. Such a vignette is not told again by a relative under
+// third_person: that would make the patient someone else's relative.
+func toldByAnother(opening string) bool {
+	m := toldBy.FindStringSubmatch(opening)
+	if m == nil {
+		return false
+	}
+	next := strings.ToLower(strings.TrimLeftFunc(m[1], func(r rune) bool { return !unicode.IsLetter(r) }))
+	return !reporting[next]
 }
 
 // relation is who speaks for the patient: a parent for a child, a partner

@@ -23,6 +23,10 @@ func TestLayWords(t *testing.T) {
 		{"no, I am not breathless", "no, I am not out of breath"},
 		{"a rash on my leg", "a rash on my leg"}, // already lay: unchanged
 		{"shortness of breath", "being out of breath"},
+		{"pain round my umbilicus", "pain round my belly button"},
+		// Names of illnesses are not a temperature.
+		{"I had glandular fever as a teenager", "I had glandular fever as a teenager"},
+		{"my hay fever is bad", "my hay fever is bad"},
 	} {
 		if got := Lay(c.in); got != c.want {
 			t.Errorf("Lay(%q) = %q, want %q", c.in, got, c.want)
@@ -36,6 +40,25 @@ func TestClinicalWords(t *testing.T) {
 		{"no, I haven't been sick", "no, I haven't been vomiting"},
 		{"yes, I'm out of breath", "yes, I'm short of breath"},
 		{"chest pain", "chest pain"},
+		// Found in the built-in suite: a phrase is not its words one by one
+		// ("belly button" became "abdomen button": where appendicitis
+		// starts), and a verb stays a verb ("needing to wee" became
+		// "needing to urine").
+		{"it started round my belly button", "it started round my umbilicus"},
+		{"I keep needing to wee", "I keep needing to urinate"},
+		{"I've had a bad tummy ache for two days", "I've had a bad abdominal ache for two days"},
+		{"belly pain and tummy cramps", "abdominal pain and abdominal cramps"},
+		{"my belly is agony", "my abdomen is agony"},
+		{"my pee is dark and my wee smells", "my urine is dark and my urine smells"},
+		{"I need a wee all the time", "I need to urinate all the time"},
+		{"it hurts when I pee", "it hurts when I urinate"},
+		{"she can't wee", "she can't urinate"},
+		{"a wee bit sore", "a wee bit sore"}, // Scots for small
+		// A temperature is a fever when one has it, not when it is measured.
+		{"yes, I've got a temperature", "yes, I've got a fever"},
+		{"he's had a high temperature since Monday", "he's had a high fever since Monday"},
+		{"my temperature was 37 and normal", "my temperature was 37 and normal"},
+		{"no temperature", "no fever"},
 	} {
 		if got := Clinical(c.in); got != c.want {
 			t.Errorf("Clinical(%q) = %q, want %q", c.in, got, c.want)
@@ -61,9 +84,81 @@ func TestThirdPerson(t *testing.T) {
 		{"male", "for the last hour", "for the last hour"},
 		{"female", "I haven't been able to pee", "She hasn't been able to pee"},
 		{"female", "I try to rest", "She tries to rest"},
+		// The past stays the past, irregular or not; an adverb between I
+		// and its verb is not the verb (found in the built-in suite: "she
+		// wents over", "he fells down", "he wets himself this morning",
+		// "she suddenlies got", "he nearlies passed out").
+		{"female", "I went over on my ankle at netball", "She went over on her ankle at netball"},
+		{"male", "yes, I fell down the last few stairs", "yes, he fell down the last few stairs"},
+		{"male", "it's gone numb and I wet myself this morning", "it's gone numb and he wet himself this morning"},
+		{"female", "I found the marks tonight", "She found the marks tonight"},
+		{"male", "I ate something with peanuts in", "He ate something with peanuts in"},
+		{"male", "since my girlfriend and I split up", "since his girlfriend and he split up"},
+		{"male", "yes, I nearly passed out", "yes, he nearly passed out"},
+		{"female", "I suddenly got short of breath", "She suddenly got short of breath"},
+		{"male", "yes, I smacked my head on a cupboard door", "yes, he smacked his head on a cupboard door"},
+		// I think is the patient's thought, said of her: she thinks.
+		{"female", "I think I have a water infection", "She thinks she has a water infection"},
+		// Typed without apostrophes or a capital, it is still the patient:
+		// left as "im", the relative would be the one sweating.
+		{"male", "cheast pain for the last hour and im all sweaty", "cheast pain for the last hour and he's all sweaty"},
+		{"female", "Im 30 weeks pregant and ive started bleeding", "She's 30 weeks pregant and she's started bleeding"},
+		{"", "yes, im 30 weeks", "yes, they're 30 weeks"},
+		{"male", "i can't sleep", "He can't sleep"},
+		// A question puts the verb before I: it agrees there, and the verb
+		// after I stays bare.
+		{"female", "what do I do?", "what does she do?"},
+		{"male", "should I go to A&E?", "should he go to A&E?"},
+		{"female", "am I having a heart attack?", "is she having a heart attack?"},
+		{"male", "have I got a chest infection?", "has he got a chest infection?"},
+		{"", "do I need antibiotics?", "do they need antibiotics?"},
+		{"", "was I right to wait?", "were they right to wait?"},
+		{"female", "shall I call someone?", "shall she call someone?"},
+		{"male", "my wife has a cold and so do I", "His wife has a cold and so does he"},
 	} {
 		if got := ThirdPerson(c.in, c.sex); got != c.want {
 			t.Errorf("ThirdPerson(%q, %q) = %q, want %q", c.in, c.sex, got, c.want)
+		}
+	}
+}
+
+// A vignette already told by someone else (a parent, a partner, a
+// bystander) is not told again by a relative: "my son has swallowed my
+// tablets" said for the son would be "his son has swallowed his
+// tablets", a grandson and another person's tablets.
+func TestToldByAnother(t *testing.T) {
+	for _, c := range []struct {
+		opening string
+		want    bool
+	}{
+		{"my son has swallowed some of my iron tablets, I don't know how many", true},
+		{"my little girl has a rash on her legs and she's hot", true},
+		{"my toddler pulled the kettle over himself", true},
+		{"my dad's face has dropped on one side and he's not making sense", true},
+		{"mum has a headache and her words are coming out all wrong", true},
+		{"my boyfriend is fitting on the floor what do i do", true},
+		{"my daughter has been cutting herself again, I found the marks tonight", true},
+		{"my husband can't catch his breath and his lips are going blue", true},
+		{"Hi, my wife has a terrible headache", true},
+		{"I'm writing for my brother, he has chest pain", true},
+		{"I'm asking about my mum", true},
+		// The patient speaks, whoever else is named.
+		{"feeling a bit down since my girlfriend and I split up", false},
+		{"my back's been bad for a week", false},
+		{"my belly is agony", false},
+		{"my asthma is playing up and I'm a bit wheezy", false},
+		{"my throat is killing me", false},
+		{"one of my migraines again", false},
+		{"I have a pain in my chest", false},
+		{"my husband says I snore, and I'm tired all day", false},
+		{"Hi, my mood is rubbish", false},
+	} {
+		if got := toldByAnother(c.opening); got != c.want {
+			t.Errorf("toldByAnother(%q) = %v, want %v", c.opening, got, c.want)
+		}
+		v := &scenarios.Vignette{ID: "v", Opening: c.opening, Sex: "female", Default: "no"}
+		if _, ok := Apply(v, Proxy, 1); ok == c.want {
+			t.Errorf("Apply(%q, third_person) applied = %v, want %v", c.opening, ok, !c.want)
 		}
 	}
 }
@@ -88,6 +183,13 @@ func TestTerse(t *testing.T) {
 	// The opening keeps its words: the complaint must be told.
 	if got := Terse("I have a pain in my chest and it goes down my arm", true); got != "pain in my chest and it goes down my arm" {
 		t.Errorf("Terse(opening) = %q", got)
+	}
+	// "I" stays a capital ("i think I have" mixed the two).
+	if got := Terse("I think I have a water infection", true); got != "I think I have a water infection" {
+		t.Errorf("Terse(opening) = %q", got)
+	}
+	if got := Terse("yes, I fell down the last few stairs", false); got != "yes, I fell down the last few stairs" {
+		t.Errorf("Terse(a yes with a number word) = %q", got)
 	}
 }
 
