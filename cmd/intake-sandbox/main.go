@@ -52,10 +52,20 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	fs.BoolVar(&cfg.Faults, "faults", false, "enable fault injection at POST /v1/sandbox/faults")
 	fs.StringVar(&cfg.Release, "release", cfg.Release, "release name reported in x-service-release, health and provenance")
 	voice := fs.String("voice", rules.VoicePlain, "the engine's wording, same decisions in every voice: "+strings.Join(rules.Voices(), ", "))
+	voiceFile := fs.String("voice-file", "", "the engine worded by this voice file instead of -voice (the shape -voice-template prints)")
+	template := fs.Bool("voice-template", false, "print the plain voice as a voice file to reword, and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
+		return err
+	}
+	if *template {
+		data, err := rules.VoiceTemplate()
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", data)
 		return err
 	}
 	if err := cfg.ApplyProfile(*profile); err != nil {
@@ -78,6 +88,13 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.Logger = log
 	eng, err := rules.NewVoice(*voice)
+	if *voiceFile != "" {
+		var data []byte
+		if data, err = os.ReadFile(*voiceFile); err == nil {
+			eng, err = rules.NewVoiceOverlay(*voiceFile, data)
+		}
+		*voice = *voiceFile
+	}
 	if err != nil {
 		return fmt.Errorf("load the protocol library: %w", err)
 	}

@@ -31,13 +31,14 @@ import (
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )
 
-const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-parallel N] [-voice NAME] [-vary LIST] [-seed N]
-                               [-baseline FILE] [-json FILE] [-junit FILE] [-fail-on LIST]
+const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-parallel N] [-voice NAME] [-voice-file FILE]
+                               [-vary LIST] [-seed N] [-baseline FILE] [-json FILE] [-junit FILE] [-fail-on LIST]
 
 Plays a scenario suite (the built-in one without -suite) against the intake
 service: INTAKE_BASE_URL and INTAKE_API_KEY, or an embedded sandbox with its
 limits off when INTAKE_BASE_URL is unset (-voice chooses its engine's
-wording: plain or conversational). Plays as many vignettes at once as the
+wording: plain or conversational; -voice-file a wording of your own, in the
+shape intake-sandbox -voice-template prints). Plays as many vignettes at once as the
 key's requests a minute (PACER_PER_MINUTE) can feed, at most -parallel
 (one at the spec's 6 a minute). -vary plays each vignette again under
 each named variation of how the patient speaks (all, or a list of: ` + "%s" + `),
@@ -65,6 +66,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	junitOut := fs.String("junit", "", "write JUnit XML to this file (a test case per vignette and variation)")
 	failOn := fs.String("fail-on", "regression", "what makes the exit status 1: a comma-separated list of under-triage, flip (a downward flip), regression (against -baseline)")
 	voice := fs.String("voice", "", "the embedded sandbox engine's voice: "+strings.Join(rules.Voices(), " or ")+" (default "+rules.VoicePlain+"); the real service words its own")
+	voiceFile := fs.String("voice-file", "", "the embedded sandbox engine worded by this voice file instead (the shape intake-sandbox -voice-template prints): a wording nobody has played yet")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -83,8 +85,17 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 		fmt.Fprintf(stderr, "intake-web scenarios: -voice must be one of %s, got %q\n", strings.Join(rules.Voices(), ", "), *voice)
 		return 2
 	}
-	if *voice != "" && getenv("INTAKE_BASE_URL") != "" {
-		fmt.Fprintln(stderr, "intake-web scenarios: -voice chooses the embedded sandbox's wording; the service at INTAKE_BASE_URL words its own")
+	if (*voice != "" || *voiceFile != "") && getenv("INTAKE_BASE_URL") != "" {
+		fmt.Fprintln(stderr, "intake-web scenarios: -voice and -voice-file choose the embedded sandbox's wording; the service at INTAKE_BASE_URL words its own")
+		return 2
+	}
+	if *voice != "" && *voiceFile != "" {
+		fmt.Fprintln(stderr, "intake-web scenarios: -voice and -voice-file both choose the engine's wording: give one")
+		return 2
+	}
+	voiceName, eng, err := sandboxEngine(*voice, *voiceFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "intake-web scenarios:", err)
 		return 2
 	}
 	names, err := variations.Parse(*vary)
@@ -126,7 +137,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, closeUpstream, where, err := scenarioClient(ctx, cfg, *voice)
+	client, closeUpstream, where, err := scenarioClient(ctx, cfg, voiceName, eng)
 	if err != nil {
 		fmt.Fprintln(stderr, "intake-web scenarios:", err)
 		return 2
@@ -300,6 +311,27 @@ func writeJUnit(path string, r *scenarios.Report, j scenarios.JUnit) error {
 	return f.Close()
 }
 
+// sandboxEngine is the embedded sandbox's engine: in the named voice, or
+// worded by a voice file (named by its path). It is loaded even when
+// INTAKE_BASE_URL is set and no sandbox starts: a bad voice is said before
+// anything is played.
+func sandboxEngine(voice, file string) (string, *rules.Engine, error) {
+	if file == "" {
+		voice = cmp.Or(voice, rules.VoicePlain)
+		eng, err := rules.NewVoice(voice)
+		return voice, eng, err
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", nil, fmt.Errorf("-voice-file: %w", err)
+	}
+	eng, err := rules.NewVoiceOverlay(file, data)
+	if err != nil {
+		return "", nil, fmt.Errorf("-voice-file: %w", err)
+	}
+	return file, eng, nil
+}
+
 func loadSuite(file string) (*scenarios.Suite, error) {
 	if file == "" {
 		return scenarios.Builtin()
@@ -310,14 +342,14 @@ func loadSuite(file string) (*scenarios.Suite, error) {
 // scenarioClient is the app's client of the service: the configured one
 // behind a pacer at the key's limits, or an embedded sandbox without limits
 // (a run of the built-in suite takes hundreds of turns).
-func scenarioClient(ctx context.Context, cfg app.Config, voice string) (*intakeapi.Client, func(), string, error) {
+func scenarioClient(ctx context.Context, cfg app.Config, voice string, eng *rules.Engine) (*intakeapi.Client, func(), string, error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if cfg.UpstreamURL == "" {
-		client, closeSandbox, err := app.LimitlessSandbox(ctx, log, voice)
+		client, closeSandbox, err := app.LimitlessSandbox(ctx, log, eng)
 		if err != nil {
 			return nil, nil, "", err
 		}
-		return client, closeSandbox, "an embedded sandbox (limits off, voice " + cmp.Or(voice, rules.VoicePlain) + ")", nil
+		return client, closeSandbox, "an embedded sandbox (limits off, voice " + voice + ")", nil
 	}
 	p := pacer.New(pacer.Config{Rules: cfg.KeyRules(), Logger: log})
 	client, err := intakeapi.New(intakeapi.Config{BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: p, Logger: log})

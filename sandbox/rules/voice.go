@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -385,4 +387,67 @@ func voiceHash(r *replies, overlay []byte) (string, error) {
 	fmt.Fprintf(h, "%s\x00%d\x00", base, len(overlay))
 	h.Write(overlay)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// NewVoiceOverlay is New worded by overlay, a voice file that is not
+// embedded (one a writer is drafting, or an engine team's wording kept
+// outside the repository): the same checks as an embedded voice, name
+// only labels the errors and the identity.
+func NewVoiceOverlay(name string, overlay []byte) (*Engine, error) {
+	var d voiceData
+	if err := decodeStrict(overlay, &d); err != nil {
+		return nil, fmt.Errorf("rules: voice %s: %w", name, err)
+	}
+	return buildEngine(name, overlay, &d)
+}
+
+// VoiceTemplate is the plain voice in the shape of an overlay
+// (voices/<name>.json), with every key a voice must reword and the plain
+// wording as its value: the starting point for someone writing a new
+// voice. Its voice_profile is a placeholder the writer must change;
+// NewVoiceOverlay refuses the plain one.
+func VoiceTemplate() ([]byte, error) {
+	e, err := New()
+	if err != nil {
+		return nil, err
+	}
+	d := voiceData{
+		Comment:      "A voice of the sandbox engine: reword every value (same meaning, same polarity: a yes must mean what it means here), keep every key and every {placeholder}; quick-reply labels (yes_no, choices, title) must still be read by the engine as the plain label they replace.",
+		VoiceProfile: plainVoiceProfile,
+		Replies:      map[string]string{},
+		YesNo:        voiceYesNo{Yes: defaultYesNoChoices[0], No: defaultYesNoChoices[1], NotSure: defaultYesNoChoices[2]},
+		Builtin:      map[string]voiceQuestion{},
+		Protocols:    map[string]voiceProtocol{},
+		Emergencies:  map[string]voiceEmergency{},
+	}
+	rv := reflect.ValueOf(e.replies).Elem()
+	for name, i := range voicedReplyFields() {
+		d.Replies[name] = rv.Field(i).String()
+	}
+	// ownChoices are a question's quick replies when they are its own, not
+	// the default yes/no ones the overlay sets once in yes_no.
+	ownChoices := func(q *Question) []string {
+		if q.Kind == kindYesNo && (slices.Equal(q.Choices, defaultYesNoChoices) || slices.Equal(q.Choices, redFlagYesNoChoices)) {
+			return nil
+		}
+		return slices.Clone(q.Choices)
+	}
+	for name, q := range map[string]*Question{factAge: &e.replies.Age, factSex: &e.replies.Sex, factPregnancy: &e.replies.Pregnancy} {
+		d.Builtin[name] = voiceQuestion{Ask: q.Ask, AskAgain: q.AskAgain, Choices: ownChoices(q)}
+	}
+	for _, p := range e.lib.protocols {
+		vp := voiceProtocol{Title: p.Title, PatientTerm: p.PatientTerm, Advice: maps.Clone(p.Advice), Facts: map[string]voiceQuestion{}}
+		for i, rf := range p.RedFlags {
+			vp.Facts[rf.Fact] = voiceQuestion{Ask: rf.Ask, AskAgain: rf.AskAgain, Choices: ownChoices(&p.redFlags[i]), Reply: rf.Reply, Advice: rf.Advice}
+		}
+		for i := range p.Questions {
+			q := &p.Questions[i]
+			vp.Facts[q.Fact] = voiceQuestion{Ask: q.Ask, AskAgain: q.AskAgain, Choices: ownChoices(q)}
+		}
+		d.Protocols[p.ID] = vp
+	}
+	for _, c := range e.lib.emergencies {
+		d.Emergencies[c.ID] = voiceEmergency{Reply: c.Reply, Advice: c.Advice}
+	}
+	return json.MarshalIndent(d, "", "  ")
 }

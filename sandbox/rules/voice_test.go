@@ -417,3 +417,26 @@ func factsOf(rfs []RedFlag) []string {
 	}
 	return out
 }
+
+// TestVoiceTemplate: the template holds every key a voice must reword (a
+// voice made of it, with its own profile, loads) and the plain wording (that
+// voice says what the plain voice says).
+func TestVoiceTemplate(t *testing.T) {
+	tmpl, err := VoiceTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewVoiceOverlay("template", tmpl); err == nil || !strings.Contains(err.Error(), "voice_profile") {
+		t.Errorf("the template as it is loaded (%v): its profile is the plain one and must be changed", err)
+	}
+	own := strings.Replace(string(tmpl), `"voice_profile": "plain-short-en/1"`, `"voice_profile": "template-en/1"`, 1)
+	e, err := NewVoiceOverlay("template", []byte(own))
+	if err != nil {
+		t.Fatalf("a voice made of the template: %v", err)
+	}
+	plain := newEngine(t)
+	got, want := patientTexts(e), patientTexts(plain)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the template's voice says other things than the plain voice")
+	}
+}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -24,16 +25,9 @@ const DefaultScenarioParallel = 64
 // requests a minute, no daily quotas, no delay between fragments) and
 // returns a client of it: where scenario runs play when the app's upstream
 // is the embedded sandbox, since a run of the built-in suite takes
-// hundreds of turns. voice is its engine's voice ("" = plain). close stops
-// it.
-func LimitlessSandbox(ctx context.Context, log *slog.Logger, voice string) (client *intakeapi.Client, close func(), err error) {
-	if voice == "" {
-		voice = rules.VoicePlain
-	}
-	eng, err := rules.NewVoice(voice)
-	if err != nil {
-		return nil, nil, fmt.Errorf("load the sandbox protocol library: %w", err)
-	}
+// hundreds of turns. eng is its engine (rules.NewVoice, or a voice file's
+// rules.NewVoiceOverlay). close stops it.
+func LimitlessSandbox(ctx context.Context, log *slog.Logger, eng *rules.Engine) (client *intakeapi.Client, close func(), err error) {
 	sc := sandbox.DefaultConfig()
 	sc.Keys, sc.Engine, sc.Logger = []string{sandbox.GenerateKey(sc.KeyPrefix)}, eng, log.With("component", "scenario-sandbox")
 	sc.RPM, sc.TurnsPerDay, sc.IntakesPerDay, sc.FragmentDelay = 0, 0, 0, 0
@@ -73,7 +67,11 @@ func (a *App) newScenarios(ctx context.Context) error {
 		d.Parallel = DefaultScenarioParallel
 	}
 	if d.Target == scenarioruns.TargetSandbox {
-		client, closeSandbox, err := LimitlessSandbox(ctx, a.log, cfg.ScenarioVoice)
+		eng, err := rules.NewVoice(cmp.Or(cfg.ScenarioVoice, rules.VoicePlain))
+		if err != nil {
+			return fmt.Errorf("load the scenario sandbox's protocol library: %w", err)
+		}
+		client, closeSandbox, err := LimitlessSandbox(ctx, a.log, eng)
 		if err != nil {
 			return fmt.Errorf("start the scenario sandbox: %w", err)
 		}
