@@ -35,6 +35,9 @@ func (k *keyList) String() string     { return fmt.Sprintf("%d key(s)", len(*k))
 func (k *keyList) Set(v string) error { *k = append(*k, v); return nil }
 
 func run(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	if len(args) > 0 && args[0] == "recognition" {
+		return recognitionCommand(args[1:], stdout, stderr)
+	}
 	cfg := sandbox.DefaultConfig()
 	fs := flag.NewFlagSet("intake-sandbox", flag.ContinueOnError)
 	fs.SetOutput(stderr)
