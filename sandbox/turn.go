@@ -229,21 +229,25 @@ func (s *Service) turnBody(p *turnPlan) intakeservice.Turn {
 // block answers a blocking turn after the time the reply would take.
 func (s *Service) block(w http.ResponseWriter, p *turnPlan, owner, idemKey string) {
 	s.sleep(p.total())
-	s.mu.Lock()
-	p.in.busy = false
-	s.mu.Unlock()
 	if p.fault == faultStreamError {
+		s.mu.Lock()
+		p.in.busy = false
+		s.mu.Unlock()
 		writeError(w, &apiError{status: http.StatusBadGateway, code: codeUpstreamError, encounterID: p.in.id,
 			message: "The engine failed on this call; retry once with the same Idempotency-Key."})
 		return
 	}
 	body, _ := json.Marshal(s.turnBody(p))
+	// The stored response and the end of busy are one step: a retry with
+	// the same key in between would find the intake free and no stored
+	// response, and run the turn a second time.
+	s.mu.Lock()
 	if idemKey != "" {
-		s.mu.Lock()
 		s.sweepIdempotency()
 		s.idem[owner+"\x00"+idemKey] = &idemEntry{encounterID: p.in.id, message: sha256.Sum256([]byte(p.message)), body: body, stored: s.now()}
-		s.mu.Unlock()
 	}
+	p.in.busy = false
+	s.mu.Unlock()
 	if p.fault == faultStreamDrop {
 		// The turn landed and its response is stored, but the client never
 		// sees it: the connection is cut.
