@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/clinical-intake/intake-web/sandbox/engine"
@@ -97,8 +98,10 @@ func newSession(e *Engine, in engine.Input) *session {
 
 		complaintAsks: map[phase]int{},
 	}
-	for _, raw := range in.Patient {
-		s.msgs = append(s.msgs, e.lx.parse(raw))
+	for i, raw := range in.Patient {
+		m := e.lx.parse(raw)
+		m.turn = i + 1
+		s.msgs = append(s.msgs, m)
 	}
 	if a := in.Demographics.AgeYears; a != nil {
 		ans := numberAnswer(float64(*a))
@@ -267,19 +270,63 @@ func recognises(m message, p *Protocol) bool {
 	if said(m.complaintMention(p.title)) {
 		return true
 	}
-	for _, parts := range p.triggers {
-		all := true
-		for _, pieces := range parts {
-			if !m.saysTogether(pieces) {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
+	return slices.ContainsFunc(p.triggers, m.saysTrigger)
+}
+
+// saysTrigger is true when m says every part of a trigger ("a+b": each
+// anywhere; "a~b": together in one clause).
+func (m message) saysTrigger(parts [][][]string) bool {
+	for _, pieces := range parts {
+		if !m.saysTogether(pieces) {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// complaintWords marks, in each clause of m, the tokens that name p's
+// complaint: the words of p's title, and of each trigger m says, in the
+// clauses that say them (for "a~b", the clauses that say both), unless
+// negated. Volunteered facts are not read from these words alone (session
+// volunteer): "a pressure in my chest" names chest pain, and must not also
+// answer "does pressing on it make it worse?".
+func (p *Protocol) complaintWords(m message) [][]bool {
+	mask := make([][]bool, len(m.clauses))
+	for c, cl := range m.clauses {
+		mask[c] = make([]bool, len(cl))
+	}
+	read := m.without(p.triggerExcept)
+	mark := func(c int, phrase []string) {
+		cl := read.clauses[c]
+		for i := range cl {
+			if at := read.lx.matchedAt(cl, i, phrase); at != nil && read.lx.prefixPolarity(cl[:i]) != negated {
+				for _, k := range at {
+					mask[c][k] = true
+				}
+			}
+		}
+	}
+	if said(read.complaintMention(p.title)) {
+		for c := range read.clauses {
+			mark(c, p.title)
+		}
+	}
+	for _, parts := range p.triggers {
+		if !read.saysTrigger(parts) {
+			continue
+		}
+		for _, pieces := range parts {
+			for c := range read.clauses {
+				if len(pieces) > 1 && !read.clauseSaysAll(c, pieces) {
+					continue
+				}
+				for _, piece := range pieces {
+					mark(c, piece)
+				}
+			}
+		}
+	}
+	return mask
 }
 
 func (s *session) consider(ps []*Protocol) {
@@ -346,17 +393,39 @@ func (s *session) answerPending(m message) (unclear bool) {
 // volunteer records every still-open question that m already answers, and
 // reports how many. Hedged red flags are not taken: they are asked outright
 // instead.
+//
+// A fact is not read from words that only name the complaint
+// (Protocol.complaintWords): in "a pressure in my chest", "pressure" is the
+// chest pain, not an answer to "does pressing on it hurt?", so that question
+// is asked. Two exceptions: a question the protocol marks
+// answered_by_complaint ("it burns when I pee" is dysuria), and a red flag's
+// yes: "my skin is peeling" names a rash and its cannot-miss sign at once,
+// and a red flag only ever makes the outcome more urgent.
 func (s *session) volunteer(m message) int {
+	masked := m
+	if s.active != nil {
+		masked.complaint = s.active.complaintWords(m)
+	}
 	n := 0
 	for _, q := range s.questions() {
 		if _, done := s.facts[q.Fact]; done {
 			continue
 		}
-		a, ok := q.volunteer(m)
+		read := masked
+		if q.AnsweredByComplaint {
+			read = m
+		}
+		a, ok := q.volunteer(read)
+		if s.isRedFlag(q.Fact) {
+			if named, yes := q.volunteer(m); yes && named.value == valYes {
+				a, ok, read = named, true, m
+			}
+		}
 		if !ok || (a.value == valUnsure && s.isRedFlag(q.Fact)) {
 			continue
 		}
-		a.words, a.source = m.raw, sourceVolunteered
+		a.words, a.turn, a.source = m.raw, m.turn, sourceVolunteered
+		a.from = m.typedClauses(q.evidence(read))
 		s.facts[q.Fact] = a
 		n++
 	}
