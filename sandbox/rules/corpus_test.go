@@ -31,6 +31,17 @@ type emergencyCorpus struct {
 		Was  string `json:"was"` // escalate or no_escalate
 		Why  string `json:"why"`
 	} `json:"ambiguous"`
+	// Instruction holds messages that must get this category's
+	// instruction (it wins over every other category they name), worded
+	// for who is speaking: "self" (the patient) or "someone_else" (a
+	// relative or bystander, of another person).
+	Instruction []struct {
+		Text    string   `json:"text"`
+		Speaker string   `json:"speaker"`
+		Says    []string `json:"says"`     // in the reply
+		NotSays []string `json:"not_says"` // not in the reply
+		Why     string   `json:"why"`
+	} `json:"instruction"`
 }
 
 type complaintCorpus struct {
@@ -148,6 +159,73 @@ func TestEmergencyCorpus(t *testing.T) {
 		}
 	}
 	t.Log("emergency corpus: recall = escalated on the first message; own = recognised as this category" + table.String())
+}
+
+// TestEmergencyInstructionCorpus: each "instruction" case of the emergency
+// corpora escalates with its category's reply and advice, worded for who is
+// speaking, whatever else the message names (issue 33: "my dad collapsed and
+// is not breathing" was told to sit upright and use a reliever inhaler).
+// Every category has a case for each speaker it can be said to.
+func TestEmergencyInstructionCorpus(t *testing.T) {
+	e := newEngine(t)
+	byID := map[string]*EmergencyCategory{}
+	for _, c := range e.lib.emergencies {
+		byID[c.ID] = c
+	}
+	covered := map[string]bool{} // "category speaker"
+	for _, c := range readCorpora[emergencyCorpus](t, "emergencies") {
+		cat := byID[c.Category]
+		if cat == nil {
+			t.Errorf("corpus for unknown category %q", c.Category)
+			continue
+		}
+		for _, in := range c.Instruction {
+			s, res := firstTurn(t, e, in.Text)
+			if s.emergency == nil {
+				t.Errorf("%s: %q did not escalate as an emergency: %s", c.Category, in.Text, res.Reply)
+				continue
+			}
+			if got := s.emergency.categories[0]; got != cat {
+				t.Errorf("%s: %q got the %s instruction, want %s's (%s): %q", c.Category, in.Text, got.ID, c.Category, in.Why, res.Reply)
+				continue
+			}
+			if got := s.emergency.speakers[0].String(); got != in.Speaker {
+				t.Errorf("%s: %q read as said by %s, want %s (%s): %q", c.Category, in.Text, got, in.Speaker, in.Why, res.Reply)
+			}
+			covered[c.Category+" "+in.Speaker] = true
+			reply, advice := cat.Reply, cat.Advice
+			if in.Speaker == speakerSomeoneElse.String() {
+				reply, advice = cat.ReplySomeoneElse, cat.AdviceSomeoneElse
+			}
+			call := e.replies.UrgentCall
+			if cat.CallNow {
+				call = e.replies.UrgentCallNow
+			}
+			if want := joinSentences(reply, call, advice); res.Reply != want {
+				t.Errorf("%s: %q: reply %q, want %q", c.Category, in.Text, res.Reply, want)
+			}
+			for _, w := range in.Says {
+				if !strings.Contains(res.Reply, w) {
+					t.Errorf("%s: %q: reply lacks %q: %q", c.Category, in.Text, w, res.Reply)
+				}
+			}
+			for _, w := range in.NotSays {
+				if strings.Contains(res.Reply, w) {
+					t.Errorf("%s: %q: reply says %q: %q", c.Category, in.Text, w, res.Reply)
+				}
+			}
+		}
+	}
+	for _, c := range e.lib.emergencies {
+		for _, sp := range []speaker{speakerSelf, speakerSomeoneElse} {
+			if c.SomeoneElseOnly && sp == speakerSelf {
+				continue
+			}
+			if !covered[c.ID+" "+sp.String()] {
+				t.Errorf("%s: no instruction case said by %s", c.ID, sp)
+			}
+		}
+	}
 }
 
 // TestComplaintCorpus: every positive commits its protocol from the first

@@ -207,7 +207,7 @@ func (s *session) reportedLine() string {
 func (s *session) redFlagLine() string {
 	switch {
 	case s.emergency != nil:
-		return "Emergency phrase at turn " + strconv.Itoa(s.emergency.turn) + ": " + s.emergency.findings()
+		return "Emergency phrase at turn " + strconv.Itoa(s.emergency.turn) + s.emergency.saidOf() + ": " + s.emergency.findings()
 	case s.redFlag != nil:
 		a := s.facts[s.redFlag.Fact]
 		if a.value == valUnsure {
@@ -269,7 +269,7 @@ func (rf *RedFlag) finding() string {
 func (s *session) safetyNotes() []string {
 	notes := []string{}
 	if s.emergency != nil {
-		notes = append(notes, fmt.Sprintf("Emergency phrase at turn %d (%s): %s", s.emergency.turn, strconv.Quote(s.emergency.words), s.emergency.findings()))
+		notes = append(notes, fmt.Sprintf("Emergency phrase at turn %d (%s)%s: %s", s.emergency.turn, strconv.Quote(s.emergency.words), s.emergency.saidOf(), s.emergency.findings()))
 	}
 	if s.redFlag != nil {
 		a := s.facts[s.redFlag.Fact]
