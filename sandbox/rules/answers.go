@@ -3,6 +3,7 @@ package rules
 import (
 	"slices"
 	"strconv"
+	"strings"
 )
 
 func isDurationWord(t string) bool {
@@ -22,10 +23,15 @@ const (
 
 // answer is one captured fact.
 type answer struct {
-	value       string  // valYes, valNo, valUnsure, an option value, or a number
-	num         float64 // set when hasNum: days for durations, years for age
-	hasNum      bool
-	words       string // the patient's message that gave it
+	value  string  // valYes, valNo, valUnsure, an option value, or a number
+	num    float64 // set when hasNum: days for durations, years for age
+	hasNum bool
+	words  string // the patient's message that gave it
+	turn   int    // which patient message that was (1 = the first); set for volunteered facts
+	// from is what a volunteered fact was read from: the clauses, as typed,
+	// that hold the words of the question the reading kept ("" when it was
+	// read from the whole message, as a duration or an age is).
+	from        string
 	earlier     string // a hedged first reply to the same question, if it was asked again
 	source      string // sourceAsked, sourceVolunteered or sourceDemographics
 	unsureTwice bool   // recorded as unsure after two unclear replies
@@ -131,8 +137,10 @@ func (q *Question) volunteer(m message) (answer, bool) {
 		}
 	case kindChoice:
 		// An option counts only beside one of the question's own keywords,
-		// so "every day" in a reply about something else is not taken.
-		if len(q.keywords) > 0 && m.mentionAny(q.keywords) != absent {
+		// so "every day" in a reply about something else is not taken. The
+		// keyword only says what the option is about, so it may be a word
+		// of the complaint ("pain"); the option itself may not.
+		if len(q.keywords) > 0 && m.unmasked().mentionAny(q.keywords) != absent {
 			if o := q.matchOption(m); o != nil {
 				return answer{value: o.Value}, true
 			}
@@ -159,4 +167,49 @@ func (q *Question) matchOption(m message) *Option {
 		}
 	}
 	return best
+}
+
+// occurrence is where a phrase was found: a clause of a message and the
+// positions of the tokens its words matched.
+type occurrence struct {
+	clause int
+	at     []int
+}
+
+// evidence lists the occurrences in m of every phrase q reads a volunteered
+// answer from (its keywords and no_keywords, or its options), left out those
+// that only m's complaint words make (message.onlyComplaint).
+func (q *Question) evidence(m message) []occurrence {
+	phrases := append(slices.Clone(q.keywords), q.noKeywords...)
+	if q.Kind == kindChoice {
+		phrases = nil
+		for _, o := range q.Options {
+			phrases = append(phrases, o.match...)
+		}
+	}
+	var out []occurrence
+	for c, cl := range m.clauses {
+		for i := range cl {
+			for _, ph := range phrases {
+				if at := m.lx.matchedAt(cl, i, ph); at != nil && !m.onlyComplaint(c, i, ph) {
+					out = append(out, occurrence{clause: c, at: at})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// typedClauses is the clauses of m that occurrences are in, as the patient
+// typed them, in order, each once.
+func (m message) typedClauses(occ []occurrence) string {
+	var parts []string
+	seen := map[int]bool{}
+	for _, o := range occ {
+		if !seen[o.clause] {
+			seen[o.clause] = true
+			parts = append(parts, strings.Join(m.words[o.clause], " "))
+		}
+	}
+	return strings.Join(parts, " … ")
 }

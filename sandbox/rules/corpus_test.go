@@ -31,13 +31,39 @@ type emergencyCorpus struct {
 		Was  string `json:"was"` // escalate or no_escalate
 		Why  string `json:"why"`
 	} `json:"ambiguous"`
+	// Instruction holds messages that must get this category's
+	// instruction (it wins over every other category they name), worded
+	// for who is speaking: "self" (the patient) or "someone_else" (a
+	// relative or bystander, of another person).
+	Instruction []struct {
+		Text    string   `json:"text"`
+		Speaker string   `json:"speaker"`
+		Says    []string `json:"says"`     // in the reply
+		NotSays []string `json:"not_says"` // not in the reply
+		Why     string   `json:"why"`
+	} `json:"instruction"`
 }
 
 type complaintCorpus struct {
 	Protocol string   `json:"protocol"`
 	Match    []string `json:"match"`
 	NoMatch  []string `json:"no_match"`
+	// Volunteered are messages said once the protocol is committed, and
+	// what each must volunteer for one fact: its value, or "asked" when
+	// the words do not state it (a word of another sense, or one that only
+	// names the complaint) and the engine must ask.
+	Volunteered []factCase `json:"volunteered"`
 }
+
+type factCase struct {
+	Text string `json:"text"`
+	Fact string `json:"fact"`
+	Want string `json:"want"`
+	Why  string `json:"why,omitempty"`
+}
+
+// wantAsked is factCase.Want for a fact that must not be volunteered.
+const wantAsked = "asked"
 
 func readCorpora[T any](t *testing.T, dir string) []T {
 	t.Helper()
@@ -133,6 +159,73 @@ func TestEmergencyCorpus(t *testing.T) {
 		}
 	}
 	t.Log("emergency corpus: recall = escalated on the first message; own = recognised as this category" + table.String())
+}
+
+// TestEmergencyInstructionCorpus: each "instruction" case of the emergency
+// corpora escalates with its category's reply and advice, worded for who is
+// speaking, whatever else the message names (issue 33: "my dad collapsed and
+// is not breathing" was told to sit upright and use a reliever inhaler).
+// Every category has a case for each speaker it can be said to.
+func TestEmergencyInstructionCorpus(t *testing.T) {
+	e := newEngine(t)
+	byID := map[string]*EmergencyCategory{}
+	for _, c := range e.lib.emergencies {
+		byID[c.ID] = c
+	}
+	covered := map[string]bool{} // "category speaker"
+	for _, c := range readCorpora[emergencyCorpus](t, "emergencies") {
+		cat := byID[c.Category]
+		if cat == nil {
+			t.Errorf("corpus for unknown category %q", c.Category)
+			continue
+		}
+		for _, in := range c.Instruction {
+			s, res := firstTurn(t, e, in.Text)
+			if s.emergency == nil {
+				t.Errorf("%s: %q did not escalate as an emergency: %s", c.Category, in.Text, res.Reply)
+				continue
+			}
+			if got := s.emergency.categories[0]; got != cat {
+				t.Errorf("%s: %q got the %s instruction, want %s's (%s): %q", c.Category, in.Text, got.ID, c.Category, in.Why, res.Reply)
+				continue
+			}
+			if got := s.emergency.speakers[0].String(); got != in.Speaker {
+				t.Errorf("%s: %q read as said by %s, want %s (%s): %q", c.Category, in.Text, got, in.Speaker, in.Why, res.Reply)
+			}
+			covered[c.Category+" "+in.Speaker] = true
+			reply, advice := cat.Reply, cat.Advice
+			if in.Speaker == speakerSomeoneElse.String() {
+				reply, advice = cat.ReplySomeoneElse, cat.AdviceSomeoneElse
+			}
+			call := e.replies.UrgentCall
+			if cat.CallNow {
+				call = e.replies.UrgentCallNow
+			}
+			if want := joinSentences(reply, call, advice); res.Reply != want {
+				t.Errorf("%s: %q: reply %q, want %q", c.Category, in.Text, res.Reply, want)
+			}
+			for _, w := range in.Says {
+				if !strings.Contains(res.Reply, w) {
+					t.Errorf("%s: %q: reply lacks %q: %q", c.Category, in.Text, w, res.Reply)
+				}
+			}
+			for _, w := range in.NotSays {
+				if strings.Contains(res.Reply, w) {
+					t.Errorf("%s: %q: reply says %q: %q", c.Category, in.Text, w, res.Reply)
+				}
+			}
+		}
+	}
+	for _, c := range e.lib.emergencies {
+		for _, sp := range []speaker{speakerSelf, speakerSomeoneElse} {
+			if c.SomeoneElseOnly && sp == speakerSelf {
+				continue
+			}
+			if !covered[c.ID+" "+sp.String()] {
+				t.Errorf("%s: no instruction case said by %s", c.ID, sp)
+			}
+		}
+	}
 }
 
 // TestComplaintCorpus: every positive commits its protocol from the first
@@ -235,4 +328,103 @@ func TestCorpusIsDeterministic(t *testing.T) {
 			}
 		}
 	}
+}
+
+// protocolByID is the engine's protocol id, or nil.
+func protocolByID(e *Engine, id string) *Protocol {
+	for _, p := range e.lib.protocols {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// volunteeredIn commits p and reads text as the engine reads every message
+// at commit: what it volunteers (session.volunteer).
+func volunteeredIn(e *Engine, p *Protocol, text string) *session {
+	age := 30
+	s := newSession(e, engine.Input{Demographics: engine.Demographics{AgeYears: &age, Sex: "female"}, Patient: []string{text}})
+	s.commit(p)
+	s.volunteer(s.msgs[0])
+	return s
+}
+
+// TestVolunteeredFactCorpus: each case of the complaint corpora's
+// "volunteered" lists volunteers its fact with the value wanted, or leaves
+// it to be asked. The cases are the keywords' other senses ("a faint ache",
+// "the radiator", "hay fever", "can't see a GP") and the complaint's own
+// words ("a pressure in my chest" is not "pressing on it hurts", issue 33),
+// beside phrasings that must still be read.
+func TestVolunteeredFactCorpus(t *testing.T) {
+	e := newEngine(t)
+	n := 0
+	for _, c := range readCorpora[complaintCorpus](t, "complaints") {
+		p := protocolByID(e, c.Protocol)
+		if p == nil {
+			t.Errorf("corpus for unknown protocol %q", c.Protocol)
+			continue
+		}
+		for _, fc := range c.Volunteered {
+			n++
+			s := volunteeredIn(e, p, fc.Text)
+			if !slices.ContainsFunc(s.questions(), func(q *Question) bool { return q.Fact == fc.Fact }) {
+				t.Errorf("%s: %q: no question %q", c.Protocol, fc.Text, fc.Fact)
+				continue
+			}
+			a, got := s.facts[fc.Fact]
+			switch {
+			case fc.Want == wantAsked && got:
+				t.Errorf("%s: %q volunteered %s = %s (from %q), want it asked: %s", c.Protocol, fc.Text, fc.Fact, a.value, a.from, fc.Why)
+			case fc.Want != wantAsked && (!got || a.value != fc.Want || a.source != sourceVolunteered):
+				t.Errorf("%s: %q: %s = %q (%v), want %q volunteered", c.Protocol, fc.Text, fc.Fact, a.value, got, fc.Want)
+			}
+		}
+	}
+	t.Logf("%d volunteered-fact cases", n)
+}
+
+// TestNoFactFromComplaintWordsAlone: no fact is volunteered from words that
+// only name the complaint (issue 33: "a pressure in my chest" answered "does
+// pressing on it hurt?" with yes). Every phrasing of the complaint corpora
+// is read once its protocol is committed; each fact it volunteers must hold
+// one of its question's words outside the words the protocol's triggers
+// matched in the same clause. The exceptions are the engine's: a question
+// marked answered_by_complaint, and a red flag's yes.
+func TestNoFactFromComplaintWordsAlone(t *testing.T) {
+	e := newEngine(t)
+	checked := 0
+	for _, c := range readCorpora[complaintCorpus](t, "complaints") {
+		p := protocolByID(e, c.Protocol)
+		if p == nil {
+			continue
+		}
+		texts := slices.Clone(c.Match)
+		for _, fc := range c.Volunteered {
+			texts = append(texts, fc.Text)
+		}
+		for _, text := range texts {
+			s := volunteeredIn(e, p, text)
+			m := s.msgs[0]
+			complaint := p.complaintWords(m)
+			for _, q := range s.questions() {
+				a, ok := s.facts[q.Fact]
+				if !ok || a.source != sourceVolunteered || q.AnsweredByComplaint || (s.isRedFlag(q.Fact) && a.value == valYes) {
+					continue
+				}
+				occ := q.evidence(m.unmasked())
+				if len(occ) == 0 {
+					continue // a duration or an age: read from the whole message
+				}
+				checked++
+				own := slices.ContainsFunc(occ, func(o occurrence) bool {
+					return slices.ContainsFunc(o.at, func(k int) bool { return !complaint[o.clause][k] })
+				})
+				if !own {
+					t.Errorf("%s: %q volunteered %s = %s from the complaint's own words (%q)", c.Protocol, text, q.Fact, a.value, m.typedClauses(occ))
+				}
+			}
+		}
+	}
+	t.Logf("%d volunteered facts checked", checked)
 }

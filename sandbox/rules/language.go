@@ -34,26 +34,57 @@ type lexiconData struct {
 
 // emergencyData is emergencies.json.
 type emergencyData struct {
-	Comment    string              `json:"comment"`
-	Sets       map[string][]string `json:"sets"`
-	History    []string            `json:"history"`
+	Comment string              `json:"comment"`
+	Sets    map[string][]string `json:"sets"`
+	History []string            `json:"history"`
+	Speaker speakerData         `json:"speaker"`
+	// Categories are in order of precedence: when a message names several,
+	// the first one's reply and advice are said (the most serious
+	// instruction first), and every one is in the clinician's notes.
 	Categories []EmergencyCategory `json:"categories"`
 }
 
 // EmergencyCategory is one kind of life-threatening problem recognised in
-// any message, before anything else.
+// any message, before anything else. Its patient-facing sentences come in
+// two forms: for the patient speaking of themselves, and for someone
+// speaking of another person (a relative or a bystander: speaker.go).
 type EmergencyCategory struct {
-	ID       string   `json:"id"`
-	Label    string   `json:"label"`  // clinician-facing
-	Note     string   `json:"note"`   // clinician-facing, in safety_notes and the assessment
-	Reply    string   `json:"reply"`  // patient-facing, before the call to emergency services
-	Advice   string   `json:"advice"` // patient-facing, after it (optional)
-	Patterns []string `json:"patterns"`
-	Except   []string `json:"except"` // a clause holding one of these is not read for this category
+	ID     string `json:"id"`
+	Label  string `json:"label"`  // clinician-facing
+	Note   string `json:"note"`   // clinician-facing, in safety_notes and the assessment
+	Reply  string `json:"reply"`  // patient-facing, before the call to emergency services
+	Advice string `json:"advice"` // patient-facing, after it
+	// ReplySomeoneElse and AdviceSomeoneElse are Reply and Advice for
+	// someone speaking of another person ("help them sit upright", not
+	// "sit upright").
+	ReplySomeoneElse  string `json:"reply_someone_else"`
+	AdviceSomeoneElse string `json:"advice_someone_else"`
+	// SomeoneElseOnly: only another person can be in this state (nobody
+	// types "I am not breathing"), so the category is heard only when the
+	// message speaks of someone else, and has no Reply or Advice.
+	SomeoneElseOnly bool `json:"someone_else_only,omitempty"`
+	// Unnamed is who a message that names nobody speaks of for this
+	// category: "" (the patient) or "someone_else" ("collapsed in the
+	// kitchen": a person who has collapsed is not the one typing).
+	Unnamed string `json:"unnamed,omitempty"`
+	// CallNow: the reply says "call emergency services now" only, without
+	// "or go to the nearest emergency department" (urgent_call_now):
+	// someone in this state must not be driven or walk in.
+	CallNow bool `json:"call_now,omitempty"`
+	// WhenAll: the category is also heard when a message names every
+	// category of one of these lists ("collapsed" and "not breathing
+	// properly" together are a cardiac arrest).
+	WhenAll  [][]string `json:"when_all,omitempty"`
+	Patterns []string   `json:"patterns"`
+	Except   []string   `json:"except"` // a clause holding one of these is not read for this category
 
 	patterns [][][]string // pattern → parts → tokens
 	except   [][]string
+	whenAll  [][]*EmergencyCategory
 }
+
+// unnamedSomeoneElse is EmergencyCategory.Unnamed for "someone else".
+const unnamedSomeoneElse = "someone_else"
 
 func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -94,7 +125,7 @@ func loadLexicon(data []byte) (*lexicon, error) {
 var numberSlot = regexp.MustCompile(`#(\d+)-(\d+)`)
 
 // loadEmergencies validates emergencies.json and prepares its patterns.
-func loadEmergencies(data []byte, lx *lexicon) ([]*EmergencyCategory, error) {
+func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 	var d emergencyData
 	if err := decodeStrict(data, &d); err != nil {
 		return nil, fmt.Errorf("rules: %s: %w", emergenciesFile, err)
@@ -126,13 +157,24 @@ func loadEmergencies(data []byte, lx *lexicon) ([]*EmergencyCategory, error) {
 	}
 	history := phrases(lx, d.History, bad)
 	var out []*EmergencyCategory
-	seen := map[string]bool{}
+	byID := map[string]*EmergencyCategory{}
 	for i := range d.Categories {
 		c := &d.Categories[i]
-		if c.ID == "" || seen[c.ID] || c.Label == "" || c.Note == "" || c.Reply == "" || len(c.Patterns) == 0 {
-			bad("category %d (%q) needs a unique id, label, note, reply and patterns", i, c.ID)
+		if c.ID == "" || byID[c.ID] != nil || c.Label == "" || c.Note == "" || len(c.Patterns) == 0 {
+			bad("category %d (%q) needs a unique id, label, note and patterns", i, c.ID)
 		}
-		seen[c.ID] = true
+		byID[c.ID] = c
+		switch {
+		case c.ReplySomeoneElse == "" || c.AdviceSomeoneElse == "":
+			bad("category %s needs reply_someone_else and advice_someone_else: what to tell someone speaking of another person", c.ID)
+		case c.SomeoneElseOnly && (c.Reply != "" || c.Advice != "" || c.Unnamed != ""):
+			bad("category %s is someone_else_only: it has no reply or advice for the patient, and unnamed is implied", c.ID)
+		case !c.SomeoneElseOnly && (c.Reply == "" || c.Advice == ""):
+			bad("category %s needs reply and advice: what to tell the patient speaking of themselves", c.ID)
+		}
+		if c.Unnamed != "" && c.Unnamed != unnamedSomeoneElse {
+			bad("category %s: unnamed %q is not %q", c.ID, c.Unnamed, unnamedSomeoneElse)
+		}
 		for _, pat := range c.Patterns {
 			var parts [][]string
 			for _, part := range strings.Split(pat, "+") {
@@ -147,5 +189,33 @@ func loadEmergencies(data []byte, lx *lexicon) ([]*EmergencyCategory, error) {
 		c.except = append(phrases(lx, c.Except, bad), history...)
 		out = append(out, c)
 	}
-	return out, errors.Join(errs...)
+	for _, c := range out {
+		for _, ids := range c.WhenAll {
+			var all []*EmergencyCategory
+			for _, id := range ids {
+				other := byID[id]
+				if other == nil || other == c || len(other.WhenAll) > 0 {
+					bad("category %s: when_all names %q, which is not another category heard by its own patterns", c.ID, id)
+					continue
+				}
+				all = append(all, other)
+			}
+			if len(ids) < 2 {
+				bad("category %s: when_all %q needs two categories or more", c.ID, ids)
+			}
+			c.whenAll = append(c.whenAll, all)
+		}
+	}
+	sp, err := loadSpeaker(d.Speaker)
+	if err != nil {
+		bad("speaker: %v", err)
+	}
+	return &emergencies{categories: out, speaker: sp}, errors.Join(errs...)
+}
+
+// emergencies is emergencies.json, loaded: the categories in order of
+// precedence, and the words that tell who a message speaks of.
+type emergencies struct {
+	categories []*EmergencyCategory
+	speaker    *speakerWords
 }

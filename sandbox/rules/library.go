@@ -35,7 +35,8 @@ var libraryFiles embed.FS
 type library struct {
 	protocols   []*Protocol
 	emergencies []*EmergencyCategory
-	hash        string // sha256 over the sorted files' names and bytes
+	speaker     *speakerWords // who a message speaks of (speaker.go)
+	hash        string        // sha256 over the sorted files' names and bytes
 }
 
 // Facts every protocol may use without asking for them itself.
@@ -96,9 +97,11 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 		fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
 		h.Write(data)
 		if name == emergenciesFile {
-			if lib.emergencies, err = loadEmergencies(data, lx); err != nil {
+			em, err := loadEmergencies(data, lx)
+			if err != nil {
 				return nil, err
 			}
+			lib.emergencies, lib.speaker = em.categories, em.speaker
 		}
 	}
 	// So does the split of escalations into same-day and emergency.

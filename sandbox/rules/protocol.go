@@ -74,8 +74,14 @@ type Question struct {
 	// YesFromDays answers a yes/no question from a duration: "for a few
 	// weeks" answers "more than 2 weeks?" (yes from 14 days, no below).
 	YesFromDays *float64 `json:"yes_from_days,omitempty"`
-	Choices     []string `json:"choices"` // quick replies; defaulted for yes_no
-	Options     []Option `json:"options"` // choice questions only
+	// AnsweredByComplaint says that the words naming the complaint state
+	// this finding too ("it burns when I pee" is the urinary complaint and
+	// its dysuria), so they may answer it when volunteered. Without it a
+	// fact is never read from the complaint's own words alone (session
+	// volunteer).
+	AnsweredByComplaint bool     `json:"answered_by_complaint,omitempty"`
+	Choices             []string `json:"choices"` // quick replies; defaulted for yes_no
+	Options             []Option `json:"options"` // choice questions only
 
 	keywords   [][]string
 	noKeywords [][]string

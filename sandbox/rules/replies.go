@@ -19,23 +19,27 @@ const kindAge = "age"
 // JSON form is hashed into provenance.prompt_hash: change a word, change the
 // hash.
 type replies struct {
-	AskMainProblem    string `json:"ask_main_problem"`
-	AskWhichProblem   string `json:"ask_which_problem"`
-	Committed         string `json:"committed"` // {complaint}
-	NotUnderstood     string `json:"not_understood"`
-	NeedClearAnswer   string `json:"need_clear_answer"` // before a red flag is asked again
-	NotedUnclear      string `json:"noted_unclear"`     // a question left unclear after asking twice
-	NotedOther        string `json:"noted_other"`       // the reply answered other questions, not this one
-	CloseSelfCare     string `json:"close_self_care"`
-	CloseReview       string `json:"close_review"`
-	SafetyNetSelf     string `json:"safety_net_self_care"` // ends the self-care closing
-	SafetyNetReview   string `json:"safety_net_review"`    // ends the review closing
-	UrgentBecause     string `json:"urgent_because"`       // when nothing more specific is known
-	UrgentUnclear     string `json:"urgent_unclear"`       // a red flag left unclear after asking twice
-	UrgentCall        string `json:"urgent_call"`          // every emergency closing has it
-	SameDayGP         string `json:"same_day_gp"`          // a same-day closing: GP practice, NHS 111
-	SameDayED         string `json:"same_day_ed"`          // a same-day closing: urgent treatment centre or A&E
-	CloseUnidentified string `json:"close_unidentified"`   // the main problem not identified after asking twice
+	AskMainProblem  string `json:"ask_main_problem"`
+	AskWhichProblem string `json:"ask_which_problem"`
+	Committed       string `json:"committed"` // {complaint}
+	NotUnderstood   string `json:"not_understood"`
+	NeedClearAnswer string `json:"need_clear_answer"` // before a red flag is asked again
+	NotedUnclear    string `json:"noted_unclear"`     // a question left unclear after asking twice
+	NotedOther      string `json:"noted_other"`       // the reply answered other questions, not this one
+	CloseSelfCare   string `json:"close_self_care"`
+	CloseReview     string `json:"close_review"`
+	SafetyNetSelf   string `json:"safety_net_self_care"` // ends the self-care closing
+	SafetyNetReview string `json:"safety_net_review"`    // ends the review closing
+	UrgentBecause   string `json:"urgent_because"`       // when nothing more specific is known
+	UrgentUnclear   string `json:"urgent_unclear"`       // a red flag left unclear after asking twice
+	UrgentCall      string `json:"urgent_call"`          // every emergency closing has it, or UrgentCallNow
+	// UrgentCallNow replaces UrgentCall for an emergency category marked
+	// call_now: no "or go to the emergency department" for someone who
+	// must not be driven there (not breathing, collapsed, a stroke).
+	UrgentCallNow     string `json:"urgent_call_now"`
+	SameDayGP         string `json:"same_day_gp"`        // a same-day closing: GP practice, NHS 111
+	SameDayED         string `json:"same_day_ed"`        // a same-day closing: urgent treatment centre or A&E
+	CloseUnidentified string `json:"close_unidentified"` // the main problem not identified after asking twice
 	LabelInProgress   string `json:"label_in_progress"`
 	LabelSelfCare     string `json:"label_self_care"`
 	LabelReview       string `json:"label_review"`
@@ -74,6 +78,7 @@ func defaultReplies() *replies {
 		UrgentBecause:   "Your answers suggest you need urgent help.",
 		UrgentUnclear:   "I could not get a clear yes or no to my last question, so to be safe I have to treat it as urgent.",
 		UrgentCall:      "Please call emergency services now or go to the nearest emergency department. Do not wait for a reply here.",
+		UrgentCallNow:   "Please call emergency services now. Do not wait for a reply here.",
 		SameDayGP: "You need to be seen by a doctor or nurse today, but you do not need an ambulance. Please contact your GP practice now, " +
 			"or NHS 111 or an urgent treatment centre if it is closed. Do not call emergency services unless you get much worse while you wait.",
 		SameDayED: "You need to be checked today at an urgent treatment centre or an emergency department (A&E), but you do not need an ambulance. " +

@@ -150,8 +150,12 @@ func (s *session) closingReply() string {
 	case s.unidentified:
 		return r.CloseUnidentified
 	case s.emergency != nil:
-		c := s.emergency.categories[0]
-		return joinSentences(c.Reply, r.UrgentCall, c.Advice)
+		reply, advice := s.emergency.reply()
+		call = r.UrgentCall
+		if s.emergency.categories[0].CallNow {
+			call = r.UrgentCallNow
+		}
+		return joinSentences(reply, call, advice)
 	case s.redFlag != nil:
 		why := s.redFlag.Reply
 		if s.facts[s.redFlag.Fact].value == valUnsure {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/clinical-intake/intake-web/sandbox/engine"
@@ -58,11 +59,34 @@ type session struct {
 }
 
 // emergencyHit is the first message that named an emergency, with every
-// category it named, most specific first (the order of emergencies.json).
+// category it named in order of precedence (the order of emergencies.json:
+// the first one's instruction is said), and who the message spoke of for
+// each.
 type emergencyHit struct {
 	turn       int
 	words      string
 	categories []*EmergencyCategory
+	speakers   []speaker
+}
+
+// saidOf is ", said of another person" when the message that named the
+// first category spoke of someone else (a relative or bystander typing),
+// else "": the clinician knows the patient did not type it.
+func (h *emergencyHit) saidOf() string {
+	if h.speakers[0] == speakerSomeoneElse {
+		return ", said of another person"
+	}
+	return ""
+}
+
+// reply is the patient-facing reply and advice of the first category, for
+// whoever the message spoke of.
+func (h *emergencyHit) reply() (reply, advice string) {
+	c := h.categories[0]
+	if h.speakers[0] == speakerSomeoneElse {
+		return c.ReplySomeoneElse, c.AdviceSomeoneElse
+	}
+	return c.Reply, c.Advice
 }
 
 func (h *emergencyHit) note() string {
@@ -97,8 +121,10 @@ func newSession(e *Engine, in engine.Input) *session {
 
 		complaintAsks: map[phase]int{},
 	}
-	for _, raw := range in.Patient {
-		s.msgs = append(s.msgs, e.lx.parse(raw))
+	for i, raw := range in.Patient {
+		m := e.lx.parse(raw)
+		m.turn = i + 1
+		s.msgs = append(s.msgs, m)
 	}
 	if a := in.Demographics.AgeYears; a != nil {
 		ans := numberAnswer(float64(*a))
@@ -125,7 +151,7 @@ func (s *session) run() {
 
 func (s *session) turn(i int) {
 	m := s.msgs[i]
-	if hit := s.emergencyIn(m, i); hit != nil {
+	if hit := s.e.lib.emergencyIn(m, i); hit != nil {
 		if s.active == nil {
 			if matches := s.match(m, s.e.lib.protocols); len(matches) == 1 {
 				s.commit(matches[0])
@@ -267,19 +293,63 @@ func recognises(m message, p *Protocol) bool {
 	if said(m.complaintMention(p.title)) {
 		return true
 	}
-	for _, parts := range p.triggers {
-		all := true
-		for _, pieces := range parts {
-			if !m.saysTogether(pieces) {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
+	return slices.ContainsFunc(p.triggers, m.saysTrigger)
+}
+
+// saysTrigger is true when m says every part of a trigger ("a+b": each
+// anywhere; "a~b": together in one clause).
+func (m message) saysTrigger(parts [][][]string) bool {
+	for _, pieces := range parts {
+		if !m.saysTogether(pieces) {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// complaintWords marks, in each clause of m, the tokens that name p's
+// complaint: the words of p's title, and of each trigger m says, in the
+// clauses that say them (for "a~b", the clauses that say both), unless
+// negated. Volunteered facts are not read from these words alone (session
+// volunteer): "a pressure in my chest" names chest pain, and must not also
+// answer "does pressing on it make it worse?".
+func (p *Protocol) complaintWords(m message) [][]bool {
+	mask := make([][]bool, len(m.clauses))
+	for c, cl := range m.clauses {
+		mask[c] = make([]bool, len(cl))
+	}
+	read := m.without(p.triggerExcept)
+	mark := func(c int, phrase []string) {
+		cl := read.clauses[c]
+		for i := range cl {
+			if at := read.lx.matchedAt(cl, i, phrase); at != nil && read.lx.prefixPolarity(cl[:i]) != negated {
+				for _, k := range at {
+					mask[c][k] = true
+				}
+			}
+		}
+	}
+	if said(read.complaintMention(p.title)) {
+		for c := range read.clauses {
+			mark(c, p.title)
+		}
+	}
+	for _, parts := range p.triggers {
+		if !read.saysTrigger(parts) {
+			continue
+		}
+		for _, pieces := range parts {
+			for c := range read.clauses {
+				if len(pieces) > 1 && !read.clauseSaysAll(c, pieces) {
+					continue
+				}
+				for _, piece := range pieces {
+					mark(c, piece)
+				}
+			}
+		}
+	}
+	return mask
 }
 
 func (s *session) consider(ps []*Protocol) {
@@ -346,17 +416,39 @@ func (s *session) answerPending(m message) (unclear bool) {
 // volunteer records every still-open question that m already answers, and
 // reports how many. Hedged red flags are not taken: they are asked outright
 // instead.
+//
+// A fact is not read from words that only name the complaint
+// (Protocol.complaintWords): in "a pressure in my chest", "pressure" is the
+// chest pain, not an answer to "does pressing on it hurt?", so that question
+// is asked. Two exceptions: a question the protocol marks
+// answered_by_complaint ("it burns when I pee" is dysuria), and a red flag's
+// yes: "my skin is peeling" names a rash and its cannot-miss sign at once,
+// and a red flag only ever makes the outcome more urgent.
 func (s *session) volunteer(m message) int {
+	masked := m
+	if s.active != nil {
+		masked.complaint = s.active.complaintWords(m)
+	}
 	n := 0
 	for _, q := range s.questions() {
 		if _, done := s.facts[q.Fact]; done {
 			continue
 		}
-		a, ok := q.volunteer(m)
+		read := masked
+		if q.AnsweredByComplaint {
+			read = m
+		}
+		a, ok := q.volunteer(read)
+		if s.isRedFlag(q.Fact) {
+			if named, yes := q.volunteer(m); yes && named.value == valYes {
+				a, ok, read = named, true, m
+			}
+		}
 		if !ok || (a.value == valUnsure && s.isRedFlag(q.Fact)) {
 			continue
 		}
-		a.words, a.source = m.raw, sourceVolunteered
+		a.words, a.turn, a.source = m.raw, m.turn, sourceVolunteered
+		a.from = m.typedClauses(q.evidence(read))
 		s.facts[q.Fact] = a
 		n++
 	}
@@ -456,51 +548,94 @@ func (s *session) redFlagsNegative() bool {
 	return true
 }
 
-// emergencyIn lists the emergency categories m names. An affirmation or a
-// hedge ("I think he might be having a stroke") counts; only a negation
-// ("no trouble breathing") or an excepted clause ("food poisoning", "years
-// ago") spares a pattern.
-func (s *session) emergencyIn(m message, turn int) *emergencyHit {
-	var hit *emergencyHit
-	for _, c := range s.e.lib.emergencies {
-		if c.heardIn(m) {
-			if hit == nil {
-				hit = &emergencyHit{turn: turn + 1, words: m.raw}
-			}
-			hit.categories = append(hit.categories, c)
+// emergencyIn lists the emergency categories m (the message of turn, from
+// 0) names, in order of precedence, with who m speaks of for each
+// (speaker.go). An affirmation or a hedge ("I think he might be having a
+// stroke") counts; only a negation ("no trouble breathing") or an excepted
+// clause ("food poisoning", "years ago") spares a pattern. A category is
+// also named by the combination of categories its when_all lists
+// ("collapsed" and "not breathing properly"), and a someone_else_only
+// category only when m speaks of another person. It is nil when m names
+// none.
+func (lib *library) emergencyIn(m message, turn int) *emergencyHit {
+	heard := map[*EmergencyCategory][]int{} // category → clauses it was heard in
+	for _, c := range lib.emergencies {
+		if clauses, ok := c.heardIn(m); ok {
+			heard[c] = clauses
 		}
+	}
+	for _, c := range lib.emergencies {
+		for _, all := range c.whenAll {
+			var clauses []int
+			for _, other := range all {
+				cl, ok := heard[other]
+				if !ok {
+					clauses = nil
+					break
+				}
+				clauses = append(clauses, cl...)
+			}
+			if clauses != nil && heard[c] == nil {
+				heard[c] = clauses
+			}
+		}
+	}
+	var hit *emergencyHit
+	for _, c := range lib.emergencies {
+		clauses, ok := heard[c]
+		if !ok {
+			continue
+		}
+		sp := lib.speaker.of(m, clauses)
+		if sp == speakerNone && (c.Unnamed == unnamedSomeoneElse || c.SomeoneElseOnly) {
+			sp = speakerSomeoneElse
+		}
+		if c.SomeoneElseOnly && sp != speakerSomeoneElse {
+			continue
+		}
+		if sp == speakerNone {
+			sp = speakerSelf
+		}
+		if hit == nil {
+			hit = &emergencyHit{turn: turn + 1, words: m.raw}
+		}
+		hit.categories = append(hit.categories, c)
+		hit.speakers = append(hit.speakers, sp)
 	}
 	return hit
 }
 
-// heardIn is true when every part of one of c's patterns is said in m.
-func (c *EmergencyCategory) heardIn(m message) bool {
+// heardIn reports whether every part of one of c's patterns is said in m,
+// and the clauses the first such pattern's parts were said in.
+func (c *EmergencyCategory) heardIn(m message) ([]int, bool) {
 	for _, parts := range c.patterns {
-		all := true
+		var clauses []int
 		for _, part := range parts {
-			if !m.says(part, c.except) {
-				all = false
+			cl, ok := m.says(part, c.except)
+			if !ok {
+				clauses = nil
 				break
 			}
+			clauses = append(clauses, cl)
 		}
-		if all {
-			return true
+		if clauses != nil {
+			return clauses, true
 		}
 	}
-	return false
+	return nil, false
 }
 
-// says is true when phrase occurs affirmed or hedged in a clause that holds
-// none of the except phrases.
-func (m message) says(phrase []string, except [][]string) bool {
-	for _, cl := range m.clauses {
+// says reports whether phrase occurs affirmed or hedged in a clause that
+// holds none of the except phrases, and the first such clause.
+func (m message) says(phrase []string, except [][]string) (int, bool) {
+	for c, cl := range m.clauses {
 		for i := range cl {
 			if _, ok := m.lx.matchLoose(cl, i, phrase); ok && m.lx.prefixPolarity(cl[:i]) != negated && !m.lx.holdsAny(cl, except) {
-				return true
+				return c, true
 			}
 		}
 	}
-	return false
+	return 0, false
 }
 
 // holdsAny is true when one of phrases occurs anywhere in the clause.

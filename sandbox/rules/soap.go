@@ -100,7 +100,7 @@ func (s *session) answersInPatientWords() string {
 		}
 		switch {
 		case a.source == sourceVolunteered:
-			parts = append(parts, fmt.Sprintf("%s: %s (volunteered)", q.Label, s.display(q, a)))
+			parts = append(parts, fmt.Sprintf("%s: %s, %s", q.Label, s.display(q, a), volunteeredFrom(a)))
 		case a.earlier != "":
 			parts = append(parts, fmt.Sprintf("%s: %s, then %s", q.Label, strconv.Quote(a.earlier), strconv.Quote(a.words)))
 		default:
@@ -127,6 +127,17 @@ func (s *session) protocolQuestions() []*Question {
 		qs = append(qs, &s.active.Questions[i])
 	}
 	return qs
+}
+
+// volunteeredFrom says where a volunteered fact was read, quoting the
+// patient's words so a clinician can check the reading: the clauses that
+// hold the question's words, else the whole message.
+func volunteeredFrom(a answer) string {
+	words := a.from
+	if words == "" {
+		words = a.words
+	}
+	return fmt.Sprintf("volunteered at turn %d: %s", a.turn, strconv.Quote(words))
 }
 
 func (s *session) display(q *Question, a answer) string {
@@ -180,7 +191,11 @@ func (s *session) reportedLine() string {
 	var parts []string
 	for _, q := range s.protocolQuestions() {
 		if a, ok := s.facts[q.Fact]; ok {
-			parts = append(parts, fmt.Sprintf("%s: %s", q.Label, s.display(q, a)))
+			how := ""
+			if a.source == sourceVolunteered {
+				how = " (volunteered, not asked)"
+			}
+			parts = append(parts, fmt.Sprintf("%s: %s%s", q.Label, s.display(q, a), how))
 		}
 	}
 	if len(parts) == 0 {
@@ -192,7 +207,7 @@ func (s *session) reportedLine() string {
 func (s *session) redFlagLine() string {
 	switch {
 	case s.emergency != nil:
-		return "Emergency phrase at turn " + strconv.Itoa(s.emergency.turn) + ": " + s.emergency.findings()
+		return "Emergency phrase at turn " + strconv.Itoa(s.emergency.turn) + s.emergency.saidOf() + ": " + s.emergency.findings()
 	case s.redFlag != nil:
 		a := s.facts[s.redFlag.Fact]
 		if a.value == valUnsure {
@@ -254,7 +269,7 @@ func (rf *RedFlag) finding() string {
 func (s *session) safetyNotes() []string {
 	notes := []string{}
 	if s.emergency != nil {
-		notes = append(notes, fmt.Sprintf("Emergency phrase at turn %d (%s): %s", s.emergency.turn, strconv.Quote(s.emergency.words), s.emergency.findings()))
+		notes = append(notes, fmt.Sprintf("Emergency phrase at turn %d (%s)%s: %s", s.emergency.turn, strconv.Quote(s.emergency.words), s.emergency.saidOf(), s.emergency.findings()))
 	}
 	if s.redFlag != nil {
 		a := s.facts[s.redFlag.Fact]

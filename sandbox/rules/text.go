@@ -12,12 +12,22 @@ import (
 // apostrophes dropped ("don't" → "dont") and number words turned into digits.
 type message struct {
 	raw     string
+	turn    int // 1 for the first patient message of the session
 	lx      *lexicon
 	clauses [][]string
 	tokens  []string // every clause's tokens, in order
 	// question[i] is true when clause i ended with a question mark: "back
 	// pain? no, my chest" (complaintMention).
 	question []bool
+	// words[i] are clause i's words as typed (lowercased, apostrophes
+	// dropped), before spelling and rewrites: "her" is still "her", not the
+	// "my" that matching reads (speaker.go).
+	words [][]string
+	// complaint, when set, marks in each clause the tokens that name the
+	// committed protocol's complaint (Protocol.complaintWords): a phrase
+	// found only in them is not read, so "a pressure in my chest" does not
+	// also say "pressing on it hurts". Only volunteered facts set it.
+	complaint [][]bool
 }
 
 // parse prepares a patient message for matching.
@@ -25,14 +35,15 @@ func (lx *lexicon) parse(raw string) message {
 	m := message{raw: raw, lx: lx}
 	lower := strings.ToLower(raw)
 	lower = strings.NewReplacer("’", "", "'", "", "`", "").Replace(lower)
-	var cur []string
+	var cur, typed []string
 	flush := func() {
 		if len(cur) > 0 {
 			m.clauses = append(m.clauses, lx.wordsToDigits(lx.rewrite(cur)))
 			m.tokens = append(m.tokens, m.clauses[len(m.clauses)-1]...)
 			m.question = append(m.question, false)
+			m.words = append(m.words, typed)
 		}
-		cur = nil
+		cur, typed = nil, nil
 	}
 	for rest := lower; rest != ""; {
 		part := rest
@@ -46,6 +57,7 @@ func (lx *lexicon) parse(raw string) message {
 				flush()
 				continue
 			}
+			typed = append(typed, w)
 			if to, ok := lx.spelling[w]; ok {
 				cur = append(cur, to...)
 				continue
@@ -234,11 +246,31 @@ func (m message) clauseMention(c int, phrase []string) polarity {
 	result := absent
 	cl := m.clauses[c]
 	for i := range cl {
-		if _, ok := m.lx.matchLoose(cl, i, phrase); ok {
+		if _, ok := m.lx.matchLoose(cl, i, phrase); ok && !m.onlyComplaint(c, i, phrase) {
 			result = m.lx.prefixPolarity(cl[:i])
 		}
 	}
 	return result
+}
+
+// onlyComplaint is true when the complaint mask is set and every word of
+// phrase's occurrence at clause c, token i, names the complaint.
+func (m message) onlyComplaint(c, i int, phrase []string) bool {
+	if m.complaint == nil {
+		return false
+	}
+	for _, k := range m.lx.matchedAt(m.clauses[c], i, phrase) {
+		if !m.complaint[c][k] {
+			return false
+		}
+	}
+	return true
+}
+
+// unmasked is m without its complaint mask: every word is read.
+func (m message) unmasked() message {
+	m.complaint = nil
+	return m
 }
 
 // complaintMention is mention for naming a complaint, where an affirmed
@@ -280,19 +312,23 @@ func (m message) saysTogether(pieces [][]string) bool {
 		return said(m.complaintMention(pieces[0]))
 	}
 	for c := range m.clauses {
-		all := true
-		for _, p := range pieces {
-			pol := m.clauseMention(c, p)
-			if !said(pol) || (pol == affirmed && m.deniedQuestion(c)) {
-				all = false
-				break
-			}
-		}
-		if all {
+		if m.clauseSaysAll(c, pieces) {
 			return true
 		}
 	}
 	return false
+}
+
+// clauseSaysAll is true when clause c affirms or hedges every piece, and is
+// not a question answered "no" straight after.
+func (m message) clauseSaysAll(c int, pieces [][]string) bool {
+	for _, p := range pieces {
+		pol := m.clauseMention(c, p)
+		if !said(pol) || (pol == affirmed && m.deniedQuestion(c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // without is m with the clauses that hold one of except emptied, so nothing
@@ -314,6 +350,23 @@ func (m message) without(except [][]string) message {
 // matchLoose matches phrase at tokens[i], letting up to maxFillers filler
 // words sit between two of its words. It returns the index after the match.
 func (lx *lexicon) matchLoose(tokens []string, i int, phrase []string) (int, bool) {
+	return lx.match(tokens, i, phrase, nil)
+}
+
+// matchedAt is the positions of the tokens that phrase's words matched at
+// tokens[i] (the filler words skipped between them are not among them); nil
+// when phrase does not match there.
+func (lx *lexicon) matchedAt(tokens []string, i int, phrase []string) []int {
+	var at []int
+	if _, ok := lx.match(tokens, i, phrase, &at); !ok {
+		return nil
+	}
+	return at
+}
+
+// match is matchLoose, appending to at (when not nil) the position of each
+// token a word of phrase matched.
+func (lx *lexicon) match(tokens []string, i int, phrase []string, at *[]int) (int, bool) {
 	k := i
 	for j, p := range phrase {
 		skipped := 0
@@ -329,6 +382,9 @@ func (lx *lexicon) matchLoose(tokens []string, i int, phrase []string) (int, boo
 			}
 			skipped++
 			k++
+		}
+		if at != nil {
+			*at = append(*at, k)
 		}
 		k++
 	}

@@ -93,9 +93,14 @@ type voiceProtocol struct {
 	Facts       map[string]voiceQuestion `json:"facts"`        // every red flag and question
 }
 
+// voiceEmergency rewords a category's four patient-facing sentences, each
+// exactly where the plain category has it (a someone_else_only category has
+// only the last two).
 type voiceEmergency struct {
-	Reply  string `json:"reply"`
-	Advice string `json:"advice,omitempty"` // where the plain category has advice
+	Reply             string `json:"reply,omitempty"`
+	Advice            string `json:"advice,omitempty"`
+	ReplySomeoneElse  string `json:"reply_someone_else"`  // to a relative or bystander, of another person
+	AdviceSomeoneElse string `json:"advice_someone_else"` // likewise
 }
 
 // clinicianReplyFields are the replies' string fields a voice leaves alone.
@@ -300,10 +305,12 @@ func applyVoice(d *voiceData, lx *lexicon, lib *library, r *replies) error {
 	for _, c := range lib.emergencies {
 		seen[c.ID] = true
 		v, ok := d.Emergencies[c.ID]
-		if !ok || v.Reply == "" || (c.Advice == "") != (v.Advice == "") {
-			bad("emergencies.%s needs reply, and advice exactly where the plain category has it", c.ID)
+		if !ok || (c.Reply == "") != (v.Reply == "") || (c.Advice == "") != (v.Advice == "") ||
+			(c.ReplySomeoneElse == "") != (v.ReplySomeoneElse == "") || (c.AdviceSomeoneElse == "") != (v.AdviceSomeoneElse == "") {
+			bad("emergencies.%s needs reply, advice, reply_someone_else and advice_someone_else exactly where the plain category has them", c.ID)
 		}
 		c.Reply, c.Advice = v.Reply, v.Advice
+		c.ReplySomeoneElse, c.AdviceSomeoneElse = v.ReplySomeoneElse, v.AdviceSomeoneElse
 	}
 	for id := range d.Emergencies {
 		if !seen[id] {
@@ -368,9 +375,9 @@ func reading(lx *lexicon, lib *library, r *replies, p *Protocol, q *Question, ra
 			out = append(out, "volunteers "+vq.Fact+" "+show(a))
 		}
 	}
-	for _, c := range lib.emergencies {
-		if c.heardIn(m) {
-			out = append(out, "emergency "+c.ID)
+	if hit := lib.emergencyIn(m, 0); hit != nil {
+		for i, c := range hit.categories {
+			out = append(out, "emergency "+c.ID+" "+hit.speakers[i].String())
 		}
 	}
 	return out
@@ -447,7 +454,7 @@ func VoiceTemplate() ([]byte, error) {
 		d.Protocols[p.ID] = vp
 	}
 	for _, c := range e.lib.emergencies {
-		d.Emergencies[c.ID] = voiceEmergency{Reply: c.Reply, Advice: c.Advice}
+		d.Emergencies[c.ID] = voiceEmergency{Reply: c.Reply, Advice: c.Advice, ReplySomeoneElse: c.ReplySomeoneElse, AdviceSomeoneElse: c.AdviceSomeoneElse}
 	}
 	return json.MarshalIndent(d, "", "  ")
 }

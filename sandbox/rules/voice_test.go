@@ -99,6 +99,8 @@ func patientTexts(e *Engine) map[string]voiceText {
 	for _, c := range e.lib.emergencies {
 		add("emergencies."+c.ID+".reply", c.Reply, false, false)
 		add("emergencies."+c.ID+".advice", c.Advice, false, false)
+		add("emergencies."+c.ID+".reply_someone_else", c.ReplySomeoneElse, false, false)
+		add("emergencies."+c.ID+".advice_someone_else", c.AdviceSomeoneElse, false, false)
 	}
 	return out
 }
@@ -207,6 +209,16 @@ func TestVoiceLoaderFailsLoudly(t *testing.T) {
 		{"a built-in question missing", func(d *voiceData) { delete(d.Builtin, "sex") }, "builtin.sex is missing"},
 		{"an emergency missing", func(d *voiceData) { delete(d.Emergencies, "burns") }, "emergencies.burns needs reply"},
 		{"an unknown emergency", func(d *voiceData) { d.Emergencies["sunburn"] = voiceEmergency{Reply: "x"} }, "emergencies.sunburn: no such emergency category"},
+		{"an emergency's advice to someone else missing", func(d *voiceData) {
+			v := d.Emergencies["breathing"]
+			v.AdviceSomeoneElse = ""
+			d.Emergencies["breathing"] = v
+		}, "emergencies.breathing needs reply, advice, reply_someone_else and advice_someone_else"},
+		{"a reply to the patient for a someone_else_only emergency", func(d *voiceData) {
+			v := d.Emergencies["cardiac_arrest"]
+			v.Reply = "You are not breathing."
+			d.Emergencies["cardiac_arrest"] = v
+		}, "emergencies.cardiac_arrest needs reply"},
 		{"an advice missing", func(d *voiceData) { delete(d.Protocols["low_mood.v1"].Advice, "clinician_review") }, "protocols.low_mood.v1.advice.clinician_review is missing"},
 		{"an urgent reason missing", func(d *voiceData) { setFact(d, "chest_pain.v1", "radiating", func(q *voiceQuestion) { q.Reply = "" }) }, "chest_pain.v1.facts.radiating: reply and advice"},
 		{"choices on a default yes/no question", func(d *voiceData) {
