@@ -30,6 +30,14 @@ type lexiconData struct {
 	// Fillers may sit between the words of a phrase (up to maxFillers), so
 	// "my throat is really very sore" matches the phrase "throat is sore".
 	Fillers []string `json:"fillers"`
+	// ClauseWordsInside end a clause between two words, not as a whole
+	// reply: "n" is "and" in text speech, and "no" said alone.
+	ClauseWordsInside []string `json:"clause_words_inside"`
+	// Binomials are expressions "a and b" read as one: "black and blue" is
+	// a bruise, not two clauses.
+	Binomials []string `json:"binomials"`
+	// Negation is the scope of negation (negation.go).
+	Negation negationData `json:"negation"`
 }
 
 // emergencyData is emergencies.json.
@@ -77,6 +85,10 @@ type EmergencyCategory struct {
 	WhenAll  [][]string `json:"when_all,omitempty"`
 	Patterns []string   `json:"patterns"`
 	Except   []string   `json:"except"` // a clause holding one of these is not read for this category
+	// Findings are rules over the findings of every message so far
+	// (findings.go): the combinations the guidance names ("an infection
+	// with new confusion, mottled skin or no urine" is suspected sepsis).
+	Findings []findingRule `json:"findings,omitempty"`
 
 	patterns [][][]string // pattern → parts → tokens
 	except   [][]string
@@ -119,6 +131,22 @@ func loadLexicon(data []byte) (*lexicon, error) {
 		}
 		lx.fillers[f] = true
 	}
+	lx.clauseWordsInside = map[string]bool{}
+	for _, w := range d.ClauseWordsInside {
+		lx.clauseWordsInside[w] = true
+	}
+	lx.binomials = map[string]bool{}
+	for _, b := range d.Binomials {
+		a, c, ok := strings.Cut(b, " and ")
+		if !ok || strings.Contains(c, " ") || strings.Contains(a, " ") {
+			return nil, fmt.Errorf("rules: %s: binomial %q is not \"word and word\"", lexiconFile, b)
+		}
+		lx.binomials[a+" "+c] = true
+	}
+	lx.vocab = map[string]bool{}
+	if err := lx.loadNegation(d.Negation); err != nil {
+		return nil, fmt.Errorf("rules: %s: negation: %w", lexiconFile, err)
+	}
 	return lx, nil
 }
 
@@ -160,8 +188,8 @@ func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 	byID := map[string]*EmergencyCategory{}
 	for i := range d.Categories {
 		c := &d.Categories[i]
-		if c.ID == "" || byID[c.ID] != nil || c.Label == "" || c.Note == "" || len(c.Patterns) == 0 {
-			bad("category %d (%q) needs a unique id, label, note and patterns", i, c.ID)
+		if c.ID == "" || byID[c.ID] != nil || c.Label == "" || c.Note == "" || len(c.Patterns)+len(c.Findings) == 0 {
+			bad("category %d (%q) needs a unique id, label, note and patterns or findings", i, c.ID)
 		}
 		byID[c.ID] = c
 		switch {

@@ -36,6 +36,7 @@ type library struct {
 	protocols   []*Protocol
 	emergencies []*EmergencyCategory
 	speaker     *speakerWords // who a message speaks of (speaker.go)
+	vocab       *vocabulary   // the findings vocabulary (findings.go)
 	hash        string        // sha256 over the sorted files' names and bytes
 }
 
@@ -89,6 +90,7 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 		return nil, err
 	}
 	sort.Strings(langNames)
+	var findingsData, wordnetBytes []byte
 	for _, name := range langNames {
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -103,7 +105,54 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 			}
 			lib.emergencies, lib.speaker = em.categories, em.speaker
 		}
+		switch name {
+		case findingsFile:
+			findingsData = data
+		case wordnetFile:
+			wordnetBytes = data
+		}
 	}
+	// A library without the findings files (a test's) reads no findings
+	// and corrects no spelling.
+	wn := &wordnetData{}
+	if wordnetBytes != nil {
+		if wn, err = loadWordNet(wordnetBytes); err != nil {
+			return nil, err
+		}
+	}
+	if lib.vocab, err = loadFindings(findingsData, lx, wn); err != nil {
+		return nil, err
+	}
+	var ruleErrs []error
+	// A library without findings.json (a test's) has no rules over
+	// findings: they are not prepared, and never hold.
+	for _, c := range lib.emergencies {
+		if findingsData == nil {
+			break
+		}
+		for i := range c.Findings {
+			if err := c.Findings[i].prepare(lib.vocab); err != nil {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: %s: category %s findings rule %d: %w", emergenciesFile, c.ID, i, err))
+			}
+			if c.Findings[i].Alone {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: %s: category %s findings rule %d: alone is for protocols", emergenciesFile, c.ID, i))
+			}
+		}
+	}
+	for _, p := range lib.protocols {
+		if findingsData == nil {
+			break
+		}
+		for i := range p.Recognise {
+			if err := p.Recognise[i].prepare(lib.vocab); err != nil {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: recognise rule %d: %w", p.ID, i, err))
+			}
+		}
+	}
+	if err := errors.Join(ruleErrs...); err != nil {
+		return nil, err
+	}
+	lx.finishVocabulary(wn)
 	// So does the split of escalations into same-day and emergency.
 	switch data, err := fs.ReadFile(fsys, urgencyFile); {
 	case errors.Is(err, fs.ErrNotExist):
@@ -149,8 +198,8 @@ func (p *Protocol) prepare(lx *lexicon) error {
 	}
 	p.title = lx.normalisePhrase(p.Title)
 	p.shownTitle, p.shownTerm = p.Title, p.PatientTerm
-	if len(p.Triggers) == 0 {
-		bad("no triggers")
+	if len(p.Triggers) == 0 && len(p.Recognise) == 0 {
+		bad("no triggers and no recognise rules")
 	}
 	for _, t := range p.Triggers {
 		if ex, ok := strings.CutPrefix(t, "!"); ok {
@@ -178,8 +227,8 @@ func (p *Protocol) prepare(lx *lexicon) error {
 		}
 		p.triggers = append(p.triggers, parts)
 	}
-	if len(p.triggers) == 0 {
-		bad("no triggers other than exceptions")
+	if len(p.triggers) == 0 && len(p.Recognise) == 0 {
+		bad("no triggers other than exceptions, and no recognise rules")
 	}
 
 	facts := map[string]string{factAge: "builtin", factSex: "builtin", factPregnancy: "builtin"}

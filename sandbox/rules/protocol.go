@@ -6,10 +6,13 @@ package rules
 
 // Protocol is one presenting complaint.
 type Protocol struct {
-	ID                string            `json:"id"`           // versioned: "sore_throat.v1"
-	Title             string            `json:"title"`        // quick-reply label: "Sore throat"
-	PatientTerm       string            `json:"patient_term"` // used in replies: "sore throat"
-	Triggers          []string          `json:"triggers"`     // "a+b": both anywhere in the message; "a~b": both in one clause; "!a": a clause holding a is not read for this protocol
+	ID          string   `json:"id"`           // versioned: "sore_throat.v1"
+	Title       string   `json:"title"`        // quick-reply label: "Sore throat"
+	PatientTerm string   `json:"patient_term"` // used in replies: "sore throat"
+	Triggers    []string `json:"triggers"`     // "a+b": both anywhere in the message; "a~b": both in one clause; "!a": a clause holding a is not read for this protocol
+	// Recognise are rules over the findings of a message (findings.go)
+	// that name this complaint: "pain@chest", "cough" (alone).
+	Recognise         []findingRule     `json:"recognise,omitempty"`
 	PregnancyRelevant bool              `json:"pregnancy_relevant"`
 	RedFlags          []RedFlag         `json:"red_flags"`
 	Questions         []Question        `json:"questions"`

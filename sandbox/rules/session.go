@@ -67,6 +67,9 @@ type emergencyHit struct {
 	words      string
 	categories []*EmergencyCategory
 	speakers   []speaker
+	// rules are the notes of the findings rules that named a category
+	// ("Suspected sepsis (NICE NG51): …").
+	rules []string
 }
 
 // saidOf is ", said of another person" when the message that named the
@@ -94,7 +97,7 @@ func (h *emergencyHit) note() string {
 	for _, c := range h.categories {
 		notes = append(notes, c.Note)
 	}
-	return strings.Join(notes, " ")
+	return strings.Join(append(notes, h.rules...), " ")
 }
 
 // emergencyLabel begins every category's note.
@@ -124,6 +127,7 @@ func newSession(e *Engine, in engine.Input) *session {
 	for i, raw := range in.Patient {
 		m := e.lx.parse(raw)
 		m.turn = i + 1
+		m.findings = e.lib.vocab.read(m)
 		s.msgs = append(s.msgs, m)
 	}
 	if a := in.Demographics.AgeYears; a != nil {
@@ -151,7 +155,7 @@ func (s *session) run() {
 
 func (s *session) turn(i int) {
 	m := s.msgs[i]
-	if hit := s.e.lib.emergencyIn(m, i); hit != nil {
+	if hit := s.e.lib.emergencyIn(s.msgs[:i+1]); hit != nil {
 		if s.active == nil {
 			if matches := s.match(m, s.e.lib.protocols); len(matches) == 1 {
 				s.commit(matches[0])
@@ -268,15 +272,49 @@ func (s *session) choose(m message) {
 	}
 }
 
-// match lists the protocols whose title or a trigger the message affirms.
+// match lists the protocols whose title or a trigger the message affirms,
+// or one of whose recognise rules its findings meet; a rule marked alone
+// counts only when no other protocol is recognised.
 func (s *session) match(m message, pool []*Protocol) []*Protocol {
-	var out []*Protocol
+	var out, alone []*Protocol
 	for _, p := range pool {
-		if recognises(m, p) {
+		switch recognition(m, p) {
+		case recognisedAlone:
+			alone = append(alone, p)
+		case recognised:
 			out = append(out, p)
 		}
 	}
+	if len(out) == 0 {
+		return alone
+	}
 	return out
+}
+
+const (
+	notRecognised = iota
+	recognisedAlone
+	recognised
+)
+
+// recognition is whether m names p: by its title or a trigger, or by a
+// recognise rule over m's findings (recognisedAlone when only a rule
+// marked alone holds).
+func recognition(m message, p *Protocol) int {
+	if recognises(m, p) {
+		return recognised
+	}
+	result := notRecognised
+	for i := range p.Recognise {
+		r := &p.Recognise[i]
+		if _, ok := r.holds(m.findings); ok {
+			if !r.Alone {
+				return recognised
+			}
+			result = recognisedAlone
+		}
+	}
+	return result
 }
 
 // said is true for an affirmed or hedged mention: "I think I might be
@@ -332,6 +370,20 @@ func (p *Protocol) complaintWords(m message) [][]bool {
 	if said(read.complaintMention(p.title)) {
 		for c := range read.clauses {
 			mark(c, p.title)
+		}
+	}
+	for i := range p.Recognise {
+		used, ok := p.Recognise[i].holds(m.findings)
+		if !ok {
+			continue
+		}
+		for _, f := range used {
+			if f.turn != m.turn {
+				continue
+			}
+			for _, k := range slices.Concat(f.at, f.siteAt) {
+				mask[f.clause][k] = true
+			}
 		}
 	}
 	for _, parts := range p.triggers {
@@ -557,11 +609,35 @@ func (s *session) redFlagsNegative() bool {
 // ("collapsed" and "not breathing properly"), and a someone_else_only
 // category only when m speaks of another person. It is nil when m names
 // none.
-func (lib *library) emergencyIn(m message, turn int) *emergencyHit {
+//
+// A category's findings rules are read over the findings of every message
+// so far (msgs, the last being m), and hold at m when at least one finding
+// they use is m's: "I have a kidney infection" then "now she's confused"
+// is suspected sepsis at the second message.
+func (lib *library) emergencyIn(msgs []message) *emergencyHit {
+	m := msgs[len(msgs)-1]
+	turn := len(msgs) - 1
 	heard := map[*EmergencyCategory][]int{} // category → clauses it was heard in
+	var ruleNotes []string
 	for _, c := range lib.emergencies {
 		if clauses, ok := c.heardIn(m); ok {
 			heard[c] = clauses
+			continue
+		}
+		for i := range c.Findings {
+			used, ok := c.Findings[i].holdsAt(msgs, c.except)
+			if !ok {
+				continue
+			}
+			var clauses []int
+			for _, f := range used {
+				clauses = append(clauses, f.clause)
+			}
+			heard[c] = clauses
+			if n := c.Findings[i].Note; n != "" {
+				ruleNotes = append(ruleNotes, n)
+			}
+			break
 		}
 	}
 	for _, c := range lib.emergencies {
@@ -597,7 +673,7 @@ func (lib *library) emergencyIn(m message, turn int) *emergencyHit {
 			sp = speakerSelf
 		}
 		if hit == nil {
-			hit = &emergencyHit{turn: turn + 1, words: m.raw}
+			hit = &emergencyHit{turn: turn + 1, words: m.raw, rules: ruleNotes}
 		}
 		hit.categories = append(hit.categories, c)
 		hit.speakers = append(hit.speakers, sp)

@@ -23,6 +23,13 @@ type message struct {
 	// dropped), before spelling and rewrites: "her" is still "her", not the
 	// "my" that matching reads (speaker.go).
 	words [][]string
+	// lemmas[i][k] is the lemma of clauses[i][k] when it is an inflection
+	// of a vocabulary word ("coughing" → "cough", "bitten" → "bite"), else
+	// the token itself: the findings reader matches either (findings.go).
+	lemmas [][]string
+	// findings are what the message says (findings.go), read once at
+	// parse for a patient message.
+	findings []finding
 	// complaint, when set, marks in each clause the tokens that name the
 	// committed protocol's complaint (Protocol.complaintWords): a phrase
 	// found only in them is not read, so "a pressure in my chest" does not
@@ -39,6 +46,7 @@ func (lx *lexicon) parse(raw string) message {
 	flush := func() {
 		if len(cur) > 0 {
 			m.clauses = append(m.clauses, lx.wordsToDigits(lx.rewrite(cur)))
+			m.lemmas = append(m.lemmas, lx.lemmatise(m.clauses[len(m.clauses)-1]))
 			m.tokens = append(m.tokens, m.clauses[len(m.clauses)-1]...)
 			m.question = append(m.question, false)
 			m.words = append(m.words, typed)
@@ -52,8 +60,12 @@ func (lx *lexicon) parse(raw string) message {
 		} else {
 			part, rest = rest[:end], rest[end:]
 		}
-		for _, w := range strings.FieldsFunc(part, notWordRune) {
-			if lx.clauseWords[w] {
+		words := strings.FieldsFunc(part, notWordRune)
+		for k, w := range words {
+			if w == "and" && len(typed) > 0 && k+1 < len(words) && lx.binomials[typed[len(typed)-1]+" "+words[k+1]] {
+				continue // one expression: "black and blue", "pins and needles"
+			}
+			if lx.clauseWords[w] || (len(typed) > 0 && lx.clauseWordsInside[w]) {
 				flush()
 				continue
 			}
@@ -62,7 +74,7 @@ func (lx *lexicon) parse(raw string) message {
 				cur = append(cur, to...)
 				continue
 			}
-			cur = append(cur, w)
+			cur = append(cur, lx.correct(w))
 		}
 		flush()
 		// The breaks after the part: a question mark among them marks the
@@ -139,6 +151,9 @@ func (lx *lexicon) normalisePhrase(s string) []string {
 				if to, ok := lx.spelling[a]; ok && len(to) == 1 {
 					a = to[0]
 				}
+				if lx.vocab != nil {
+					lx.vocab[a] = true
+				}
 			}
 			alts[j] = a
 		}
@@ -171,6 +186,20 @@ type lexicon struct {
 	spelling map[string][]string
 	rewrites []rewrite
 	fillers  map[string]bool
+	// clauseWordsInside end a clause only between two words: "n" is "and"
+	// in "not making sense n her smile is wonky", and "no" alone.
+	clauseWordsInside map[string]bool
+	// binomials are "a b" for the expressions "a and b" that do not join
+	// two clauses: "black and blue", "pins and needles", "on and off".
+	binomials map[string]bool
+	neg       negation
+
+	// vocab is every word of every phrase normalised while the library
+	// loads; once it has loaded, spell and lemmas are built from it
+	// (spelling.go) and patient text is corrected and lemmatised.
+	vocab  map[string]bool
+	spell  *speller
+	lemmaX map[string]string // irregular forms: "threw" → "throw"
 }
 
 type rewrite struct{ from, to []string }
@@ -350,7 +379,17 @@ func (m message) without(except [][]string) message {
 // matchLoose matches phrase at tokens[i], letting up to maxFillers filler
 // words sit between two of its words. It returns the index after the match.
 func (lx *lexicon) matchLoose(tokens []string, i int, phrase []string) (int, bool) {
-	return lx.match(tokens, i, phrase, nil)
+	return lx.match(tokens, nil, i, phrase, nil)
+}
+
+// matchedAtLemma is matchedAt where a word of phrase may also match a
+// token's lemma (lemmas parallel to tokens): "coughing" says "cough".
+func (lx *lexicon) matchedAtLemma(tokens, lemmas []string, i int, phrase []string) []int {
+	var at []int
+	if _, ok := lx.match(tokens, lemmas, i, phrase, &at); !ok {
+		return nil
+	}
+	return at
 }
 
 // matchedAt is the positions of the tokens that phrase's words matched at
@@ -358,15 +397,16 @@ func (lx *lexicon) matchLoose(tokens []string, i int, phrase []string) (int, boo
 // when phrase does not match there.
 func (lx *lexicon) matchedAt(tokens []string, i int, phrase []string) []int {
 	var at []int
-	if _, ok := lx.match(tokens, i, phrase, &at); !ok {
+	if _, ok := lx.match(tokens, nil, i, phrase, &at); !ok {
 		return nil
 	}
 	return at
 }
 
 // match is matchLoose, appending to at (when not nil) the position of each
-// token a word of phrase matched.
-func (lx *lexicon) match(tokens []string, i int, phrase []string, at *[]int) (int, bool) {
+// token a word of phrase matched; with lemmas, a word may match a token's
+// lemma too. A blanked token ("") matches nothing.
+func (lx *lexicon) match(tokens, lemmas []string, i int, phrase []string, at *[]int) (int, bool) {
 	k := i
 	for j, p := range phrase {
 		skipped := 0
@@ -374,7 +414,7 @@ func (lx *lexicon) match(tokens []string, i int, phrase []string, at *[]int) (in
 			if k >= len(tokens) {
 				return 0, false
 			}
-			if tokenMatches(p, tokens[k]) {
+			if tokens[k] != "" && (tokenMatches(p, tokens[k]) || (lemmas != nil && lemmas[k] != tokens[k] && tokenMatches(p, lemmas[k]))) {
 				break
 			}
 			if j == 0 || skipped == maxFillers || !lx.fillers[tokens[k]] {
@@ -442,21 +482,19 @@ func matchAt(tokens []string, i int, phrase []string) bool {
 	return true
 }
 
+// prefixPolarity is scopePolarity for a phrase after the words before (its
+// clause up to it): the phrase matchers read negation and hedges from
+// before a phrase, a hypothetical as a negation, and the past as said (the
+// emergency categories leave past clauses out by their own markers).
 func (lx *lexicon) prefixPolarity(before []string) polarity {
-	if len(before) > negationWindow {
-		before = before[len(before)-negationWindow:]
+	switch p := lx.scopePolarity(before, len(before), len(before)); p {
+	case hypothetical:
+		return negated
+	case past:
+		return affirmed
+	default:
+		return p
 	}
-	for _, h := range lx.hedges {
-		if containsSeq(before, h) {
-			return uncertain
-		}
-	}
-	for _, t := range before {
-		if lx.negators[t] {
-			return negated
-		}
-	}
-	return affirmed
 }
 
 func containsSeq(tokens, seq []string) bool {

@@ -1,0 +1,153 @@
+package rules
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/clinical-intake/intake-web/sandbox/rules/internal/spell"
+)
+
+// Spelling tolerance and lemmas (docs/protocols.md, "Words it has not
+// seen").
+//
+// A word a patient typed that the engine does not know is corrected to the
+// vocabulary word it is one slip away from: "tounge" is "tongue", "stomack"
+// "stomach", "amoxicilin" "amoxicillin". The distance is Damerau-Levenshtein
+// (an insertion, a deletion, a substitution or two neighbouring letters
+// swapped count one each): at most 1 for a word of 4 to 7 letters, 2 from 8.
+// The guard, because a wrong correction is worse than none ("bleeding" made
+// "breeding", "tight" made "night"): a word is never corrected when it
+//
+//   - has three letters or fewer, or holds a digit;
+//   - is a negation, a hedge, a yes or no word, a filler or a clause word;
+//   - is itself a word of the vocabulary, or an inflection of one
+//     ("coughing");
+//   - is an English word: language/wordnet.json lists every word of the
+//     British English word list and WordNet within the correction distance
+//     of a vocabulary word ("breeding", "night", "sweat"), generated with
+//     the vocabulary it was checked against;
+//   - has two vocabulary words equally near ("brake": "break" or "brave"
+//     are equally likely), or none.
+//
+// Only words of that generated vocabulary are targets, so a word added to
+// the protocols later is not a target until the file is generated again
+// (TestWordNetFileIsCurrent says so).
+
+// speller corrects words to the vocabulary.
+type speller struct {
+	// deletes maps every string made by deleting up to maxEdits letters
+	// from a target word to the targets it came from (symmetric delete
+	// lookup: Garbe, SymSpell), so a lookup costs a few map reads.
+	deletes map[string][]string
+	known   map[string]bool // English words near a target: never corrected
+}
+
+func newSpeller(targets, english []string) *speller {
+	sp := &speller{deletes: map[string][]string{}, known: map[string]bool{}}
+	for _, w := range english {
+		sp.known[w] = true
+	}
+	for _, t := range targets {
+		for _, d := range spell.Deletions(t, spell.MaxEdits(len(t))) {
+			sp.deletes[d] = append(sp.deletes[d], t)
+		}
+	}
+	return sp
+}
+
+// correct returns the vocabulary word w is a slip away from, or w.
+func (lx *lexicon) correct(w string) string {
+	if lx.spell == nil || !lx.correctable(w) {
+		return w
+	}
+	n := spell.MaxEdits(len(w))
+	best, bestD, tie := "", n+1, false
+	seen := map[string]bool{}
+	for _, d := range spell.Deletions(w, n) {
+		for _, t := range lx.spell.deletes[d] {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			dist := spell.Damerau(w, t)
+			if dist > min(n, spell.MaxEdits(len(t))) {
+				continue
+			}
+			switch {
+			case dist < bestD:
+				best, bestD, tie = t, dist, false
+			case dist == bestD && t != best:
+				tie = true
+			}
+		}
+	}
+	if best == "" || tie {
+		return w
+	}
+	return best
+}
+
+// correctable applies the guard.
+func (lx *lexicon) correctable(w string) bool {
+	if len(w) <= 3 || strings.ContainsFunc(w, unicode.IsDigit) {
+		return false
+	}
+	if lx.vocab[w] || lx.spell.known[w] || lx.negators[w] || lx.clauseWords[w] || lx.clauseWordsInside[w] ||
+		lx.fillers[w] || lx.yesWords[w] || lx.noWords[w] || lx.spelling[w] != nil {
+		return false
+	}
+	if _, ok := lx.numbers[w]; ok {
+		return false
+	}
+	for _, h := range lx.hedges {
+		if len(h) == 1 && h[0] == w {
+			return false
+		}
+	}
+	return lx.lemma(w) == w
+}
+
+// Lemmas: an inflected word is read as the vocabulary word it inflects,
+// by WordNet's detachment rules (morphy: "coughs", "coughing", "coughed" →
+// "cough"; "worse" stays) and its exception lists for irregular forms
+// ("threw" → "throw", "bled" → "bleed"), kept in language/wordnet.json for
+// the vocabulary's words.
+var detachments = [][2]string{
+	{"ies", "y"}, {"ses", "s"}, {"xes", "x"}, {"zes", "z"}, {"ches", "ch"}, {"shes", "sh"}, {"men", "man"},
+	{"es", "e"}, {"es", ""}, {"s", ""}, {"ied", "y"}, {"ed", "e"}, {"ed", ""}, {"ing", "e"}, {"ing", ""},
+	{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}, {"ly", ""},
+}
+
+// lemma is w's vocabulary lemma, or w.
+func (lx *lexicon) lemma(w string) string {
+	if lx.vocab[w] {
+		return w
+	}
+	if l, ok := lx.lemmaX[w]; ok {
+		return l
+	}
+	for _, d := range detachments {
+		if stem, ok := strings.CutSuffix(w, d[0]); ok && len(stem) >= 2 {
+			if c := stem + d[1]; lx.vocab[c] {
+				return c
+			}
+			// A doubled last consonant: "stopped", "swollen" is listed.
+			if n := len(stem); n >= 3 && stem[n-1] == stem[n-2] && d[1] == "" && lx.vocab[stem[:n-1]] {
+				return stem[:n-1]
+			}
+		}
+	}
+	return w
+}
+
+// lemmatise is the lemma of every token, once the vocabulary is built.
+func (lx *lexicon) lemmatise(toks []string) []string {
+	if lx.spell == nil {
+		return toks
+	}
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = lx.lemma(t)
+	}
+	return out
+}
