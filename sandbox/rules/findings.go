@@ -59,6 +59,11 @@ type findingData struct {
 	WordNet []wordnetRef `json:"wordnet,omitempty"`
 	// Except: a clause holding one of these is not read for this finding.
 	Except []string `json:"except,omitempty"`
+	// State: a state that lasts once begun (pregnant, taking warfarin,
+	// a recent operation): said of last week it still holds, so an
+	// emergency category's history markers ("last week") do not leave it
+	// out; only its own past tense does ("when I was pregnant").
+	State bool `json:"state,omitempty"`
 }
 
 type wordnetRef struct {
@@ -89,6 +94,7 @@ type siteDef struct {
 
 type findingDef struct {
 	id, label string
+	state     bool
 	terms     []*termDef
 	except    [][]string
 }
@@ -112,6 +118,7 @@ type finding struct {
 	sites  []string
 	siteAt []int // positions of the site words it took, in the clause
 	quals  map[string]bool
+	state  bool // findingData.State
 }
 
 // positive is true for a finding affirmed or hedged: "I think I might have
@@ -149,7 +156,7 @@ func loadFindings(data []byte, lx *lexicon, wn *wordnetData) (*vocabulary, error
 			bad("finding %q needs a unique lowercase id and a label", f.ID)
 			continue
 		}
-		def := &findingDef{id: f.ID, label: f.Label, except: phrases(lx, f.Except, bad)}
+		def := &findingDef{id: f.ID, label: f.Label, except: phrases(lx, f.Except, bad), state: f.State}
 		v.byID[f.ID] = def
 		add := func(t, site string) {
 			var pieces [][]string
@@ -272,7 +279,7 @@ func (v *vocabulary) read(m message) []finding {
 			if pol == affirmed && m.deniedQuestion(c) {
 				pol = negated
 			}
-			f := finding{id: t.def.id, turn: m.turn, clause: c, at: at, pol: pol}
+			f := finding{id: t.def.id, turn: m.turn, clause: c, at: at, pol: pol, state: t.def.state}
 			if t.site != "" {
 				f.sites = []string{t.site}
 			} else if len(clauseSites[c]) > 0 {
@@ -572,10 +579,11 @@ const scopeMessage = "message"
 // conversation so far) with one finding at least from the last message,
 // and the findings of the last message it used.
 //
-// A finding in a clause that holds one of except (the category's
-// exceptions and history markers: "food poisoning", "years ago") is not
-// read.
-func (r *findingRule) holdsAt(msgs []message, except [][]string) ([]finding, bool) {
+// A finding in a clause that holds one of except (the category's own
+// exceptions: "food poisoning") is not read, nor one in a clause that
+// holds a history marker ("years ago", "last week"), unless it is a state
+// (findingData.State: "a positive test last week").
+func (r *findingRule) holdsAt(msgs []message, except, history [][]string) ([]finding, bool) {
 	last := msgs[len(msgs)-1]
 	var fs []finding
 	for _, m := range msgs {
@@ -583,7 +591,8 @@ func (r *findingRule) holdsAt(msgs []message, except [][]string) ([]finding, boo
 			continue
 		}
 		for _, f := range m.findings {
-			if !m.lx.holdsAny(m.clauses[f.clause], except) {
+			cl := m.clauses[f.clause]
+			if !m.lx.holdsAny(cl, except) && (f.state || !m.lx.holdsAny(cl, history)) {
 				fs = append(fs, f)
 			}
 		}

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bytes"
+	"slices"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,8 +91,9 @@ type EmergencyCategory struct {
 	// with new confusion, mottled skin or no urine" is suspected sepsis).
 	Findings []findingRule `json:"findings,omitempty"`
 
-	patterns [][][]string // pattern → parts → tokens
-	except   [][]string
+	patterns  [][][]string // pattern → parts → tokens
+	except    [][]string   // Except and the history markers
+	ownExcept [][]string   // Except
 	whenAll  [][]*EmergencyCategory
 }
 
@@ -214,7 +216,8 @@ func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 			}
 			c.patterns = append(c.patterns, parts)
 		}
-		c.except = append(phrases(lx, c.Except, bad), history...)
+		c.ownExcept = phrases(lx, c.Except, bad)
+		c.except = append(slices.Clone(c.ownExcept), history...)
 		out = append(out, c)
 	}
 	for _, c := range out {
@@ -238,7 +241,7 @@ func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 	if err != nil {
 		bad("speaker: %v", err)
 	}
-	return &emergencies{categories: out, speaker: sp}, errors.Join(errs...)
+	return &emergencies{categories: out, speaker: sp, history: history}, errors.Join(errs...)
 }
 
 // emergencies is emergencies.json, loaded: the categories in order of
@@ -246,4 +249,5 @@ func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 type emergencies struct {
 	categories []*EmergencyCategory
 	speaker    *speakerWords
+	history    [][]string // the history markers
 }

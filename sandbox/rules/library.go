@@ -37,6 +37,7 @@ type library struct {
 	emergencies []*EmergencyCategory
 	speaker     *speakerWords // who a message speaks of (speaker.go)
 	vocab       *vocabulary   // the findings vocabulary (findings.go)
+	history     [][]string    // emergencies.json's history markers
 	hash        string        // sha256 over the sorted files' names and bytes
 }
 
@@ -103,7 +104,7 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 			if err != nil {
 				return nil, err
 			}
-			lib.emergencies, lib.speaker = em.categories, em.speaker
+			lib.emergencies, lib.speaker, lib.history = em.categories, em.speaker, em.history
 		}
 		switch name {
 		case findingsFile:

@@ -625,7 +625,7 @@ func (lib *library) emergencyIn(msgs []message) *emergencyHit {
 			continue
 		}
 		for i := range c.Findings {
-			used, ok := c.Findings[i].holdsAt(msgs, c.except)
+			used, ok := c.Findings[i].holdsAt(msgs, c.ownExcept, lib.history)
 			if !ok {
 				continue
 			}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -61,7 +62,9 @@ func (lx *lexicon) correct(w string) string {
 		return w
 	}
 	n := spell.MaxEdits(len(w))
-	best, bestD, tie := "", n+1, false
+	// One deletion on each side also meets a word whose letters are out
+	// of order ("tounge", "tongue"), which reordered accepts.
+	best, bestD, tie := "", n+2, false
 	seen := map[string]bool{}
 	for _, d := range spell.Deletions(w, n) {
 		for _, t := range lx.spell.deletes[d] {
@@ -70,7 +73,7 @@ func (lx *lexicon) correct(w string) string {
 			}
 			seen[t] = true
 			dist := spell.Damerau(w, t)
-			if dist > min(n, spell.MaxEdits(len(t))) {
+			if dist > min(n, spell.MaxEdits(len(t))) && !reordered(w, t) {
 				continue
 			}
 			switch {
@@ -85,6 +88,19 @@ func (lx *lexicon) correct(w string) string {
 		return w
 	}
 	return best
+}
+
+// reordered is true when w has t's letters in another order, the first
+// one in place ("tounge" for "tongue"): a slip of the fingers, not
+// another word, even two edits away.
+func reordered(w, t string) bool {
+	if len(w) != len(t) || len(w) < 5 || w[0] != t[0] {
+		return false
+	}
+	a, b := []byte(w), []byte(t)
+	slices.Sort(a)
+	slices.Sort(b)
+	return string(a) == string(b)
 }
 
 // correctable applies the guard.
@@ -107,6 +123,9 @@ func (lx *lexicon) correctable(w string) bool {
 	return lx.lemma(w) == w
 }
 
+// The guard above reads lemma(w) == w as "not an inflection of a
+// vocabulary word": "coughing" is never corrected.
+
 // Lemmas: an inflected word is read as the vocabulary word it inflects,
 // by WordNet's detachment rules (morphy: "coughs", "coughing", "coughed" →
 // "cough"; "worse" stays) and its exception lists for irregular forms
@@ -115,14 +134,11 @@ func (lx *lexicon) correctable(w string) bool {
 var detachments = [][2]string{
 	{"ies", "y"}, {"ses", "s"}, {"xes", "x"}, {"zes", "z"}, {"ches", "ch"}, {"shes", "sh"}, {"men", "man"},
 	{"es", "e"}, {"es", ""}, {"s", ""}, {"ied", "y"}, {"ed", "e"}, {"ed", ""}, {"ing", "e"}, {"ing", ""},
-	{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}, {"ly", ""},
 }
 
-// lemma is w's vocabulary lemma, or w.
+// lemma is the vocabulary word w inflects, or w. Nouns and verbs only: a
+// comparative rule would make "number" a form of "numb".
 func (lx *lexicon) lemma(w string) string {
-	if lx.vocab[w] {
-		return w
-	}
 	if l, ok := lx.lemmaX[w]; ok {
 		return l
 	}

@@ -268,7 +268,10 @@ const negationWindow = 6
 // mention reports what the message says about phrase (already normalised).
 // A phrase token ending in "*" matches any token it prefixes. The last
 // occurrence wins: a patient correcting themselves is believed.
-func (m message) mention(phrase []string) polarity { return m.lastMention(phrase, false) }
+//
+// A mention in a question the patient answers "no" to straight after is
+// negated: "worst headache ever? nah, nowhere near".
+func (m message) mention(phrase []string) polarity { return m.lastMention(phrase, true) }
 
 // clauseMention is mention within clause c.
 func (m message) clauseMention(c int, phrase []string) polarity {
@@ -330,7 +333,13 @@ func (m message) deniedQuestion(c int) bool {
 	if !m.question[c] || c+1 >= len(m.clauses) || len(m.clauses[c+1]) == 0 {
 		return false
 	}
-	return m.lx.noWords[m.clauses[c+1][0]]
+	next := m.clauses[c+1]
+	for _, h := range m.lx.hedges {
+		if startsWithSeq(next, h) {
+			return false // "is it serious? no idea"
+		}
+	}
+	return m.lx.noWords[next[0]]
 }
 
 // saysTogether is true when one clause affirms or hedges every piece, in any
