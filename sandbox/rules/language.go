@@ -2,11 +2,11 @@ package rules
 
 import (
 	"bytes"
-	"slices"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -94,7 +94,7 @@ type EmergencyCategory struct {
 	patterns  [][][]string // pattern → parts → tokens
 	except    [][]string   // Except and the history markers
 	ownExcept [][]string   // Except
-	whenAll  [][]*EmergencyCategory
+	whenAll   [][]*EmergencyCategory
 }
 
 // unnamedSomeoneElse is EmergencyCategory.Unnamed for "someone else".
