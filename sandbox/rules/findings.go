@@ -583,7 +583,10 @@ const scopeMessage = "message"
 // exceptions: "food poisoning") is not read, nor one in a clause that
 // holds a history marker ("years ago", "last week"), unless it is a state
 // (findingData.State: "a positive test last week").
-func (r *findingRule) holdsAt(msgs []message, except, history [][]string) ([]finding, bool) {
+//
+// Findings whose id is in leave are left out: the committed protocol asks
+// about them.
+func (r *findingRule) holdsAt(msgs []message, except, history [][]string, leave map[string]bool) ([]finding, bool) {
 	last := msgs[len(msgs)-1]
 	var fs []finding
 	for _, m := range msgs {
@@ -592,7 +595,7 @@ func (r *findingRule) holdsAt(msgs []message, except, history [][]string) ([]fin
 		}
 		for _, f := range m.findings {
 			cl := m.clauses[f.clause]
-			if !m.lx.holdsAny(cl, except) && (f.state || !m.lx.holdsAny(cl, history)) {
+			if !leave[f.id] && !m.lx.holdsAny(cl, except) && (f.state || !m.lx.holdsAny(cl, history)) {
 				fs = append(fs, f)
 			}
 		}

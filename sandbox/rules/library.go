@@ -149,6 +149,15 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 				ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: recognise rule %d: %w", p.ID, i, err))
 			}
 		}
+		p.asksFindings = map[string]bool{}
+		for _, q := range p.Questions {
+			for _, id := range q.Findings {
+				if lib.vocab.byID[id] == nil {
+					ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: question %s: unknown finding %q", p.ID, q.Fact, id))
+				}
+				p.asksFindings[id] = true
+			}
+		}
 	}
 	if err := errors.Join(ruleErrs...); err != nil {
 		return nil, err

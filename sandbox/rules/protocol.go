@@ -37,6 +37,9 @@ type Protocol struct {
 	// emergencies.
 	sameDayFlags  map[string]string
 	sameDayScores map[string]string
+	// asksFindings are the findings its questions ask about
+	// (Question.Findings).
+	asksFindings map[string]bool
 }
 
 // RedFlag is a cannot-miss finding, screened before any non-urgent
@@ -83,7 +86,13 @@ type Question struct {
 	// fact is never read from the complaint's own words alone (session
 	// volunteer).
 	AnsweredByComplaint bool     `json:"answered_by_complaint,omitempty"`
-	Choices             []string `json:"choices"` // quick replies; defaulted for yes_no
+	// Findings are the findings (findings.json) this question asks about.
+	// While the protocol is committed, the emergency categories' rules
+	// over findings leave them to it: the cough and fever protocol asks
+	// about new confusion for CRB-65, and its score decides what a yes
+	// means, not the sepsis rule.
+	Findings []string `json:"findings,omitempty"`
+	Choices  []string `json:"choices"` // quick replies; defaulted for yes_no
 	Options             []Option `json:"options"` // choice questions only
 
 	keywords   [][]string

@@ -155,7 +155,11 @@ func (s *session) run() {
 
 func (s *session) turn(i int) {
 	m := s.msgs[i]
-	if hit := s.e.lib.emergencyIn(s.msgs[:i+1]); hit != nil {
+	var asked map[string]bool
+	if s.active != nil {
+		asked = s.active.asksFindings
+	}
+	if hit := s.e.lib.emergencyIn(s.msgs[:i+1], asked); hit != nil {
 		if s.active == nil {
 			if matches := s.match(m, s.e.lib.protocols); len(matches) == 1 {
 				s.commit(matches[0])
@@ -614,7 +618,9 @@ func (s *session) redFlagsNegative() bool {
 // so far (msgs, the last being m), and hold at m when at least one finding
 // they use is m's: "I have a kidney infection" then "now she's confused"
 // is suspected sepsis at the second message.
-func (lib *library) emergencyIn(msgs []message) *emergencyHit {
+//
+// Findings the committed protocol asks about (asked) are left to it.
+func (lib *library) emergencyIn(msgs []message, asked map[string]bool) *emergencyHit {
 	m := msgs[len(msgs)-1]
 	turn := len(msgs) - 1
 	heard := map[*EmergencyCategory][]int{} // category → clauses it was heard in
@@ -625,7 +631,7 @@ func (lib *library) emergencyIn(msgs []message) *emergencyHit {
 			continue
 		}
 		for i := range c.Findings {
-			used, ok := c.Findings[i].holdsAt(msgs, c.ownExcept, lib.history)
+			used, ok := c.Findings[i].holdsAt(msgs, c.ownExcept, lib.history, asked)
 			if !ok {
 				continue
 			}

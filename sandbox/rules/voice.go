@@ -377,7 +377,7 @@ func reading(lx *lexicon, lib *library, r *replies, p *Protocol, q *Question, ra
 			out = append(out, "volunteers "+vq.Fact+" "+show(a))
 		}
 	}
-	if hit := lib.emergencyIn([]message{m}); hit != nil {
+	if hit := lib.emergencyIn([]message{m}, nil); hit != nil {
 		for i, c := range hit.categories {
 			out = append(out, "emergency "+c.ID+" "+hit.speakers[i].String())
 		}
