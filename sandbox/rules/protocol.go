@@ -85,7 +85,7 @@ type Question struct {
 	// its dysuria), so they may answer it when volunteered. Without it a
 	// fact is never read from the complaint's own words alone (session
 	// volunteer).
-	AnsweredByComplaint bool     `json:"answered_by_complaint,omitempty"`
+	AnsweredByComplaint bool `json:"answered_by_complaint,omitempty"`
 	// Findings are the findings (findings.json) this question asks about.
 	// While the protocol is committed, the emergency categories' rules
 	// over findings leave them to it: the cough and fever protocol asks
@@ -93,7 +93,7 @@ type Question struct {
 	// means, not the sepsis rule.
 	Findings []string `json:"findings,omitempty"`
 	Choices  []string `json:"choices"` // quick replies; defaulted for yes_no
-	Options             []Option `json:"options"` // choice questions only
+	Options  []Option `json:"options"` // choice questions only
 
 	keywords   [][]string
 	noKeywords [][]string
