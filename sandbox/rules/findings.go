@@ -448,6 +448,10 @@ type findingRule struct {
 	// the cough and fever protocol; with a sore throat it is the sore
 	// throat's).
 	Alone bool `json:"alone,omitempty"`
+	// YieldsTo (protocols only): the rule recognises the protocol unless
+	// one of these protocols is recognised by the message too (a cough is
+	// part of a sore throat or breathlessness, not beside a back pain).
+	YieldsTo []string `json:"yields_to,omitempty"`
 	// Scope (emergency categories only): "message" when every finding
 	// must come from one message ("took", "tablets" and "too many" are an
 	// overdose told together); by default the whole conversation so far.

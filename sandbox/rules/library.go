@@ -145,17 +145,41 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 			break
 		}
 		for i := range p.Recognise {
-			if err := p.Recognise[i].prepare(lib.vocab); err != nil {
+			r := &p.Recognise[i]
+			if err := r.prepare(lib.vocab); err != nil {
 				ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: recognise rule %d: %w", p.ID, i, err))
+			}
+			for _, y := range r.YieldsTo {
+				if !slices.ContainsFunc(lib.protocols, func(o *Protocol) bool { return strings.Split(o.ID, ".v")[0] == y && o != p }) {
+					ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: recognise rule %d: yields_to %q is not another protocol (an id without its version)", p.ID, i, y))
+				}
+			}
+			if r.Scope != "" || (r.Alone && len(r.YieldsTo) > 0) {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: recognise rule %d: scope is for emergency categories, and alone already yields to every protocol", p.ID, i))
 			}
 		}
 		p.asksFindings = map[string]bool{}
-		for _, q := range p.Questions {
-			for _, id := range q.Findings {
-				if lib.vocab.byID[id] == nil {
-					ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: question %s: unknown finding %q", p.ID, q.Fact, id))
+		qs := make([]*Question, 0, len(p.redFlags)+len(p.Questions))
+		for i := range p.redFlags {
+			qs = append(qs, &p.redFlags[i])
+		}
+		for i := range p.Questions {
+			qs = append(qs, &p.Questions[i])
+		}
+		for _, q := range qs {
+			if len(q.Findings) > 0 && q.Kind != kindYesNo {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: question %s: findings are for yes_no questions", p.ID, q.Fact))
+			}
+			for _, s := range q.Findings {
+				c, err := parseCondition(s, lib.vocab)
+				if err != nil {
+					ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: question %s: %w", p.ID, q.Fact, err))
+					continue
 				}
-				p.asksFindings[id] = true
+				q.findings = append(q.findings, c)
+				for _, id := range c.ids {
+					p.asksFindings[id] = true
+				}
 			}
 		}
 	}
@@ -270,7 +294,7 @@ func (p *Protocol) prepare(lx *lexicon) error {
 		}
 		p.redFlags = append(p.redFlags, Question{
 			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, AskAgain: rf.AskAgain, Kind: kindYesNo,
-			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Choices: slices.Clone(redFlagYesNoChoices),
+			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Findings: rf.Findings, Choices: slices.Clone(redFlagYesNoChoices),
 			keywords: rf.keywords, noKeywords: rf.noKeywords,
 		})
 	}

@@ -51,6 +51,10 @@ type RedFlag struct {
 	AskAgain   string   `json:"ask_again"` // the same question in other words, after an unclear reply
 	Keywords   []string `json:"keywords"`
 	NoKeywords []string `json:"no_keywords"` // statements that answer it "no": "my breathing is fine"
+	// Findings answer the red flag from what was said, like its keywords
+	// (conditions over findings: "melaena", "limb_weakness@leg"): an
+	// affirmed one is yes, a denied one no.
+	Findings   []string `json:"findings,omitempty"`
 	SafetyNote string   `json:"safety_note"` // clinician-facing, in safety_notes when positive
 	Reply      string   `json:"reply"`       // patient-facing: why it is urgent, when positive
 	Advice     string   `json:"advice"`      // patient-facing: what to do meanwhile (else the protocol's)
@@ -86,17 +90,19 @@ type Question struct {
 	// fact is never read from the complaint's own words alone (session
 	// volunteer).
 	AnsweredByComplaint bool `json:"answered_by_complaint,omitempty"`
-	// Findings are the findings (findings.json) this question asks about.
-	// While the protocol is committed, the emergency categories' rules
-	// over findings leave them to it: the cough and fever protocol asks
-	// about new confusion for CRB-65, and its score decides what a yes
-	// means, not the sepsis rule.
+	// Findings are the findings (findings.json) this question asks about,
+	// as conditions ("confusion", "pain@chest"): said, they answer it as
+	// its keywords do (affirmed yes, denied no). While the protocol is
+	// committed, the emergency categories' rules over findings leave them
+	// to it: the cough and fever protocol asks about new confusion for
+	// CRB-65, and its score decides what a yes means, not the sepsis rule.
 	Findings []string `json:"findings,omitempty"`
 	Choices  []string `json:"choices"` // quick replies; defaulted for yes_no
 	Options  []Option `json:"options"` // choice questions only
 
 	keywords   [][]string
 	noKeywords [][]string
+	findings   []condition
 }
 
 // Option is one answer of a choice question.

@@ -110,7 +110,7 @@ func (h *emergencyHit) findings() string {
 	for _, c := range h.categories {
 		notes = append(notes, strings.TrimPrefix(c.Note, emergencyLabel))
 	}
-	return strings.Join(notes, " ")
+	return strings.Join(append(notes, h.rules...), " ")
 }
 
 func newSession(e *Engine, in engine.Input) *session {
@@ -197,6 +197,9 @@ func (s *session) turn(i int) {
 			s.volunteer(earlier)
 		}
 	} else {
+		// A complaint named later, in any answer, is kept for the
+		// clinician ("Also named").
+		s.consider(s.match(m, s.e.lib.protocols))
 		unclear := s.answerPending(m)
 		if s.volunteer(m) > 0 && unclear {
 			// The reply told us something else: say so rather than
@@ -264,6 +267,13 @@ func (s *session) choose(m message) {
 	case len(matches) == 1:
 		s.commit(matches[0])
 	case len(matches) > 1:
+		// Every sentence counts: when the message already says a red flag
+		// of one of them ("not feeling myself … my stools are black"),
+		// that one is committed, and its red flag ends the intake.
+		if p := s.redFlagged(m, matches); p != nil {
+			s.commit(p)
+			return
+		}
 		if s.phase == phaseWhich {
 			s.prefix = s.e.replies.NotUnderstood
 		}
@@ -276,16 +286,45 @@ func (s *session) choose(m message) {
 	}
 }
 
+// redFlagged is the first of ps one of whose red flags m volunteers yes
+// (an emergency one before a same-day one), or nil.
+func (s *session) redFlagged(m message, ps []*Protocol) *Protocol {
+	var sameDay *Protocol
+	for _, p := range ps {
+		for i := range p.redFlags {
+			if a, ok := p.redFlags[i].volunteer(m); ok && a.value == valYes {
+				if p.sameDayFlags[p.redFlags[i].Fact] == "" {
+					return p
+				}
+				if sameDay == nil {
+					sameDay = p
+				}
+			}
+		}
+	}
+	return sameDay
+}
+
 // match lists the protocols whose title or a trigger the message affirms,
 // or one of whose recognise rules its findings meet; a rule marked alone
 // counts only when no other protocol is recognised.
+//
+// A rule that yields to other protocols (YieldsTo) counts unless one of
+// them is recognised.
 func (s *session) match(m message, pool []*Protocol) []*Protocol {
-	var out, alone []*Protocol
+	var out, alone, yielding []*Protocol
 	for _, p := range pool {
 		switch recognition(m, p) {
 		case recognisedAlone:
 			alone = append(alone, p)
+		case recognisedYielding:
+			yielding = append(yielding, p)
 		case recognised:
+			out = append(out, p)
+		}
+	}
+	for _, p := range yielding {
+		if !slices.ContainsFunc(out, func(o *Protocol) bool { return p.yieldsTo(m, o) }) {
 			out = append(out, p)
 		}
 	}
@@ -295,9 +334,22 @@ func (s *session) match(m message, pool []*Protocol) []*Protocol {
 	return out
 }
 
+// yieldsTo is true when every recognise rule of p that holds over m's
+// findings yields to o.
+func (p *Protocol) yieldsTo(m message, o *Protocol) bool {
+	for i := range p.Recognise {
+		r := &p.Recognise[i]
+		if _, ok := r.holds(m.findings); ok && !r.Alone && !slices.Contains(r.YieldsTo, strings.Split(o.ID, ".v")[0]) {
+			return false
+		}
+	}
+	return true
+}
+
 const (
 	notRecognised = iota
 	recognisedAlone
+	recognisedYielding
 	recognised
 )
 
@@ -312,10 +364,14 @@ func recognition(m message, p *Protocol) int {
 	for i := range p.Recognise {
 		r := &p.Recognise[i]
 		if _, ok := r.holds(m.findings); ok {
-			if !r.Alone {
+			switch {
+			case r.Alone:
+				result = max(result, recognisedAlone)
+			case len(r.YieldsTo) > 0:
+				result = max(result, recognisedYielding)
+			default:
 				return recognised
 			}
-			result = recognisedAlone
 		}
 	}
 	return result
