@@ -19,6 +19,9 @@ import (
 //   - a pseudo-trigger looks like one and is not ("not only", "no change",
 //     "not helping", "wont stop"): its words trigger nothing, and "never …
 //     before" ("I've never had a pain like this before") affirms;
+//   - a word of degree between a trigger and the phrase ("nowhere near the
+//     worst headache", "not that bad a cough") denies the degree, not the
+//     finding;
 //   - a terminator ("but", "however", "apart from", "which", "now") ends a
 //     trigger's scope: "no fever now my chest hurts";
 //   - a hedge ("maybe", "I think I might", "not sure") makes the phrase
@@ -41,11 +44,16 @@ type negationData struct {
 	// NeverBefore are the words after a phrase that make a "never" before
 	// it affirm: "never had a pain like this before".
 	NeverBefore []string `json:"never_before"`
+	// Degree words between a trigger and the phrase make the trigger deny
+	// the degree, not the finding: "nowhere near the worst headache",
+	// "not that bad a cough".
+	Degree []string `json:"degree"`
 }
 
 // negation is negationData, each phrase split into words.
 type negation struct {
 	pre, post, pseudo, terminators, past, hypothetical, neverBefore [][]string
+	degree                                                          map[string]bool
 }
 
 func (lx *lexicon) loadNegation(d negationData) error {
@@ -64,6 +72,10 @@ func (lx *lexicon) loadNegation(d negationData) error {
 		pre: split("pre", d.Pre), post: split("post", d.Post), pseudo: split("pseudo", d.Pseudo),
 		terminators: split("terminators", d.Terminators), past: split("past", d.Past),
 		hypothetical: split("hypothetical", d.Hypothetical), neverBefore: split("never_before", d.NeverBefore),
+		degree: map[string]bool{},
+	}
+	for _, w := range d.Degree {
+		lx.neg.degree[w] = true
 	}
 	for _, t := range lx.neg.terminators {
 		if len(t) == 1 && lx.negators[t[0]] {
@@ -124,15 +136,23 @@ func (lx *lexicon) scopePolarity(cl []string, start, end int) polarity {
 			return uncertain
 		}
 	}
+	// The last trigger before the phrase denies it, unless a word of
+	// degree stands between them.
+	trigger := -1
 	for _, p := range lx.neg.pre {
-		if containsSeq(before, p) {
-			return negated
+		for i := 0; i+len(p) <= len(before); i++ {
+			if matchAt(before, i, p) {
+				trigger = max(trigger, i+len(p)-1)
+			}
 		}
 	}
-	for _, t := range before {
+	for i, t := range before {
 		if lx.negators[t] {
-			return negated
+			trigger = max(trigger, i)
 		}
+	}
+	if trigger >= 0 && !slices.ContainsFunc(before[trigger+1:], func(t string) bool { return lx.neg.degree[t] }) {
+		return negated
 	}
 	if len(after) > negationWindow {
 		after = after[:negationWindow]
