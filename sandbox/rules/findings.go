@@ -206,7 +206,7 @@ func loadFindings(data []byte, lx *lexicon, wn *wordnetData) (*vocabulary, error
 	for _, f := range v.findings {
 		for _, t := range f.terms {
 			w := t.pieces[0][0]
-			if strings.ContainsAny(w, "|*#") {
+			if isCompiled(w) {
 				v.rest = append(v.rest, t)
 			} else {
 				v.first[w] = append(v.first[w], t)
@@ -229,9 +229,15 @@ func (v *vocabulary) read(m message) []finding {
 	for c, cl := range m.clauses {
 		lem := m.lemmas[c]
 		for _, s := range v.sites {
+			if !slices.ContainsFunc(s.words, func(w []string) bool { return m.mayHave(w[0]) }) {
+				continue
+			}
 			// The words of an exception ("back of my leg", "came back")
 			// are not read as the site; the rest of the clause still is.
-			read := maskPhrases(m.lx, cl, s.except)
+			read := cl
+			if m.clauseHolds(c, s.except) {
+				read = maskPhrases(m.lx, cl, s.except)
+			}
 			for i := range read {
 				for _, w := range s.words {
 					if at := m.lx.matchedAtLemma(read, lem, i, w); at != nil {
@@ -244,7 +250,7 @@ func (v *vocabulary) read(m message) []finding {
 	}
 	found := make([][]finding, len(m.clauses))
 	for c, cl := range m.clauses {
-		if m.lx.holdsAny(cl, v.except) {
+		if m.clauseHolds(c, v.except) {
 			continue
 		}
 		lem := m.lemmas[c]
@@ -266,7 +272,7 @@ func (v *vocabulary) read(m message) []finding {
 				}
 				at = append(at, more...)
 			}
-			if m.lx.holdsAny(cl, t.def.except) {
+			if m.clauseHolds(c, t.def.except) {
 				return
 			}
 			start, end := slices.Min(at), slices.Max(at)+1
@@ -342,10 +348,10 @@ func (v *vocabulary) read(m message) []finding {
 	}
 	quals := make([]map[string]bool, len(m.clauses))
 	msgQuals := map[string]bool{}
-	for c, cl := range m.clauses {
+	for c := range m.clauses {
 		quals[c] = map[string]bool{}
 		for name, ps := range v.qualifiers {
-			if m.lx.holdsAny(cl, ps) {
+			if m.clauseHolds(c, ps) {
 				quals[c][name] = true
 				msgQuals[name] = true
 			}
@@ -458,6 +464,7 @@ type findingRule struct {
 	Scope string `json:"scope,omitempty"`
 
 	all, anyOf, none []condition
+	uses             map[string]bool // every finding id its conditions name
 }
 
 // condition is one parsed condition of a findingRule.
@@ -564,6 +571,12 @@ func (r *findingRule) prepare(v *vocabulary) error {
 		return out
 	}
 	r.all, r.anyOf, r.none = parse(r.All), parse(r.Any), parse(r.None)
+	r.uses = map[string]bool{}
+	for _, c := range slices.Concat(r.all, r.anyOf, r.none) {
+		for _, id := range c.ids {
+			r.uses[id] = true
+		}
+	}
 	if len(r.all) == 0 && len(r.anyOf) == 0 {
 		errs = append(errs, errors.New("a rule needs all or any"))
 	}
@@ -598,8 +611,10 @@ func (r *findingRule) holdsAt(msgs []message, except, history [][]string, leave 
 			continue
 		}
 		for _, f := range m.findings {
-			cl := m.clauses[f.clause]
-			if !leave[f.id] && !m.lx.holdsAny(cl, except) && (f.state || !m.lx.holdsAny(cl, history)) {
+			if !r.uses[f.id] || leave[f.id] {
+				continue
+			}
+			if !m.clauseHolds(f.clause, except) && (f.state || !m.clauseHolds(f.clause, history)) {
 				fs = append(fs, f)
 			}
 		}

@@ -146,6 +146,9 @@ func loadLexicon(data []byte) (*lexicon, error) {
 		lx.binomials[a+" "+c] = true
 	}
 	lx.vocab = map[string]bool{}
+	lx.compiled = map[string]*compiledToken{}
+	lx.compiledKey = map[string]string{}
+	lx.wordID = map[string]int{}
 	if err := lx.loadNegation(d.Negation); err != nil {
 		return nil, fmt.Errorf("rules: %s: negation: %w", lexiconFile, err)
 	}

@@ -461,12 +461,12 @@ func checkPlaceholders(text, where string, bad func(string, ...any)) {
 }
 
 func phrase(lx *lexicon, s string) ([]string, error) {
-	toks := lx.normalisePhrase(s)
+	toks, clauses := lx.normalisePhraseClauses(s)
 	if len(toks) == 0 {
 		return nil, fmt.Errorf("phrase %q is empty once normalised", s)
 	}
-	if got := strings.Join(toks, " "); len(lx.parse(s).clauses) != 1 {
-		return nil, fmt.Errorf("phrase %q spans clauses (%q); drop and/but/punctuation", s, got)
+	if clauses != 1 {
+		return nil, fmt.Errorf("phrase %q spans %d clauses; drop and/but/punctuation", s, clauses)
 	}
 	return toks, nil
 }

@@ -96,7 +96,7 @@ const (
 // affirmed, negated, uncertain, past or hypothetical.
 func (lx *lexicon) scopePolarity(cl []string, start, end int) polarity {
 	from := max(0, start-negationWindow)
-	before := slices.Clone(cl[from:start])
+	before := cl[from:start]
 	// A terminator ends the scope of every trigger before it.
 	for _, t := range lx.neg.terminators {
 		for i := len(before) - len(t); i >= 0; i-- {
@@ -108,12 +108,19 @@ func (lx *lexicon) scopePolarity(cl []string, start, end int) polarity {
 	}
 	// Pseudo-triggers trigger nothing: blank their words (they may run
 	// into the phrase: "no change in the pain").
-	window := slices.Concat(before, cl[start:])
+	window := cl[from:]
+	cloned := false
+	blank := func(k int) {
+		if !cloned {
+			before, cloned = slices.Clone(before), true
+		}
+		before[k] = ""
+	}
 	for _, p := range lx.neg.pseudo {
-		for i := 0; i+len(p) <= len(window); i++ {
-			if i < len(before) && matchAt(window, i, p) {
+		for i := 0; i < len(before) && i+len(p) <= len(window); i++ {
+			if matchAt(window, i, p) {
 				for k := i; k < i+len(p) && k < len(before); k++ {
-					before[k] = ""
+					blank(k)
 				}
 			}
 		}
@@ -122,7 +129,7 @@ func (lx *lexicon) scopePolarity(cl []string, start, end int) polarity {
 	if slices.Contains(before, "never") && slices.ContainsFunc(lx.neg.neverBefore, func(p []string) bool { return containsSeq(after, p) }) {
 		for k, t := range before {
 			if t == "never" {
-				before[k] = ""
+				blank(k)
 			}
 		}
 	}

@@ -766,14 +766,33 @@ func (c *EmergencyCategory) heardIn(m message) ([]int, bool) {
 // says reports whether phrase occurs affirmed or hedged in a clause that
 // holds none of the except phrases, and the first such clause.
 func (m message) says(phrase []string, except [][]string) (int, bool) {
+	if !m.mayHave(phrase[0]) {
+		return 0, false
+	}
 	for c, cl := range m.clauses {
 		for i := range cl {
-			if _, ok := m.lx.matchLoose(cl, i, phrase); ok && m.lx.prefixPolarity(cl[:i]) != negated && !m.lx.holdsAny(cl, except) {
+			if _, ok := m.lx.matchLoose(cl, i, phrase); ok && m.lx.prefixPolarity(cl[:i]) != negated && !m.clauseHolds(c, except) {
 				return c, true
 			}
 		}
 	}
 	return 0, false
+}
+
+// clauseHolds is holdsAny for clause c of m, not looking for a phrase
+// whose first word m does not hold (message.mayHave).
+func (m message) clauseHolds(c int, phrases [][]string) bool {
+	for _, ph := range phrases {
+		if !m.mayHave(ph[0]) {
+			continue
+		}
+		for i := range m.clauses[c] {
+			if _, ok := m.lx.matchLoose(m.clauses[c], i, ph); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // holdsAny is true when one of phrases occurs anywhere in the clause.

@@ -36,20 +36,20 @@ import (
 
 // speller corrects words to the vocabulary.
 type speller struct {
-	// deletes maps every string made by deleting up to maxEdits letters
-	// from a target word to the targets it came from (symmetric delete
-	// lookup: Garbe, SymSpell), so a lookup costs a few map reads.
+	// deletes maps every string made by deleting one letter from a target
+	// word (or none) to the targets it came from (symmetric delete lookup:
+	// Garbe, SymSpell), so a lookup costs a few map reads.
 	deletes map[string][]string
 	known   map[string]bool // English words near a target: never corrected
 }
 
 func newSpeller(targets, english []string) *speller {
-	sp := &speller{deletes: map[string][]string{}, known: map[string]bool{}}
+	sp := &speller{deletes: make(map[string][]string, 10*len(targets)), known: make(map[string]bool, len(english))}
 	for _, w := range english {
 		sp.known[w] = true
 	}
 	for _, t := range targets {
-		for _, d := range spell.Deletions(t, spell.MaxEdits(len(t))) {
+		for _, d := range spell.Deletions(t, 1) {
 			sp.deletes[d] = append(sp.deletes[d], t)
 		}
 	}
@@ -58,16 +58,21 @@ func newSpeller(targets, english []string) *speller {
 
 // correct returns the vocabulary word w is a slip away from, or w.
 func (lx *lexicon) correct(w string) string {
-	if lx.spell == nil || !lx.correctable(w) {
+	if lx.spell == nil {
+		return w
+	}
+	sp := lx.spell()
+	if !lx.correctable(sp, w) {
 		return w
 	}
 	n := spell.MaxEdits(len(w))
-	// One deletion on each side also meets a word whose letters are out
-	// of order ("tounge", "tongue"), which reordered accepts.
+	// One deletion on each side meets every word one edit away, and most
+	// two away (two slips in a long word, letters out of order: "tounge",
+	// which reordered accepts), for an index a fifth of the size.
 	best, bestD, tie := "", n+2, false
 	seen := map[string]bool{}
-	for _, d := range spell.Deletions(w, n) {
-		for _, t := range lx.spell.deletes[d] {
+	for _, d := range spell.Deletions(w, 1) {
+		for _, t := range sp.deletes[d] {
 			if seen[t] {
 				continue
 			}
@@ -104,11 +109,11 @@ func reordered(w, t string) bool {
 }
 
 // correctable applies the guard.
-func (lx *lexicon) correctable(w string) bool {
+func (lx *lexicon) correctable(sp *speller, w string) bool {
 	if len(w) <= 3 || strings.ContainsFunc(w, unicode.IsDigit) {
 		return false
 	}
-	if lx.vocab[w] || lx.spell.known[w] || lx.negators[w] || lx.clauseWords[w] || lx.clauseWordsInside[w] ||
+	if lx.vocab[w] || sp.known[w] || lx.negators[w] || lx.clauseWords[w] || lx.clauseWordsInside[w] ||
 		lx.fillers[w] || lx.yesWords[w] || lx.noWords[w] || lx.spelling[w] != nil {
 		return false
 	}

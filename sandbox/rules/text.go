@@ -30,6 +30,10 @@ type message struct {
 	// findings are what the message says (findings.go), read once at
 	// parse for a patient message.
 	findings []finding
+	// bits has the bit of every vocabulary word (lexicon.wordID) the
+	// message holds, as a token or a lemma: a phrase whose first word
+	// matches none is not looked for (mayHave).
+	bits []uint64
 	// complaint, when set, marks in each clause the tokens that name the
 	// committed protocol's complaint (Protocol.complaintWords): a phrase
 	// found only in them is not read, so "a pressure in my chest" does not
@@ -41,7 +45,7 @@ type message struct {
 func (lx *lexicon) parse(raw string) message {
 	m := message{raw: raw, lx: lx}
 	lower := strings.ToLower(raw)
-	lower = strings.NewReplacer("’", "", "'", "", "`", "").Replace(lower)
+	lower = apostrophes.Replace(lower)
 	var cur, typed []string
 	flush := func() {
 		if len(cur) > 0 {
@@ -85,7 +89,44 @@ func (lx *lexicon) parse(raw string) message {
 		}
 		rest = rest[breaks:]
 	}
+	if lx.spell != nil {
+		m.bits = make([]uint64, len(lx.wordID)/64+1)
+		for _, cl := range slices.Concat(m.clauses, m.lemmas) {
+			for _, t := range cl {
+				if id, ok := lx.wordID[t]; ok {
+					m.bits[id/64] |= 1 << (id % 64)
+				}
+			}
+		}
+	}
 	return m
+}
+
+// mayHave is false when no token of m can match the phrase word p, so a
+// phrase starting with p need not be looked for: one bit test, or one AND
+// of two bit sets for an alternation (the message's words and the
+// alternation's, by word id).
+func (m message) mayHave(p string) bool {
+	if m.bits == nil {
+		return true
+	}
+	if isCompiled(p) {
+		a := m.lx.compiled[p]
+		if a.open {
+			return true
+		}
+		for i, w := range a.bits {
+			if i < len(m.bits) && w&m.bits[i] != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	id, ok := m.lx.wordID[p]
+	if !ok {
+		return true
+	}
+	return id/64 < len(m.bits) && m.bits[id/64]&(1<<(id%64)) != 0
 }
 
 func isClauseBreak(r rune) bool {
@@ -122,6 +163,13 @@ next:
 	return out
 }
 
+// The replacers of parse and normalisePhrase, built once: they are
+// immutable and safe for concurrent use.
+var (
+	apostrophes  = strings.NewReplacer("’", "", "'", "", "`", "")
+	patternMarks = strings.NewReplacer("*", markStar, "|", markOr)
+)
+
 // Markers that carry pattern syntax through parse, which keeps only letters
 // and digits.
 const (
@@ -136,9 +184,19 @@ const (
 // survives: a trailing "*" (a prefix match), "a|b" (either word, each
 // normalised on its own) and "#10-36" (a number in that range).
 func (lx *lexicon) normalisePhrase(s string) []string {
-	s = numberSlot.ReplaceAllString(s, markNum+"${1}"+markTo+"${2}")
-	s = strings.NewReplacer("*", markStar, "|", markOr).Replace(s)
-	toks := lx.parse(s).tokens
+	toks, _ := lx.normalisePhraseClauses(s)
+	return toks
+}
+
+// normalisePhraseClauses is normalisePhrase, with how many clauses the
+// phrase spans (a phrase must sit in one: library.go phrase).
+func (lx *lexicon) normalisePhraseClauses(s string) ([]string, int) {
+	if strings.ContainsRune(s, '#') {
+		s = numberSlot.ReplaceAllString(s, markNum+"${1}"+markTo+"${2}")
+	}
+	s = patternMarks.Replace(s)
+	m := lx.parse(s)
+	toks := m.tokens
 	for i, t := range toks {
 		alts := strings.Split(t, markOr)
 		for j, a := range alts {
@@ -153,13 +211,17 @@ func (lx *lexicon) normalisePhrase(s string) []string {
 				}
 				if lx.vocab != nil {
 					lx.vocab[a] = true
+					lx.idOf(a)
 				}
 			}
 			alts[j] = a
 		}
 		toks[i] = strings.Join(alts, "|")
+		if lx.compiled != nil && strings.ContainsAny(toks[i], "|*#") {
+			toks[i] = lx.compileToken(toks[i])
+		}
 	}
-	return toks
+	return toks, len(m.clauses)
 }
 
 // lexicon holds the word lists of the text understanding. It is built once by
@@ -197,8 +259,14 @@ type lexicon struct {
 	// vocab is every word of every phrase normalised while the library
 	// loads; once it has loaded, spell and lemmas are built from it
 	// (spelling.go) and patient text is corrected and lemmatised.
-	vocab  map[string]bool
-	spell  *speller
+	vocab       map[string]bool
+	compiled    map[string]*compiledToken // phrase words with pattern syntax, by key (compileToken)
+	compiledKey map[string]string         // the key of each pattern
+	wordID      map[string]int            // every phrase word's id, for message.bits
+	// spell builds the speller on first use, so an engine that never
+	// reads a patient message does not pay for it; nil until the library
+	// has loaded (finishVocabulary).
+	spell  func() *speller
 	lemmaX map[string]string // irregular forms: "threw" → "throw"
 }
 
@@ -315,6 +383,9 @@ func (m message) complaintMention(phrase []string) polarity { return m.lastMenti
 // negated.
 func (m message) lastMention(phrase []string, denied bool) polarity {
 	result := absent
+	if !m.mayHave(phrase[0]) {
+		return result
+	}
 	for c := range m.clauses {
 		p := m.clauseMention(c, phrase)
 		if p == affirmed && denied && m.deniedQuestion(c) {
@@ -423,7 +494,7 @@ func (lx *lexicon) match(tokens, lemmas []string, i int, phrase []string, at *[]
 			if k >= len(tokens) {
 				return 0, false
 			}
-			if tokens[k] != "" && (tokenMatches(p, tokens[k]) || (lemmas != nil && lemmas[k] != tokens[k] && tokenMatches(p, lemmas[k]))) {
+			if tokens[k] != "" && (lx.tokenMatches(p, tokens[k]) || (lemmas != nil && lemmas[k] != tokens[k] && lx.tokenMatches(p, lemmas[k]))) {
 				break
 			}
 			if j == 0 || skipped == maxFillers || !lx.fillers[tokens[k]] {
@@ -438,6 +509,104 @@ func (lx *lexicon) match(tokens, lemmas []string, i int, phrase []string, at *[]
 		k++
 	}
 	return k, true
+}
+
+// tokenMatches is the free tokenMatches for a phrase word normalised by
+// this lexicon, whose alternatives, prefixes and ranges were read once
+// (compileToken).
+func (lx *lexicon) tokenMatches(p, t string) bool {
+	if p == t {
+		return true
+	}
+	if !isCompiled(p) {
+		return false // a plain word, and not t
+	}
+	return lx.compiled[p].matches(t)
+}
+
+// compiledToken is a phrase word with pattern syntax, read once.
+type compiledToken struct {
+	words    map[string]bool
+	prefixes []string
+	ranges   [][2]int
+	bits     []uint64 // the words' ids (lexicon.wordID)
+	open     bool     // a prefix or a range: any word may match
+	pattern  string   // as written: "a|b*"
+}
+
+func (a *compiledToken) matches(t string) bool {
+	if a.words[t] {
+		return true
+	}
+	for _, p := range a.prefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	if len(a.ranges) > 0 {
+		if n, err := strconv.Atoi(t); err == nil {
+			for _, r := range a.ranges {
+				if n >= r[0] && n <= r[1] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// compiledMark begins the key of a compiled phrase word: no patient word
+// holds it.
+const compiledMark = '\x01'
+
+// isCompiled is true for a phrase word that is a compiled token's key.
+func isCompiled(p string) bool { return p != "" && p[0] == compiledMark }
+
+// compileToken reads p's pattern syntax into lx.compiled, and returns the
+// short key the phrase holds instead of p: a key of a few bytes is hashed
+// and compared much faster than a long alternation.
+func (lx *lexicon) compileToken(p string) string {
+	if key, ok := lx.compiledKey[p]; ok {
+		return key
+	}
+	key := string(compiledMark) + strconv.Itoa(len(lx.compiledKey))
+	lx.compiledKey[p] = key
+	a := &compiledToken{words: map[string]bool{}, pattern: p}
+	for _, alt := range strings.Split(p, "|") {
+		switch {
+		case strings.HasPrefix(alt, "#"):
+			lo, hi, _ := strings.Cut(alt[1:], "-")
+			l, err1 := strconv.Atoi(lo)
+			h, err2 := strconv.Atoi(hi)
+			if err1 == nil && err2 == nil {
+				a.ranges = append(a.ranges, [2]int{l, h})
+			}
+		case strings.HasSuffix(alt, "*"):
+			a.prefixes = append(a.prefixes, alt[:len(alt)-1])
+		default:
+			a.words[alt] = true
+		}
+	}
+	a.open = len(a.prefixes) > 0 || len(a.ranges) > 0
+	for w := range a.words {
+		id := lx.idOf(w)
+		for len(a.bits) <= id/64 {
+			a.bits = append(a.bits, 0)
+		}
+		a.bits[id/64] |= 1 << (id % 64)
+	}
+	lx.compiled[key] = a
+	return key
+}
+
+// idOf is w's word id, given on first sight.
+func (lx *lexicon) idOf(w string) int {
+	id, ok := lx.wordID[w]
+	if !ok {
+		id = len(lx.wordID)
+		lx.wordID[w] = id
+	}
+	return id
 }
 
 // tokenMatches compares one phrase word with one patient word: "a|b" is

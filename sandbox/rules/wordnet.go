@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 )
 
 //go:generate go run gen_wordnet.go
@@ -19,8 +21,8 @@ type wordnetData struct {
 	Licence    []string            `json:"licence"`
 	Synsets    map[string][]string `json:"synsets"`
 	Exceptions map[string]string   `json:"exceptions"`
-	English    []string            `json:"english"`
-	Vocabulary []string            `json:"vocabulary"`
+	English    string              `json:"english"`    // separated by spaces
+	Vocabulary string              `json:"vocabulary"` // separated by spaces
 }
 
 func loadWordNet(data []byte) (*wordnetData, error) {
@@ -38,8 +40,9 @@ func loadWordNet(data []byte) (*wordnetData, error) {
 // words the library's phrases hold (lx.vocab), once they are all loaded.
 // Only words the generated file was computed for are correction targets.
 func (lx *lexicon) finishVocabulary(wn *wordnetData) {
-	listed := map[string]bool{}
-	for _, w := range wn.Vocabulary {
+	vocabulary := strings.Fields(wn.Vocabulary)
+	listed := make(map[string]bool, len(vocabulary))
+	for _, w := range vocabulary {
 		listed[w] = true
 	}
 	var targets []string
@@ -58,5 +61,8 @@ func (lx *lexicon) finishVocabulary(wn *wordnetData) {
 	// The words of the file's vocabulary are never corrected either: it
 	// holds every word of the files, some the engine does not match on
 	// their own ("able" of the rewrite "unable to").
-	lx.spell = newSpeller(targets, slices.Concat(wn.English, wn.Vocabulary))
+	english := wn.English
+	lx.spell = sync.OnceValue(func() *speller {
+		return newSpeller(targets, slices.Concat(strings.Fields(english), vocabulary))
+	})
 }
