@@ -95,6 +95,7 @@ type siteDef struct {
 type findingDef struct {
 	id, label string
 	state     bool
+	wordnet   []string // the words its WordNet synsets added
 	terms     []*termDef
 	except    [][]string
 }
@@ -195,6 +196,7 @@ func loadFindings(data []byte, lx *lexicon, wn *wordnetData) (*vocabulary, error
 			for _, w := range words {
 				if !slices.Contains(ref.Not, w) {
 					add(w, "")
+					def.wordnet = append(def.wordnet, w)
 				}
 			}
 		}
@@ -458,6 +460,11 @@ type findingRule struct {
 	// one of these protocols is recognised by the message too (a cough is
 	// part of a sore throat or breathlessness, not beside a back pain).
 	YieldsTo []string `json:"yields_to,omitempty"`
+	// Except (emergency categories only), when given, replaces the
+	// category's except phrases for this rule: a clause holding one is not
+	// read (the bleeding category leaves out clauses about stools, which
+	// its rule for black stools reads). History markers always apply.
+	Except []string `json:"except,omitempty"`
 	// Scope (emergency categories only): "message" when every finding
 	// must come from one message ("took", "tablets" and "too many" are an
 	// overdose told together); by default the whole conversation so far.
@@ -465,6 +472,7 @@ type findingRule struct {
 
 	all, anyOf, none []condition
 	uses             map[string]bool // every finding id its conditions name
+	except           [][]string      // Except, normalised
 }
 
 // condition is one parsed condition of a findingRule.
@@ -556,8 +564,9 @@ func (c condition) meets(f finding) bool {
 	return true
 }
 
-func (r *findingRule) prepare(v *vocabulary) error {
+func (r *findingRule) prepare(lx *lexicon, v *vocabulary) error {
 	var errs []error
+	r.except = phrases(lx, r.Except, func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) })
 	parse := func(in []string) []condition {
 		var out []condition
 		for _, s := range in {
@@ -605,6 +614,9 @@ const scopeMessage = "message"
 // about them.
 func (r *findingRule) holdsAt(msgs []message, except, history [][]string, leave map[string]bool) ([]finding, bool) {
 	last := msgs[len(msgs)-1]
+	if r.Except != nil {
+		except = r.except
+	}
 	var fs []finding
 	for _, m := range msgs {
 		if r.Scope == scopeMessage && m.turn != last.turn {

@@ -50,7 +50,7 @@ type output struct {
 
 // prose are the JSON keys whose strings are sentences, not phrases to match.
 var prose = map[string]bool{
-	"comment": true, "label": true, "ask": true, "ask_again": true, "safety_note": true, "reply": true,
+	"comment": true, "ask": true, "ask_again": true, "safety_note": true, "reply": true,
 	"advice": true, "reason": true, "source": true, "meaning": true, "note": true, "reply_someone_else": true,
 	"advice_someone_else": true, "subjective": true, "objective": true, "assessment": true, "plan": true,
 	"why": true, "id": true, "fact": true, "value": true, "disposition": true, "kind": true, "synset": true,

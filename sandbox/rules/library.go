@@ -132,7 +132,7 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 			break
 		}
 		for i := range c.Findings {
-			if err := c.Findings[i].prepare(lib.vocab); err != nil {
+			if err := c.Findings[i].prepare(lx, lib.vocab); err != nil {
 				ruleErrs = append(ruleErrs, fmt.Errorf("rules: %s: category %s findings rule %d: %w", emergenciesFile, c.ID, i, err))
 			}
 			if c.Findings[i].Alone {
@@ -146,7 +146,7 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 		}
 		for i := range p.Recognise {
 			r := &p.Recognise[i]
-			if err := r.prepare(lib.vocab); err != nil {
+			if err := r.prepare(lx, lib.vocab); err != nil {
 				ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: recognise rule %d: %w", p.ID, i, err))
 			}
 			for _, y := range r.YieldsTo {

@@ -684,18 +684,19 @@ func (lib *library) emergencyIn(msgs []message, asked map[string]bool) *emergenc
 	for _, c := range lib.emergencies {
 		if clauses, ok := c.heardIn(m); ok {
 			heard[c] = clauses
-			continue
 		}
+		// The rules too, so the note names the rule and its source even
+		// when a phrase heard the category.
 		for i := range c.Findings {
 			used, ok := c.Findings[i].holdsAt(msgs, c.ownExcept, lib.history, asked)
 			if !ok {
 				continue
 			}
-			var clauses []int
-			for _, f := range used {
-				clauses = append(clauses, f.clause)
+			if heard[c] == nil {
+				for _, f := range used {
+					heard[c] = append(heard[c], f.clause)
+				}
 			}
-			heard[c] = clauses
 			if n := c.Findings[i].Note; n != "" {
 				ruleNotes = append(ruleNotes, n)
 			}

@@ -27,8 +27,10 @@ import (
 //     British English word list and WordNet within the correction distance
 //     of a vocabulary word ("breeding", "night", "sweat"), generated with
 //     the vocabulary it was checked against;
-//   - has two vocabulary words equally near ("brake": "break" or "brave"
-//     are equally likely), or none.
+//   - has two vocabulary words equally near that keep as much of its start
+//     ("brak": "break" or "brake"), or none; of two equally near, the one
+//     that keeps more of the start wins ("breathles" is "breathless", not
+//     "breathes": slips fall more often at a word's end).
 //
 // Only words of that generated vocabulary are targets, so a word added to
 // the protocols later is not a target until the file is generated again
@@ -85,7 +87,15 @@ func (lx *lexicon) correct(w string) string {
 			case dist < bestD:
 				best, bestD, tie = t, dist, false
 			case dist == bestD && t != best:
-				tie = true
+				// Equally near: the one that keeps more of the word's
+				// start ("breathles" is "breathless", not "breathes"),
+				// else neither.
+				switch a, b := commonPrefix(w, t), commonPrefix(w, best); {
+				case a > b:
+					best, tie = t, false
+				case a == b:
+					tie = true
+				}
 			}
 		}
 	}
@@ -93,6 +103,15 @@ func (lx *lexicon) correct(w string) string {
 		return w
 	}
 	return best
+}
+
+// commonPrefix is how many leading bytes a and b share.
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // reordered is true when w has t's letters in another order, the first

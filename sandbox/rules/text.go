@@ -268,6 +268,10 @@ type lexicon struct {
 	// has loaded (finishVocabulary).
 	spell  func() *speller
 	lemmaX map[string]string // irregular forms: "threw" → "throw"
+	// unlisted are the vocabulary words the generated wordnet.json was not
+	// computed for: not correction targets until it is generated again
+	// (TestWordNetFileIsCurrent).
+	unlisted []string
 }
 
 type rewrite struct{ from, to []string }

@@ -46,9 +46,13 @@ func (lx *lexicon) finishVocabulary(wn *wordnetData) {
 		listed[w] = true
 	}
 	var targets []string
+	lx.unlisted = nil
 	for w := range lx.vocab {
-		if listed[w] && len(w) >= 4 {
+		switch {
+		case listed[w] && len(w) >= 4:
 			targets = append(targets, w)
+		case len(w) >= 4 && !strings.ContainsFunc(w, func(r rune) bool { return r < 'a' || r > 'z' }):
+			lx.unlisted = append(lx.unlisted, w)
 		}
 	}
 	slices.Sort(targets)
