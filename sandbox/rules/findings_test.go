@@ -342,3 +342,60 @@ func TestBlindRoundCorpora(t *testing.T) {
 		t.Log(fmt.Sprintf("%s (round %d, written %s): %d cases, %d ambiguous left out; %d of %d emergencies named by the writer's category", name, r.Round, r.Written, len(r.Cases), len(r.Ambiguous), named, emergencies))
 	}
 }
+
+// TestDocsListFindings: docs/protocols.md lists every finding, site and
+// qualifier of the vocabulary, and every condition of every rule over
+// findings (protocols' recognise rules, red flags' and questions'
+// findings, emergency categories' rules), so the page says what the engine
+// reads and decides.
+func TestDocsListFindings(t *testing.T) {
+	e := newEngine(t)
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "protocols.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	listed := func(what, s string) {
+		if !strings.Contains(doc, "`"+strings.ReplaceAll(s, "|", `\|`)+"`") {
+			t.Errorf("docs/protocols.md does not list %s `%s`", what, s)
+		}
+	}
+	v := e.lib.vocab
+	for _, f := range v.findings {
+		listed("finding", f.id)
+	}
+	for _, s := range v.sites {
+		listed("site", s.id)
+	}
+	for q := range v.qualifiers {
+		listed("qualifier", q)
+	}
+	rule := func(what string, r findingRule) {
+		for _, c := range slices.Concat(r.All, r.Any, r.None) {
+			listed(what+" condition", c)
+		}
+	}
+	for _, p := range e.lib.protocols {
+		for _, r := range p.Recognise {
+			rule(p.ID+" recognise", r)
+		}
+		for _, rf := range p.RedFlags {
+			for _, c := range rf.Findings {
+				listed(p.ID+" red flag "+rf.Fact+" finding", c)
+			}
+		}
+		for _, q := range p.Questions {
+			for _, c := range q.Findings {
+				listed(p.ID+" question "+q.Fact+" finding", c)
+			}
+		}
+	}
+	for _, c := range e.lib.emergencies {
+		for _, r := range c.Findings {
+			rule(c.ID, r)
+			if r.Note == "" {
+				t.Errorf("%s: a rule over findings without a note naming its source", c.ID)
+			}
+		}
+	}
+}

@@ -333,6 +333,22 @@ const (
 	uncertain
 )
 
+func (p polarity) String() string {
+	switch p {
+	case affirmed:
+		return "affirmed"
+	case negated:
+		return "negated"
+	case uncertain:
+		return "uncertain"
+	case past:
+		return "past"
+	case hypothetical:
+		return "hypothetical"
+	}
+	return "absent"
+}
+
 // negationWindow is how many tokens before a keyword a negator or hedge may
 // sit: "I don't think I have a fever" puts "dont" five tokens back.
 const negationWindow = 6
