@@ -614,6 +614,11 @@ const scopeMessage = "message"
 // about them.
 func (r *findingRule) holdsAt(msgs []message, except, history [][]string, leave map[string]bool) ([]finding, bool) {
 	last := msgs[len(msgs)-1]
+	// The rule can only come to hold at the last message through one of
+	// its findings: most messages ("yes", "34") name none.
+	if !slices.ContainsFunc(last.findings, func(f finding) bool { return r.uses[f.id] && !leave[f.id] }) {
+		return nil, false
+	}
 	if r.Except != nil {
 		except = r.except
 	}

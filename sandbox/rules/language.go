@@ -91,9 +91,10 @@ type EmergencyCategory struct {
 	// with new confusion, mottled skin or no urine" is suspected sepsis).
 	Findings []findingRule `json:"findings,omitempty"`
 
-	patterns  [][][]string // pattern → parts → tokens
-	except    [][]string   // Except and the history markers
-	ownExcept [][]string   // Except
+	patterns  [][][]string  // pattern → parts → tokens
+	firsts    [][]firstWord // pattern → parts → its first word, for a quick look
+	except    [][]string    // Except and the history markers
+	ownExcept [][]string    // Except
 	whenAll   [][]*EmergencyCategory
 }
 
@@ -146,7 +147,7 @@ func loadLexicon(data []byte) (*lexicon, error) {
 		lx.binomials[a+" "+c] = true
 	}
 	lx.vocab = map[string]bool{}
-	lx.compiled = map[string]*compiledToken{}
+	lx.compiled = []*compiledToken{}
 	lx.compiledKey = map[string]string{}
 	lx.wordID = map[string]int{}
 	if err := lx.loadNegation(d.Negation); err != nil {
@@ -210,14 +211,18 @@ func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 		}
 		for _, pat := range c.Patterns {
 			var parts [][]string
+			var firsts []firstWord
 			for _, part := range strings.Split(pat, "+") {
 				toks, err := phrase(lx, expand(part))
 				if err != nil {
 					bad("category %s pattern %q: %v", c.ID, pat, err)
+					toks = []string{""}
 				}
 				parts = append(parts, toks)
+				firsts = append(firsts, lx.firstWordOf(toks[0]))
 			}
 			c.patterns = append(c.patterns, parts)
+			c.firsts = append(c.firsts, firsts)
 		}
 		c.ownExcept = phrases(lx, c.Except, bad)
 		c.except = append(slices.Clone(c.ownExcept), history...)

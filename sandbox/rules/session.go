@@ -198,8 +198,11 @@ func (s *session) turn(i int) {
 		}
 	} else {
 		// A complaint named later, in any answer, is kept for the
-		// clinician ("Also named").
-		s.consider(s.match(m, s.e.lib.protocols))
+		// clinician ("Also named"): read from its findings, so an answer
+		// that names none costs nothing.
+		if len(m.findings) > 0 {
+			s.consider(s.matchFindings(m))
+		}
 		unclear := s.answerPending(m)
 		if s.volunteer(m) > 0 && unclear {
 			// The reply told us something else: say so rather than
@@ -330,6 +333,21 @@ func (s *session) match(m message, pool []*Protocol) []*Protocol {
 	}
 	if len(out) == 0 {
 		return alone
+	}
+	return out
+}
+
+// matchFindings lists the protocols one of whose recognise rules (not
+// marked alone) m's findings meet.
+func (s *session) matchFindings(m message) []*Protocol {
+	var out []*Protocol
+	for _, p := range s.e.lib.protocols {
+		if slices.ContainsFunc(p.Recognise, func(r findingRule) bool {
+			_, ok := r.holds(m.findings)
+			return ok && !r.Alone
+		}) {
+			out = append(out, p)
+		}
 	}
 	return out
 }
@@ -747,9 +765,13 @@ func (lib *library) emergencyIn(msgs []message, asked map[string]bool) *emergenc
 // heardIn reports whether every part of one of c's patterns is said in m,
 // and the clauses the first such pattern's parts were said in.
 func (c *EmergencyCategory) heardIn(m message) ([]int, bool) {
-	for _, parts := range c.patterns {
+	for i, parts := range c.patterns {
 		var clauses []int
-		for _, part := range parts {
+		for j, part := range parts {
+			if !m.mayHaveFirst(c.firsts[i][j]) {
+				clauses = nil
+				break
+			}
 			cl, ok := m.says(part, c.except)
 			if !ok {
 				clauses = nil
@@ -765,11 +787,9 @@ func (c *EmergencyCategory) heardIn(m message) ([]int, bool) {
 }
 
 // says reports whether phrase occurs affirmed or hedged in a clause that
-// holds none of the except phrases, and the first such clause.
+// holds none of the except phrases, and the first such clause (heardIn has
+// looked for its first word: message.mayHaveFirst).
 func (m message) says(phrase []string, except [][]string) (int, bool) {
-	if !m.mayHave(phrase[0]) {
-		return 0, false
-	}
 	for c, cl := range m.clauses {
 		for i := range cl {
 			if _, ok := m.lx.matchLoose(cl, i, phrase); ok && m.lx.prefixPolarity(cl[:i]) != negated && !m.clauseHolds(c, except) {

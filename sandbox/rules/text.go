@@ -102,6 +102,44 @@ func (lx *lexicon) parse(raw string) message {
 	return m
 }
 
+// firstWord is a phrase's first word read once for message.mayHaveFirst:
+// its word id, or the ids of its alternatives, or open when a prefix or a
+// range may match any word.
+type firstWord struct {
+	open bool
+	id   int // -1: an alternation (bits) or a word with no id (open)
+	bits []uint64
+}
+
+// firstWordOf reads p (a normalised phrase word) for mayHaveFirst.
+func (lx *lexicon) firstWordOf(p string) firstWord {
+	if isCompiled(p) {
+		a := lx.compiledAt(p)
+		return firstWord{open: a.open, id: -1, bits: a.bits}
+	}
+	if id, ok := lx.wordID[p]; ok {
+		return firstWord{id: id}
+	}
+	return firstWord{open: true, id: -1}
+}
+
+// mayHaveFirst is mayHave for a first word read at load time: no map is
+// looked up.
+func (m message) mayHaveFirst(w firstWord) bool {
+	switch {
+	case m.bits == nil || w.open:
+		return true
+	case w.id >= 0:
+		return w.id/64 < len(m.bits) && m.bits[w.id/64]&(1<<(w.id%64)) != 0
+	}
+	for i, b := range w.bits {
+		if i < len(m.bits) && b&m.bits[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // mayHave is false when no token of m can match the phrase word p, so a
 // phrase starting with p need not be looked for: one bit test, or one AND
 // of two bit sets for an alternation (the message's words and the
@@ -111,7 +149,7 @@ func (m message) mayHave(p string) bool {
 		return true
 	}
 	if isCompiled(p) {
-		a := m.lx.compiled[p]
+		a := m.lx.compiledAt(p)
 		if a.open {
 			return true
 		}
@@ -260,9 +298,9 @@ type lexicon struct {
 	// loads; once it has loaded, spell and lemmas are built from it
 	// (spelling.go) and patient text is corrected and lemmatised.
 	vocab       map[string]bool
-	compiled    map[string]*compiledToken // phrase words with pattern syntax, by key (compileToken)
-	compiledKey map[string]string         // the key of each pattern
-	wordID      map[string]int            // every phrase word's id, for message.bits
+	compiled    []*compiledToken  // phrase words with pattern syntax, by key (compileToken)
+	compiledKey map[string]string // the key of each pattern
+	wordID      map[string]int    // every phrase word's id, for message.bits
 	// spell builds the speller on first use, so an engine that never
 	// reads a patient message does not pay for it; nil until the library
 	// has loaded (finishVocabulary).
@@ -541,7 +579,7 @@ func (lx *lexicon) tokenMatches(p, t string) bool {
 	if !isCompiled(p) {
 		return false // a plain word, and not t
 	}
-	return lx.compiled[p].matches(t)
+	return lx.compiledAt(p).matches(t)
 }
 
 // compiledToken is a phrase word with pattern syntax, read once.
@@ -582,6 +620,16 @@ const compiledMark = '\x01'
 // isCompiled is true for a phrase word that is a compiled token's key.
 func isCompiled(p string) bool { return p != "" && p[0] == compiledMark }
 
+// compiledAt is the compiled token of key p (isCompiled): its index is the
+// number after the mark, so no map is looked up.
+func (lx *lexicon) compiledAt(p string) *compiledToken {
+	n := 0
+	for i := 1; i < len(p); i++ {
+		n = 10*n + int(p[i]-'0')
+	}
+	return lx.compiled[n]
+}
+
 // compileToken reads p's pattern syntax into lx.compiled, and returns the
 // short key the phrase holds instead of p: a key of a few bytes is hashed
 // and compared much faster than a long alternation.
@@ -589,7 +637,7 @@ func (lx *lexicon) compileToken(p string) string {
 	if key, ok := lx.compiledKey[p]; ok {
 		return key
 	}
-	key := string(compiledMark) + strconv.Itoa(len(lx.compiledKey))
+	key := string(compiledMark) + strconv.Itoa(len(lx.compiled))
 	lx.compiledKey[p] = key
 	a := &compiledToken{words: map[string]bool{}, pattern: p}
 	for _, alt := range strings.Split(p, "|") {
@@ -615,7 +663,7 @@ func (lx *lexicon) compileToken(p string) string {
 		}
 		a.bits[id/64] |= 1 << (id % 64)
 	}
-	lx.compiled[key] = a
+	lx.compiled = append(lx.compiled, a)
 	return key
 }
 
