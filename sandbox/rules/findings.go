@@ -90,6 +90,7 @@ type siteDef struct {
 	id     string
 	words  [][]string
 	except [][]string
+	firsts []firstWord // each word's first word, for a quick look
 }
 
 type findingDef struct {
@@ -106,6 +107,7 @@ type termDef struct {
 	pieces [][]string
 	site   string
 	def    *findingDef
+	first  firstWord // its first word, for a quick look
 }
 
 // Polarity of a finding beyond the matcher's: past ("used to", "years ago")
@@ -147,7 +149,11 @@ func loadFindings(data []byte, lx *lexicon, wn *wordnetData) (*vocabulary, error
 			bad("site %q needs a unique lowercase id and words", s.ID)
 		}
 		sites[s.ID] = true
-		v.sites = append(v.sites, &siteDef{id: s.ID, words: phrases(lx, s.Words, bad), except: phrases(lx, s.Except, bad)})
+		sd := &siteDef{id: s.ID, words: phrases(lx, s.Words, bad), except: phrases(lx, s.Except, bad)}
+		for _, w := range sd.words {
+			sd.firsts = append(sd.firsts, lx.firstWordOf(w[0]))
+		}
+		v.sites = append(v.sites, sd)
 	}
 	for name, words := range d.Qualifiers {
 		v.qualifiers[name] = phrases(lx, words, bad)
@@ -208,6 +214,7 @@ func loadFindings(data []byte, lx *lexicon, wn *wordnetData) (*vocabulary, error
 	for _, f := range v.findings {
 		for _, t := range f.terms {
 			w := t.pieces[0][0]
+			t.first = lx.firstWordOf(w)
 			if isCompiled(w) {
 				v.rest = append(v.rest, t)
 			} else {
@@ -227,13 +234,24 @@ func loadFindings(data []byte, lx *lexicon, wn *wordnetData) (*vocabulary, error
 // It hurts when I walk.").
 func (v *vocabulary) read(m message) []finding {
 	var out []finding
+	// What the message may hold, looked at once: the sites and the terms
+	// starting with an alternation whose first word it has.
+	var sites []*siteDef
+	for _, s := range v.sites {
+		if slices.ContainsFunc(s.firsts, m.mayHaveFirst) {
+			sites = append(sites, s)
+		}
+	}
+	var rest []*termDef
+	for _, t := range v.rest {
+		if m.mayHaveFirst(t.first) {
+			rest = append(rest, t)
+		}
+	}
 	clauseSites := make([][]siteOcc, len(m.clauses))
 	for c, cl := range m.clauses {
 		lem := m.lemmas[c]
-		for _, s := range v.sites {
-			if !slices.ContainsFunc(s.words, func(w []string) bool { return m.mayHave(w[0]) }) {
-				continue
-			}
+		for _, s := range sites {
 			// The words of an exception ("back of my leg", "came back")
 			// are not read as the site; the rest of the clause still is.
 			read := cl
@@ -318,7 +336,7 @@ func (v *vocabulary) read(m message) []finding {
 					try(t, i)
 				}
 			}
-			for _, t := range v.rest {
+			for _, t := range rest {
 				try(t, i)
 			}
 		}

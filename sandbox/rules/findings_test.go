@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -339,7 +338,7 @@ func TestBlindRoundCorpora(t *testing.T) {
 				}
 			}
 		}
-		t.Log(fmt.Sprintf("%s (round %d, written %s): %d cases, %d ambiguous left out; %d of %d emergencies named by the writer's category", name, r.Round, r.Written, len(r.Cases), len(r.Ambiguous), named, emergencies))
+		t.Logf("%s (round %d, written %s): %d cases, %d ambiguous left out; %d of %d emergencies named by the writer's category", name, r.Round, r.Written, len(r.Cases), len(r.Ambiguous), named, emergencies)
 	}
 }
 

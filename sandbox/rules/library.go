@@ -264,6 +264,14 @@ func (p *Protocol) prepare(lx *lexicon) error {
 	if len(p.triggers) == 0 && len(p.Recognise) == 0 {
 		bad("no triggers other than exceptions, and no recognise rules")
 	}
+	p.anyFirst = lx.firstWordOf(p.title[0])
+	for _, parts := range p.triggers {
+		for _, pieces := range parts {
+			for _, piece := range pieces {
+				p.anyFirst = p.anyFirst.union(lx.firstWordOf(piece[0]))
+			}
+		}
+	}
 
 	facts := map[string]string{factAge: "builtin", factSex: "builtin", factPregnancy: "builtin"}
 	define := func(fact, kind string) {

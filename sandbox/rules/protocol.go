@@ -40,6 +40,9 @@ type Protocol struct {
 	// asksFindings are the findings its questions ask about
 	// (Question.Findings).
 	asksFindings map[string]bool
+	// anyFirst is every word the title and the triggers start with: a
+	// message holding none is not looked at for them.
+	anyFirst firstWord
 }
 
 // RedFlag is a cannot-miss finding, screened before any non-urgent

@@ -405,6 +405,9 @@ func said(p polarity) bool {
 // leaving out the clauses p's exceptions hold ("feeling low in my belly" is
 // not low mood).
 func recognises(m message, p *Protocol) bool {
+	if !m.mayHaveFirst(p.anyFirst) {
+		return false // no word the title or a trigger starts with
+	}
 	m = m.without(p.triggerExcept)
 	if said(m.complaintMention(p.title)) {
 		return true

@@ -123,6 +123,27 @@ func (lx *lexicon) firstWordOf(p string) firstWord {
 	return firstWord{open: true, id: -1}
 }
 
+// union is a firstWord that a message may have when it may have a or b.
+func (a firstWord) union(b firstWord) firstWord {
+	out := firstWord{open: a.open || b.open, id: -1}
+	if out.open {
+		return out
+	}
+	for _, w := range []firstWord{a, b} {
+		if w.id >= 0 {
+			w.bits = make([]uint64, w.id/64+1)
+			w.bits[w.id/64] = 1 << (w.id % 64)
+		}
+		for len(out.bits) < len(w.bits) {
+			out.bits = append(out.bits, 0)
+		}
+		for i, x := range w.bits {
+			out.bits[i] |= x
+		}
+	}
+	return out
+}
+
 // mayHaveFirst is mayHave for a first word read at load time: no map is
 // looked up.
 func (m message) mayHaveFirst(w firstWord) bool {
