@@ -3,6 +3,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -77,6 +78,7 @@ type vocabulary struct {
 	findings   []*findingDef
 	byID       map[string]*findingDef
 	qualifiers map[string][][]string
+	qualBit    map[string]uint32 // a bit per qualifier, for finding.quals
 	// first indexes the terms by their first word, for one pass per
 	// clause; prefix terms and terms whose first word is an alternation are
 	// in rest.
@@ -120,8 +122,8 @@ type finding struct {
 	pol    polarity
 	sites  []string
 	siteAt []int // positions of the site words it took, in the clause
-	quals  map[string]bool
-	state  bool // findingData.State
+	quals  uint32 // a bit per qualifier (vocabulary.qualBit)
+	state  bool   // findingData.State
 }
 
 // positive is true for a finding affirmed or hedged: "I think I might have
@@ -155,8 +157,14 @@ func loadFindings(data []byte, lx *lexicon, wn *wordnetData) (*vocabulary, error
 		}
 		v.sites = append(v.sites, sd)
 	}
-	for name, words := range d.Qualifiers {
-		v.qualifiers[name] = phrases(lx, words, bad)
+	v.qualBit = map[string]uint32{}
+	names := slices.Sorted(maps.Keys(d.Qualifiers))
+	if len(names) > 32 {
+		bad("%d qualifiers; at most 32", len(names))
+	}
+	for i, name := range names {
+		v.qualifiers[name] = phrases(lx, d.Qualifiers[name], bad)
+		v.qualBit[name] = 1 << i
 	}
 	for _, f := range d.Findings {
 		if !id.MatchString(f.ID) || v.byID[f.ID] != nil || f.Label == "" {
@@ -274,7 +282,11 @@ func (v *vocabulary) read(m message) []finding {
 			continue
 		}
 		lem := m.lemmas[c]
-		seen := map[string]bool{}
+		type seenKey struct {
+			def   *findingDef
+			start int
+		}
+		var seen []seenKey
 		try := func(t *termDef, i int) {
 			at := m.lx.matchedAtLemma(cl, lem, i, t.pieces[0])
 			if at == nil {
@@ -296,11 +308,11 @@ func (v *vocabulary) read(m message) []finding {
 				return
 			}
 			start, end := slices.Min(at), slices.Max(at)+1
-			key := fmt.Sprint(t.def.id, start)
-			if seen[key] {
+			key := seenKey{t.def, start}
+			if slices.Contains(seen, key) {
 				return
 			}
-			seen[key] = true
+			seen = append(seen, key)
 			pol := m.lx.scopePolarity(cl, start, end)
 			if pol == affirmed && m.deniedQuestion(c) {
 				pol = negated
@@ -366,28 +378,23 @@ func (v *vocabulary) read(m message) []finding {
 			}
 		}
 	}
-	quals := make([]map[string]bool, len(m.clauses))
-	msgQuals := map[string]bool{}
+	// Severity belongs to its clause ("a bad cough, a slight headache");
+	// onset and persistence to the message ("it came on suddenly: my arm
+	// went weak").
+	quals := make([]uint32, len(m.clauses))
+	var msgQuals uint32
 	for c := range m.clauses {
-		quals[c] = map[string]bool{}
 		for name, ps := range v.qualifiers {
 			if m.clauseHolds(c, ps) {
-				quals[c][name] = true
-				msgQuals[name] = true
+				quals[c] |= v.qualBit[name]
+				msgQuals |= v.qualBit[name]
 			}
 		}
 	}
+	severe := v.qualBit[qualSevere]
 	for c := range found {
 		for _, f := range found[c] {
-			f.quals = map[string]bool{}
-			for name := range msgQuals {
-				// Severity belongs to its clause ("a bad cough, a slight
-				// headache"); onset and persistence to the message ("it
-				// came on suddenly: my arm went weak").
-				if name != qualSevere || quals[c][name] {
-					f.quals[name] = true
-				}
-			}
+			f.quals = msgQuals&^severe | quals[c]&severe
 			out = append(out, f)
 		}
 	}
@@ -500,8 +507,8 @@ type condition struct {
 	sites     []string
 	notSites  []string
 	noSite    bool
-	quals     []string
-	notQuals  []string
+	quals     uint32 // every bit must be set
+	notQuals  uint32 // no bit may be set
 	anySite   bool
 	rawString string
 }
@@ -511,14 +518,15 @@ func parseCondition(s string, v *vocabulary) (condition, error) {
 	parts := strings.Split(s, ":")
 	head := parts[0]
 	for _, q := range parts[1:] {
-		if q2, ok := strings.CutPrefix(q, "!"); ok {
-			c.notQuals = append(c.notQuals, q2)
-			q = q2
-		} else {
-			c.quals = append(c.quals, q)
+		q2, not := strings.CutPrefix(q, "!")
+		bit, ok := v.qualBit[q2]
+		if !ok {
+			return c, fmt.Errorf("condition %q: unknown qualifier %q", s, q2)
 		}
-		if _, ok := v.qualifiers[q]; !ok {
-			return c, fmt.Errorf("condition %q: unknown qualifier %q", s, q)
+		if not {
+			c.notQuals |= bit
+		} else {
+			c.quals |= bit
 		}
 	}
 	head, c.denied = strings.CutPrefix(head, "-")
@@ -569,17 +577,7 @@ func (c condition) meets(f finding) bool {
 	case len(c.notSites) > 0 && slices.ContainsFunc(f.sites, func(s string) bool { return slices.Contains(c.notSites, s) }):
 		return false
 	}
-	for _, q := range c.quals {
-		if !f.quals[q] {
-			return false
-		}
-	}
-	for _, q := range c.notQuals {
-		if f.quals[q] {
-			return false
-		}
-	}
-	return true
+	return f.quals&c.quals == c.quals && f.quals&c.notQuals == 0
 }
 
 func (r *findingRule) prepare(lx *lexicon, v *vocabulary) error {

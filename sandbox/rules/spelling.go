@@ -72,13 +72,22 @@ func (lx *lexicon) correct(w string) string {
 	// two away (two slips in a long word, letters out of order: "tounge",
 	// which reordered accepts), for an index a fifth of the size.
 	best, bestD, tie := "", n+2, false
-	seen := map[string]bool{}
-	for _, d := range spell.Deletions(w, 1) {
-		for _, t := range sp.deletes[d] {
-			if seen[t] {
+	// The word and each string made by deleting one of its letters, in
+	// one buffer: a map lookup with string(buf) does not allocate.
+	buf := make([]byte, 0, len(w))
+	var seen []string
+	for i := -1; i < len(w); i++ {
+		buf = buf[:0]
+		if i < 0 {
+			buf = append(buf, w...)
+		} else {
+			buf = append(append(buf, w[:i]...), w[i+1:]...)
+		}
+		for _, t := range sp.deletes[string(buf)] {
+			if slices.Contains(seen, t) {
 				continue
 			}
-			seen[t] = true
+			seen = append(seen, t)
 			dist := spell.Damerau(w, t)
 			if dist > min(n, spell.MaxEdits(len(t))) && !reordered(w, t) {
 				continue
@@ -166,10 +175,13 @@ func (lx *lexicon) lemma(w string) string {
 	if l, ok := lx.lemmaX[w]; ok {
 		return l
 	}
+	var buf [64]byte
 	for _, d := range detachments {
-		if stem, ok := strings.CutSuffix(w, d[0]); ok && len(stem) >= 2 {
-			if c := stem + d[1]; lx.vocab[c] {
-				return c
+		if stem, ok := strings.CutSuffix(w, d[0]); ok && len(stem) >= 2 && len(stem)+len(d[1]) <= len(buf) {
+			// A lookup with string(bytes) does not allocate.
+			c := append(append(buf[:0], stem...), d[1]...)
+			if lx.vocab[string(c)] {
+				return string(c)
 			}
 			// A doubled last consonant: "stopped", "swollen" is listed.
 			if n := len(stem); n >= 3 && stem[n-1] == stem[n-2] && d[1] == "" && lx.vocab[stem[:n-1]] {
@@ -185,9 +197,17 @@ func (lx *lexicon) lemmatise(toks []string) []string {
 	if lx.spell == nil {
 		return toks
 	}
-	out := make([]string, len(toks))
+	var out []string // toks itself while no lemma differs
 	for i, t := range toks {
-		out[i] = lx.lemma(t)
+		if l := lx.lemma(t); l != t {
+			if out == nil {
+				out = slices.Clone(toks)
+			}
+			out[i] = l
+		}
+	}
+	if out == nil {
+		return toks
 	}
 	return out
 }
