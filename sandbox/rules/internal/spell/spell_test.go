@@ -7,7 +7,7 @@ func TestDamerau(t *testing.T) {
 		a, b string
 		want int
 	}{
-		{"tounge", "tongue", 1}, {"stomack", "stomach", 1}, {"chest", "chest", 0},
+		{"tounge", "tongue", 2}, {"stomahc", "stomach", 1}, {"stomack", "stomach", 1}, {"chest", "chest", 0},
 		{"amoxicilin", "amoxicillin", 1}, {"breeding", "bleeding", 1}, {"ca", "abc", 3}, {"", "abc", 3},
 	} {
 		if got := Damerau(c.a, c.b); got != c.want {
