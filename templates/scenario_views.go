@@ -315,7 +315,9 @@ type ScenarioClusteredTest struct {
 type ScenarioComparePage struct {
 	Layout
 	Base, Head                                                       ScenarioRunOption
+	BaseScope, HeadScope                                             ScenarioCompareScope
 	Regressions, SetAside, Others, Improvements                      []ScenarioChange
+	GoldChanges                                                      []ScenarioChange // the gold label differs: not the engine
 	OnlyInBase, OnlyInHead                                           []string
 	Paired, BothCorrect, BaseOnlyCorrect, HeadOnlyCorrect, BothWrong int
 	PValue                                                           string
@@ -325,6 +327,18 @@ type ScenarioComparePage struct {
 	Clustered        *ScenarioClusteredTest
 	AdjudicateAction string
 	BackURL          string
+}
+
+// ScenarioCompareScope is what the comparison took of one run and what it
+// left out.
+type ScenarioCompareScope struct {
+	Plays, Scored, NotScored int    // plays as written
+	Varied                   int    // varied plays, left out
+	Variations               string // their labels, joined
+	// Flips are the run's varied plays against its own plays as written,
+	// downward first (nil without variations).
+	Flips              *ScenarioFlips
+	FlipsDown, FlipsUp int
 }
 
 // ScenarioChange is one vignette across the two runs, with its
@@ -338,7 +352,12 @@ type ScenarioChange struct {
 	HeadCorrect            bool
 	BaseScored, HeadScored string // "2 of 3 scored"
 	UnderTriage            bool
-	Adjudication           *ScenarioAdjudication // the verdict in force
+	// GoldChanged: the gold label differs between the runs; BaseGold is
+	// the base's. Both runs are judged against Gold, the head's.
+	GoldChanged   bool
+	BaseGold      string
+	EngineChanged bool                  // the engine's answer differs too
+	Adjudication  *ScenarioAdjudication // the verdict in force
 	// The form's values and errors after a refused adjudication (keys:
 	// verdict, note, vignette).
 	Verdict, Note string
