@@ -24,6 +24,7 @@ type ScenariosPage struct {
 type ScenarioSuite struct {
 	Name, Title string
 	Vignettes   int
+	AtOnce      int // vignettes played at the same time in a run of one repeat
 }
 
 // ScenarioStartForm starts a run of a built-in suite: a GET form to the

@@ -74,7 +74,7 @@ type fakeScenarios struct {
 }
 
 func (f *fakeScenarios) Suites() []bff.ScenarioSuite {
-	return []bff.ScenarioSuite{{Name: "builtin", Title: "Every built-in vignette", Vignettes: 12}, {Name: "builtin/heart_lungs", Title: "Heart and lungs", Vignettes: 4}}
+	return []bff.ScenarioSuite{{Name: "builtin", Title: "Every built-in vignette", Vignettes: 12, AtOnce: 7}, {Name: "builtin/heart_lungs", Title: "Heart and lungs", Vignettes: 4, AtOnce: 4}}
 }
 
 func (f *fakeScenarios) Estimate(_ context.Context, rf bff.ScenarioRunForm) (*bff.ScenarioRunEstimate, error) {
@@ -414,6 +414,11 @@ func TestScenarioPagesRender(t *testing.T) {
 		`<label for="suite">Suite</label>`, `enctype="multipart/form-data"`, `<label for="upload">Suite file</label>`,
 		`<label for="upload-repeats">Repeats</label>`, "release 2.4 candidate", "12 of 61", "Unlabelled run of builtin",
 		`<label for="base">`, `<label for="head">`, "<caption", `scope="col"`)
+	// How many vignettes play at once, as the service says for each suite.
+	wantAll(t, "the index", idx, "many at the same time", `<th scope="col" class="num">At once</th>`, `<td class="num">12</td><td class="num">7</td>`)
+	if strings.Contains(idx, "one after another") {
+		t.Error("the index says vignettes play one after another")
+	}
 	// Scores only for runs that played something: the head's accuracy is 1 of 3.
 	wantAll(t, "the index", idx, "33.3%")
 	// The comparison form starts at the two newest runs that played something.
