@@ -53,7 +53,7 @@ func TestClinicianPagesFit(t *testing.T) {
 		views []string
 	}{
 		{"worklist", a.URL + "/clinician", []string{".worklist-table tbody tr"}},
-		{"run", runURL, []string{"figure.confusion", ".results-table tbody tr", ".perclass-table tbody tr", ".flips-table tbody tr"}},
+		{"run", runURL, []string{"figure.confusion", ".results-table tbody tr", ".perclass-table tbody tr", ".flips-table tbody tr", "nav.result-filter"}},
 		{"audit", a.URL + "/clinician/audit", []string{".audit-table tbody tr"}},
 	}
 	// Every layout that turns a table's rows into labelled cards on a

@@ -163,7 +163,7 @@ func releaseRuns(t *testing.T, page playwright.Page, a *app, hold string) {
 }
 
 func resultsTable(page playwright.Page) playwright.Locator {
-	return role(page, "table", "Results by vignette and repeat, simulator-limited first; each links to its transcript and handoff")
+	return role(page, "table", "Results by vignette and repeat, under-triaged first, then simulator-limited; each links to its transcript and handoff")
 }
 
 // TestScenariosRunAndResults: the Scenarios link, the estimate of a small
@@ -181,7 +181,8 @@ func TestScenariosRunAndResults(t *testing.T) {
 	suiteRow := suites.GetByRole("row").Filter(playwright.LocatorFilterOptions{
 		Has: page.GetByRole("rowheader", playwright.PageGetByRoleOptions{Name: smallSuite, Exact: playwright.Bool(true)}),
 	})
-	must(t, expect.Locator(suiteRow.Locator("td").Last()).ToHaveText(strconv.Itoa(len(ids))), "the index lists %s with %d vignettes", smallSuite, len(ids))
+	must(t, expect.Locator(suiteRow.Locator("td").Nth(1)).ToHaveText(strconv.Itoa(len(ids))), "the index lists %s with %d vignettes", smallSuite, len(ids))
+	must(t, expect.Locator(suiteRow.Locator("td").Nth(2)).ToHaveText("2"), "two of them at once (SCENARIO_PARALLEL=2)")
 	shot(t, page, "scenarios-01-index")
 	audit(t, page, "scenarios index")
 

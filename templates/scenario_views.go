@@ -133,9 +133,33 @@ type ScenarioRunPage struct {
 	CSVName         string
 	Summary         *ScenarioSummary // nil before any item was scored
 	ConfusionSVG    string           // bff/scenarios.ConfusionSVG: escaped, no scripts or styles
-	Results         []ScenarioResultRow
-	BackURL         string
-	Flips           *ScenarioFlips // nil when the run varied nothing
+	// Results are those the filter (?show=) keeps, under-triaged first,
+	// then simulator-limited, then the rest; AllResults counts every
+	// finished one. Filters are the choices, Filter the current one's label.
+	Results    []ScenarioResultRow
+	AllResults int
+	Filters    []ScenarioResultFilter
+	Filter     string
+	BackURL    string
+	Flips      *ScenarioFlips // nil when the run varied nothing
+}
+
+// ScenarioResultFilter is one choice of which results a run's page lists:
+// a link (GET), so it works without JavaScript.
+type ScenarioResultFilter struct {
+	Label   string // "Under-triaged"
+	Count   int
+	Current bool
+	URL     string
+}
+
+// ScenarioItemNav steps through the results a run's page listed, in its
+// order, from an item's page.
+type ScenarioItemNav struct {
+	Filter           string // the filter's label: "All", "Under-triaged", ...
+	Position, Total  int    // 1-based; Position 0: the item is not among them
+	PrevURL, NextURL string // "" at either end
+	ListURL          string // the run's page with that filter
 }
 
 // ScenarioFlips is a run's flip table: per variation and gold class, the
@@ -264,6 +288,7 @@ type ScenarioItemPage struct {
 	Handoff           *ScenarioHandoff // nil when none was read
 	HandoffError      string           // the handoff could not be decoded
 	Error             string           // why the item failed
+	Nav               *ScenarioItemNav // nil before the item finished
 }
 
 // ScenarioOutcome is an item's result against its gold.

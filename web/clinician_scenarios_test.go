@@ -756,9 +756,10 @@ func TestAdjudicateScenario(t *testing.T) {
 	}
 }
 
-// A simulator-limited result is listed first on its run's page and counted
-// apart in the scores; the item page says why the patient said each
-// message, a question it did not understand marked.
+// A simulator-limited result is listed on its run's page after the
+// under-triaged ones and before the rest, and counted apart in the scores;
+// the item page says why the patient said each message, a question it did
+// not understand marked.
 func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
 	svc := newFakeScenarios()
 	hr := svc.results["sr_head"]
@@ -770,9 +771,9 @@ func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
 	a := startScenarioApp(t, svc)
 	b, _ := signedIn(t, a)
 	page := b.get("/clinician/scenarios/runs/sr_head").body
-	limited, chest := strings.Index(page, `>ankle</span>`), strings.Index(page, `>chest_pain</span>`)
-	if limited < 0 || chest < 0 || limited > chest {
-		t.Fatalf("the simulator-limited result is not listed first (ankle at %d, chest_pain at %d)", limited, chest)
+	limited, chest, throat := strings.Index(page, `>ankle</span>`), strings.Index(page, `>chest_pain</span>`), strings.Index(page, `>sore_throat</span>`)
+	if limited < 0 || chest < 0 || throat < 0 || !(chest < limited && limited < throat) {
+		t.Fatalf("not under-triaged, then simulator-limited, then the rest (chest_pain at %d, ankle at %d, sore_throat at %d)", chest, limited, throat)
 	}
 	wantAll(t, "the run page", page, "Simulator-limited", "1 not scored: the simulated patient did not understand a question",
 		"3 of 4 questions understood", "80.0% of 5 questions understood")
