@@ -24,6 +24,7 @@ type ScenariosPage struct {
 type ScenarioSuite struct {
 	Name, Title string
 	Vignettes   int
+	AtOnce      int // vignettes played at the same time in a run of one repeat
 }
 
 // ScenarioStartForm starts a run of a built-in suite: a GET form to the
@@ -132,9 +133,33 @@ type ScenarioRunPage struct {
 	CSVName         string
 	Summary         *ScenarioSummary // nil before any item was scored
 	ConfusionSVG    string           // bff/scenarios.ConfusionSVG: escaped, no scripts or styles
-	Results         []ScenarioResultRow
-	BackURL         string
-	Flips           *ScenarioFlips // nil when the run varied nothing
+	// Results are those the filter (?show=) keeps, under-triaged first,
+	// then simulator-limited, then the rest; AllResults counts every
+	// finished one. Filters are the choices, Filter the current one's label.
+	Results    []ScenarioResultRow
+	AllResults int
+	Filters    []ScenarioResultFilter
+	Filter     string
+	BackURL    string
+	Flips      *ScenarioFlips // nil when the run varied nothing
+}
+
+// ScenarioResultFilter is one choice of which results a run's page lists:
+// a link (GET), so it works without JavaScript.
+type ScenarioResultFilter struct {
+	Label   string // "Under-triaged"
+	Count   int
+	Current bool
+	URL     string
+}
+
+// ScenarioItemNav steps through the results a run's page listed, in its
+// order, from an item's page.
+type ScenarioItemNav struct {
+	Filter           string // the filter's label: "All", "Under-triaged", ...
+	Position, Total  int    // 1-based; Position 0: the item is not among them
+	PrevURL, NextURL string // "" at either end
+	ListURL          string // the run's page with that filter
 }
 
 // ScenarioFlips is a run's flip table: per variation and gold class, the
@@ -263,6 +288,7 @@ type ScenarioItemPage struct {
 	Handoff           *ScenarioHandoff // nil when none was read
 	HandoffError      string           // the handoff could not be decoded
 	Error             string           // why the item failed
+	Nav               *ScenarioItemNav // nil before the item finished
 }
 
 // ScenarioOutcome is an item's result against its gold.
@@ -315,7 +341,9 @@ type ScenarioClusteredTest struct {
 type ScenarioComparePage struct {
 	Layout
 	Base, Head                                                       ScenarioRunOption
+	BaseScope, HeadScope                                             ScenarioCompareScope
 	Regressions, SetAside, Others, Improvements                      []ScenarioChange
+	GoldChanges                                                      []ScenarioChange // the gold label differs: not the engine
 	OnlyInBase, OnlyInHead                                           []string
 	Paired, BothCorrect, BaseOnlyCorrect, HeadOnlyCorrect, BothWrong int
 	PValue                                                           string
@@ -325,6 +353,18 @@ type ScenarioComparePage struct {
 	Clustered        *ScenarioClusteredTest
 	AdjudicateAction string
 	BackURL          string
+}
+
+// ScenarioCompareScope is what the comparison took of one run and what it
+// left out.
+type ScenarioCompareScope struct {
+	Plays, Scored, NotScored int    // plays as written
+	Varied                   int    // varied plays, left out
+	Variations               string // their labels, joined
+	// Flips are the run's varied plays against its own plays as written,
+	// downward first (nil without variations).
+	Flips              *ScenarioFlips
+	FlipsDown, FlipsUp int
 }
 
 // ScenarioChange is one vignette across the two runs, with its
@@ -338,7 +378,12 @@ type ScenarioChange struct {
 	HeadCorrect            bool
 	BaseScored, HeadScored string // "2 of 3 scored"
 	UnderTriage            bool
-	Adjudication           *ScenarioAdjudication // the verdict in force
+	// GoldChanged: the gold label differs between the runs; BaseGold is
+	// the base's. Both runs are judged against Gold, the head's.
+	GoldChanged   bool
+	BaseGold      string
+	EngineChanged bool                  // the engine's answer differs too
+	Adjudication  *ScenarioAdjudication // the verdict in force
 	// The form's values and errors after a refused adjudication (keys:
 	// verdict, note, vignette).
 	Verdict, Note string

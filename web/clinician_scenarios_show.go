@@ -28,7 +28,7 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 		p.Start.Variations, p.Upload.Variations = variationOptions(in.variations), variationOptions(nil)
 	}
 	for _, si := range svc.Suites() {
-		p.Suites = append(p.Suites, templates.ScenarioSuite{Name: si.Name, Title: si.Title, Vignettes: si.Vignettes})
+		p.Suites = append(p.Suites, templates.ScenarioSuite{Name: si.Name, Title: si.Title, Vignettes: si.Vignettes, AtOnce: si.AtOnce})
 	}
 	runs, err := svc.Runs(ctx)
 	if err != nil {

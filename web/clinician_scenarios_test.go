@@ -74,7 +74,7 @@ type fakeScenarios struct {
 }
 
 func (f *fakeScenarios) Suites() []bff.ScenarioSuite {
-	return []bff.ScenarioSuite{{Name: "builtin", Title: "Every built-in vignette", Vignettes: 12}, {Name: "builtin/heart_lungs", Title: "Heart and lungs", Vignettes: 4}}
+	return []bff.ScenarioSuite{{Name: "builtin", Title: "Every built-in vignette", Vignettes: 12, AtOnce: 7}, {Name: "builtin/heart_lungs", Title: "Heart and lungs", Vignettes: 4, AtOnce: 4}}
 }
 
 func (f *fakeScenarios) Estimate(_ context.Context, rf bff.ScenarioRunForm) (*bff.ScenarioRunEstimate, error) {
@@ -414,6 +414,11 @@ func TestScenarioPagesRender(t *testing.T) {
 		`<label for="suite">Suite</label>`, `enctype="multipart/form-data"`, `<label for="upload">Suite file</label>`,
 		`<label for="upload-repeats">Repeats</label>`, "release 2.4 candidate", "12 of 61", "Unlabelled run of builtin",
 		`<label for="base">`, `<label for="head">`, "<caption", `scope="col"`)
+	// How many vignettes play at once, as the service says for each suite.
+	wantAll(t, "the index", idx, "many at the same time", `<th scope="col" class="num">At once</th>`, `<td class="num">12</td><td class="num">7</td>`)
+	if strings.Contains(idx, "one after another") {
+		t.Error("the index says vignettes play one after another")
+	}
 	// Scores only for runs that played something: the head's accuracy is 1 of 3.
 	wantAll(t, "the index", idx, "33.3%")
 	// The comparison form starts at the two newest runs that played something.
@@ -751,9 +756,10 @@ func TestAdjudicateScenario(t *testing.T) {
 	}
 }
 
-// A simulator-limited result is listed first on its run's page and counted
-// apart in the scores; the item page says why the patient said each
-// message, a question it did not understand marked.
+// A simulator-limited result is listed on its run's page after the
+// under-triaged ones and before the rest, and counted apart in the scores;
+// the item page says why the patient said each message, a question it did
+// not understand marked.
 func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
 	svc := newFakeScenarios()
 	hr := svc.results["sr_head"]
@@ -765,9 +771,9 @@ func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
 	a := startScenarioApp(t, svc)
 	b, _ := signedIn(t, a)
 	page := b.get("/clinician/scenarios/runs/sr_head").body
-	limited, chest := strings.Index(page, `>ankle</span>`), strings.Index(page, `>chest_pain</span>`)
-	if limited < 0 || chest < 0 || limited > chest {
-		t.Fatalf("the simulator-limited result is not listed first (ankle at %d, chest_pain at %d)", limited, chest)
+	limited, chest, throat := strings.Index(page, `>ankle</span>`), strings.Index(page, `>chest_pain</span>`), strings.Index(page, `>sore_throat</span>`)
+	if limited < 0 || chest < 0 || throat < 0 || !(chest < limited && limited < throat) {
+		t.Fatalf("not under-triaged, then simulator-limited, then the rest (chest_pain at %d, ankle at %d, sore_throat at %d)", chest, limited, throat)
 	}
 	wantAll(t, "the run page", page, "Simulator-limited", "1 not scored: the simulated patient did not understand a question",
 		"3 of 4 questions understood", "80.0% of 5 questions understood")

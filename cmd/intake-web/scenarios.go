@@ -470,6 +470,25 @@ func printSummary(w io.Writer, r *scenarios.Report) {
 }
 
 func printComparison(w io.Writer, c scenarios.Comparison) {
+	scope := func(s scenarios.Scope) string {
+		out := fmt.Sprintf("%d plays as written, %d scored", s.Plays, s.Scored)
+		if s.Varied > 0 {
+			out += fmt.Sprintf("; %d varied plays (%s) left out, %d flipped down against its plays as written", s.Varied, strings.Join(s.Variations, ", "), s.FlippedDown())
+		}
+		return out
+	}
+	fmt.Fprintf(w, "against the baseline: %d vignettes paired, as written, each judged by this run's gold label\n", c.Paired)
+	fmt.Fprintf(w, "  baseline: %s\n  this run: %s\n", scope(c.BaseScope), scope(c.HeadScope))
+	if f := c.BaseScope.Flips; f != nil {
+		for _, x := range f.Flips {
+			if x.Direction == scenarios.FlipDown {
+				fmt.Fprintf(w, "  baseline FLIP DOWN %s under %s: %s -> %s (gold %s)\n", x.VignetteID, x.Variation, orNone(x.Base), orNone(x.Varied), x.Gold)
+			}
+		}
+	}
+	for _, g := range c.GoldChanges { // the suite changed, not the engine
+		fmt.Fprintf(w, "GOLD CHANGED %s: %s -> %s; the engine answered %s -> %s\n", g.VignetteID, g.BaseGold, g.Gold, orNone(g.Base.Final), orNone(g.Head.Final))
+	}
 	if len(c.Regressions) == 0 {
 		fmt.Fprintln(w, "no vignette regressed against the baseline")
 	}

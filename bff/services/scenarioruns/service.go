@@ -127,7 +127,12 @@ func (s *Service) Suites() []bff.ScenarioSuite {
 		if i > 0 {
 			title = "Built-in: " + strings.ReplaceAll(strings.TrimPrefix(su.Name, scenarios.BuiltinName+"/"), "_", " and ")
 		}
-		out[i] = bff.ScenarioSuite{Name: su.Name, Title: title, Vignettes: len(su.Vignettes)}
+		turns := 0
+		for _, v := range su.Vignettes {
+			turns += ExpectedTurns(v)
+		}
+		n := len(su.Vignettes)
+		out[i] = bff.ScenarioSuite{Name: su.Name, Title: title, Vignettes: n, AtOnce: min(s.parallel(turns, n), n)}
 	}
 	return out
 }
