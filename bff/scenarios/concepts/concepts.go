@@ -114,7 +114,28 @@ type Match struct {
 	Inverse bool   // the question asks the opposite of the concept's `yes` ("can you walk on it?" for cannot_bear_weight)
 	Cue     string // the cue that matched, as written in cues.yaml, for the audit trail ("spread|radiat* + arm|jaw|neck")
 	Text    string // the part of the message it was found in (the sentence)
+	// Question numbers the questions of the message, from 0 in the order
+	// asked: "Any fever? And how long has it been going on?" is two
+	// questions, "Any fever or cough?" one.
+	Question int
+	// Alt numbers the alternatives of its question: matches with the same
+	// Alt are asked together ("a stiff neck along with a fever"), another
+	// Alt instead ("…, or a rash that doesn't fade").
+	Alt int
+	// Margin is how clearly the concept won the words it was read from:
+	// its cue's groups less those of the strongest rival, another concept's
+	// rule on some of the same words or a rule of its own read with the
+	// other polarity; with no rival, its groups. Below MinMargin the
+	// reading is a guess between two meanings.
+	Margin int
 }
+
+// MinMargin is the least margin of a confident reading: a concept must
+// beat every rival reading of its words by a whole cue group. A match
+// below it (a tie between two concepts, or between the two polarities of
+// one) is a reading the simulated patient does not trust: it says it does
+// not understand, and the play is simulator-limited.
+const MinMargin = 1
 
 //go:embed vocabulary.yaml
 var vocabularyYAML []byte

@@ -25,6 +25,15 @@ type Understanding struct {
 	leadIns        [][]string
 	contextOpeners [][]string
 	anaphors       map[string]bool
+	speaker        map[string]bool // words for the engine itself: I, we, us
+	embedded       map[string]bool // words that open an embedded question: whether, if, any
+	cessation      [][]string      // the thing asked about has stopped: "stopped", "cleared up"
+	afterGone      map[string]bool // "gone" before one of these has ceased: "gone now"
+	auxDo          map[string]bool // "do" first in a question: an auxiliary
+	whWords        map[string]bool // how, when, where, what, which, who, why
+	determiners    map[string]bool // the, your, this: a definite noun phrase follows
+	subordinators  map[string]bool // when, while, because: a subordinate clause follows
+	notAlternative [][]string      // "or not", "more or less": no alternative
 	tags           [][]string
 	negators       [][]string
 	normalWords    [][]string
@@ -76,6 +85,15 @@ type cuesFile struct {
 	LeadIns        []string          `yaml:"lead_ins"`
 	ContextOpeners []string          `yaml:"context_openers"`
 	Anaphors       []string          `yaml:"anaphors"`
+	Speaker        []string          `yaml:"speaker"`
+	Embedded       []string          `yaml:"embedded"`
+	Cessation      []string          `yaml:"cessation"`
+	AfterGone      []string          `yaml:"after_gone"`
+	AuxiliaryDo    []string          `yaml:"auxiliary_do"`
+	WhWords        []string          `yaml:"wh_words"`
+	Determiners    []string          `yaml:"determiners"`
+	Subordinators  []string          `yaml:"subordinators"`
+	NotAlternative []string          `yaml:"not_alternative"`
 	Macros         map[string]string `yaml:"macros"`
 	Tags           []string          `yaml:"tags"`
 	Negators       []string          `yaml:"negators"`
@@ -172,6 +190,27 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	if u.anaphors, err = set(cf.Anaphors, "anaphors"); err != nil {
 		return nil, err
 	}
+	if u.speaker, err = set(cf.Speaker, "speaker"); err != nil {
+		return nil, err
+	}
+	if u.embedded, err = set(cf.Embedded, "embedded"); err != nil {
+		return nil, err
+	}
+	if u.afterGone, err = set(cf.AfterGone, "after_gone"); err != nil {
+		return nil, err
+	}
+	if u.auxDo, err = set(cf.AuxiliaryDo, "auxiliary_do"); err != nil {
+		return nil, err
+	}
+	if u.whWords, err = set(cf.WhWords, "wh_words"); err != nil {
+		return nil, err
+	}
+	if u.determiners, err = set(cf.Determiners, "determiners"); err != nil {
+		return nil, err
+	}
+	if u.subordinators, err = set(cf.Subordinators, "subordinators"); err != nil {
+		return nil, err
+	}
 	for _, l := range []struct {
 		field string
 		in    []string
@@ -185,6 +224,8 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 		{"normal_words", cf.NormalWords, &u.normalWords},
 		{"difficulty", cf.Difficulty, &u.difficulty},
 		{"absence", cf.Absence, &u.absence},
+		{"cessation", cf.Cessation, &u.cessation},
+		{"not_alternative", cf.NotAlternative, &u.notAlternative},
 		{"not_polarity", cf.NotPolarity, &u.notPolarity},
 	} {
 		for _, s := range l.in {
