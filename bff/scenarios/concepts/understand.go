@@ -314,7 +314,7 @@ type candidate struct {
 	// the sentence a joined question points back to); inQuestion: one lies
 	// in the question.
 	fromContext, inQuestion bool
-	margin  int          // groups more than its strongest rival (see match)
+	margin                  int // groups more than its strongest rival (see match)
 }
 
 // more reports whether a is more specific than b: more groups, then fewer
