@@ -84,6 +84,7 @@ package concepts
 import (
 	_ "embed"
 	"slices"
+	"strings"
 )
 
 // Version is the vocabulary's version (vocabulary.yaml's `version`); Load
@@ -207,6 +208,74 @@ func (u *Understanding) Areas(text string) []string {
 	for i, a := range u.areas {
 		if found[i] {
 			out = append(out, a.id)
+		}
+	}
+	return out
+}
+
+// Names reports whether a quick-reply title names what text (a patient's
+// complaint) is about. A list title ("Ear, nose and throat", "Lungs and
+// breathing") names it when one of its items does; an item does when it
+// has a word naming an area and every such word names one of text's
+// areas. A word naming an area and a part of it ("back": the back, and
+// the bones and muscles) names the part; a word naming areas side by side
+// ("lungs": breathing, and coughs and colds) names either. So "Low back
+// pain" does not name a sore knee (the back is not the knee), "Bones,
+// joints and muscles" names a bad back, and "Lungs and breathing" a chest
+// infection.
+func (u *Understanding) Names(title, text string) bool {
+	mine := u.Areas(text)
+	for _, item := range listItems(title) {
+		named, all := false, true
+		for _, w := range strings.Fields(item) {
+			areas := u.specific(u.Areas(w))
+			if len(areas) == 0 {
+				continue
+			}
+			named = true
+			if !slices.ContainsFunc(areas, func(a string) bool { return slices.Contains(mine, a) }) {
+				all = false
+			}
+		}
+		if named && all {
+			return true
+		}
+	}
+	return false
+}
+
+// Covered reports whether every area text names is named by one of the
+// titles, or is part of an area one names: whether the engine's list has
+// the patient's problem at all. Areas that say how a problem came about
+// (cues.yaml's causes: an injury) need not be named.
+func (u *Understanding) Covered(titles []string, text string) bool {
+	var offered []string
+	for _, t := range titles {
+		offered = append(offered, u.Areas(t)...)
+	}
+	for _, a := range u.Areas(text) {
+		if !u.causes[a] && !slices.Contains(offered, a) && !slices.ContainsFunc(u.partOf[a], func(w string) bool { return slices.Contains(offered, w) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// specific drops from areas those a part of which is also there.
+func (u *Understanding) specific(areas []string) []string {
+	return slices.DeleteFunc(slices.Clone(areas), func(a string) bool {
+		return slices.ContainsFunc(areas, func(b string) bool { return slices.Contains(u.partOf[b], a) })
+	})
+}
+
+// listItems cuts a title at the marks and words that list things: ",",
+// "and", "or", "/", "&".
+func listItems(title string) []string {
+	f := strings.NewReplacer(",", "|", "/", "|", "&", "|", " and ", "|", " or ", "|").Replace(" " + strings.ToLower(title) + " ")
+	var out []string
+	for _, it := range strings.Split(f, "|") {
+		if it = strings.TrimSpace(it); it != "" {
+			out = append(out, it)
 		}
 	}
 	return out

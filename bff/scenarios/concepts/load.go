@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,8 +41,10 @@ type Understanding struct {
 	difficulty     [][]string
 	absence        [][]string
 	notPolarity    [][]string
-	normalYes      map[int]bool // concepts whose yes is the normal state
-	areas          []area       // body areas and systems, in cues.yaml's order
+	normalYes      map[int]bool        // concepts whose yes is the normal state
+	areas          []area              // body areas and systems, in cues.yaml's order
+	partOf         map[string][]string // area → the wider areas it is part of
+	causes         map[string]bool     // areas that say how, not where
 
 	// The compiled cues: word patterns, terms (phrases of patterns), groups
 	// (alternative terms) and rules (groups of one concept).
@@ -103,6 +106,7 @@ type cuesFile struct {
 	NotPolarity    []string          `yaml:"not_polarity"`
 	NormalYes      []string          `yaml:"normal_yes"`
 	Areas          yaml.Node         `yaml:"areas"`
+	Causes         []string          `yaml:"causes"`
 	Cues           yaml.Node         `yaml:"cues"`
 }
 
@@ -250,6 +254,13 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	if err := u.compileAreas(&cf.Areas); err != nil {
 		return nil, err
 	}
+	u.causes = map[string]bool{}
+	for _, c := range cf.Causes {
+		if !slices.ContainsFunc(u.areas, func(a area) bool { return a.id == c }) {
+			return nil, fmt.Errorf("cues.yaml: causes: %q is not an area", c)
+		}
+		u.causes[c] = true
+	}
 	if err := u.compileCues(&cf.Cues, cf.Macros); err != nil {
 		return nil, err
 	}
@@ -310,6 +321,22 @@ func (u *Understanding) compileAreas(n *yaml.Node) error {
 			a.words = append(a.words, p)
 		}
 		u.areas = append(u.areas, a)
+	}
+	// An area is part of another when at least half of its words are the
+	// other's ("back": back and spine are bones and muscles too).
+	u.partOf = map[string][]string{}
+	for _, a := range u.areas {
+		for _, b := range u.areas {
+			shared := 0
+			for _, w := range a.words {
+				if slices.ContainsFunc(b.words, func(x []string) bool { return slices.Equal(x, w) }) {
+					shared++
+				}
+			}
+			if a.id != b.id && 2*shared >= len(a.words) && len(b.words) > len(a.words) {
+				u.partOf[a.id] = append(u.partOf[a.id], b.id)
+			}
+		}
 	}
 	return nil
 }

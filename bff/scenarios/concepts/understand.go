@@ -505,18 +505,37 @@ func (u *Understanding) match(s *sentence) []candidate {
 		out = append(out, *best[ci])
 	}
 	s.alt = u.alternatives(s)
-	out = u.dropTopics(s, out)
+	out, topics := u.dropTopics(s, out)
 	pol := u.polarityWords(s)
 	read := make([]*candidate, len(out))
 	for i := range out {
 		read[i] = &out[i]
 	}
+	// A concept's score is its best candidate's groups, and one more when
+	// another of its rules matched too (two cues agree on it). Its margin
+	// is its score less that of its strongest rival: another concept with
+	// a candidate on some of its words that it does not subsume, that
+	// lies in no more clauses, and that is not a topic of the question.
+	score := func(ci int) int {
+		n, rules := 0, 0
+		for _, o := range all {
+			if o.rule.concept == ci {
+				n = max(n, o.groups)
+				rules++
+			}
+		}
+		if rules > 1 {
+			n++
+		}
+		return n
+	}
 	for _, c := range read {
 		c.inverse = u.inverse(s, c, read, pol)
-		c.margin = c.groups
+		mine := score(c.rule.concept)
+		c.margin = mine
 		for _, o := range all {
-			if o.rule.concept != c.rule.concept && o.overlaps(c) && !c.subsumes(o) {
-				c.margin = min(c.margin, c.groups-o.groups)
+			if o.rule.concept != c.rule.concept && !topics[o.rule.concept] && o.overlaps(c) && !c.subsumes(o) && o.spans <= c.spans {
+				c.margin = min(c.margin, mine-score(o.rule.concept))
 			}
 		}
 	}
@@ -575,13 +594,14 @@ func (u *Understanding) alternatives(s *sentence) []int {
 // dropTopics drops the concepts that only name what another concept's
 // question is about: in a question about a value (how long, when, how it
 // came on) opened by a question word, every yes/no concept ("How long
-// have you had the cough and fever?"); and a yes/no concept said as one
-// group of words after a determiner ("the breathlessness", "your cough")
-// when another concept is asked in the same question ("Does your cough
-// keep you awake at night?"), before the other concept and in the same
-// alternative ("burning up or getting the chills" asks both). A question
-// of topics alone keeps them.
-func (u *Understanding) dropTopics(s *sentence, cs []candidate) []candidate {
+// have you had the cough and fever?"); and a yes/no concept whose words
+// follow a determiner ("the breathlessness", "your chest") when another
+// concept, not so introduced, is asked in the same alternative and either
+// shares some of its words ("Does pressing on your chest where it hurts
+// make the pain worse?") or, the topic being one group of words, comes
+// after it ("Does your cough keep you awake at night?"; "burning up or
+// getting the chills" asks both). A question of topics alone keeps them.
+func (u *Understanding) dropTopics(s *sentence, cs []candidate) ([]candidate, map[int]bool) {
 	topic := make([]bool, len(cs))
 	for i, c := range cs {
 		if u.concepts[c.rule.concept].Kind != YesNo {
@@ -595,21 +615,25 @@ func (u *Understanding) dropTopics(s *sentence, cs []candidate) []candidate {
 			if u.concepts[o.rule.concept].Kind == Value && u.opensWithQuestionWord(s, g) {
 				topic[i] = true
 			}
-			if c.groups == 1 && u.definite(s, &cs[i]) && c.claimed[0] < o.first && s.alt[c.first] == s.alt[o.first] && !(o.groups == 1 && u.definite(s, &o)) {
+			if u.definite(s, &cs[i]) && !u.definite(s, &o) && s.alt[c.first] == s.alt[o.first] &&
+				(c.groups == 1 && c.claimed[0] < o.first || c.overlaps(&o)) {
 				topic[i] = true
 			}
 		}
 	}
 	var out []candidate
+	dropped := map[int]bool{}
 	for i, c := range cs {
 		if !topic[i] {
 			out = append(out, c)
+		} else {
+			dropped[c.rule.concept] = true
 		}
 	}
 	if len(out) == 0 {
-		return cs
+		return cs, nil
 	}
-	return out
+	return out, dropped
 }
 
 // opensWithQuestionWord reports whether question g of s opens with a wh-
@@ -768,9 +792,39 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 			c.groups++
 		}
 	}
+	// A group claims the other items of a list it has one item of ("into
+	// your arm, jaw, neck or back": spread claims every destination, where
+	// a rule that wants only the neck claims one).
+	for _, g := range slices.Concat(r.required, r.optional) {
+		for _, sp := range st.group(g) {
+			if len(sp.pos) == 1 && !slices.Contains(bestPos, sp.first) && st.listed(sp.first, bestPos) {
+				bestPos = append(bestPos, sp.first)
+			}
+		}
+	}
 	slices.Sort(bestPos)
 	c.claimed = bestPos
 	return c, true
+}
+
+// listed reports whether the word at i is an item of a list one of whose
+// items is claimed: only commas, "and", "or" and fillers lie between.
+func (st *sentenceState) listed(i int, claimed []int) bool {
+	for _, p := range claimed {
+		lo, hi := min(i, p), max(i, p)
+		ok := st.s.clause[lo] == st.s.clause[hi]
+		for j := lo + 1; j < hi && ok; j++ {
+			w := st.s.words[j]
+			ok = w == "and" || w == "or" || st.u.fillers[w]
+		}
+		for j := lo + 1; j <= hi && ok && hi-lo == 1; j++ {
+			ok = st.s.punct[j] // neighbours: a comma between them
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // inContext reports whether word i is context, not question: in the
