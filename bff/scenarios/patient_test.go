@@ -161,7 +161,9 @@ func (f fakeUnderstanding) Understand(q string) []Asked {
 	for _, k := range slices.Sorted(maps.Keys(f)) {
 		if strings.Contains(q, k) {
 			a := f[k]
-			a.Margin = max(a.Margin, 1) // a confident reading unless said
+			if a.Cue != "tie" {
+				a.Margin = max(a.Margin, 1) // a confident reading, unless a tie
+			}
 			// A new question after ", and" or "?"; an alternative after "or".
 			before := q[:strings.Index(q, k)]
 			a.Question = strings.Count(before, ", and ") + strings.Count(before, "? ")
@@ -245,6 +247,7 @@ var understanding = fakeUnderstanding{
 	"fever":      {Concept: "fever", Kind: "yes_no"},
 	"walk on it": {Concept: "cannot_bear_weight", Kind: "yes_no", Inverse: true},
 	"medicine":   {Concept: "medicines", Kind: "value"},
+	"move your":  {Concept: "stiff_neck", Kind: "yes_no", Cue: "tie"},
 }
 
 // Facts stated by concept answer whatever the question's words, keep their

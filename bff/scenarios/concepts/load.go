@@ -27,6 +27,7 @@ type Understanding struct {
 	contextOpeners [][]string
 	anaphors       map[string]bool
 	speaker        map[string]bool // words for the engine itself: I, we, us
+	pronouns       map[string]bool // subject pronouns: "that" before one is no reference
 	embedded       map[string]bool // words that open an embedded question: whether, if, any
 	cessation      [][]string      // the thing asked about has stopped: "stopped", "cleared up"
 	afterGone      map[string]bool // "gone" before one of these has ceased: "gone now"
@@ -89,6 +90,7 @@ type cuesFile struct {
 	ContextOpeners []string          `yaml:"context_openers"`
 	Anaphors       []string          `yaml:"anaphors"`
 	Speaker        []string          `yaml:"speaker"`
+	Pronouns       []string          `yaml:"pronouns"`
 	Embedded       []string          `yaml:"embedded"`
 	Cessation      []string          `yaml:"cessation"`
 	AfterGone      []string          `yaml:"after_gone"`
@@ -195,6 +197,9 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 		return nil, err
 	}
 	if u.speaker, err = set(cf.Speaker, "speaker"); err != nil {
+		return nil, err
+	}
+	if u.pronouns, err = set(cf.Pronouns, "pronouns"); err != nil {
 		return nil, err
 	}
 	if u.embedded, err = set(cf.Embedded, "embedded"); err != nil {

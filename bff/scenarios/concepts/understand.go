@@ -836,10 +836,13 @@ func (st *sentenceState) inContext(i int) bool {
 }
 
 // reference reports whether the question holds a reference word (an
-// anaphor) that c does not claim: one its context words can resolve.
+// anaphor) that c does not claim: one its context words can resolve. A
+// reference word before a subject pronoun opens a clause ("possible that
+// you're pregnant") and refers to nothing.
 func (st *sentenceState) reference(c *candidate) bool {
-	for i, w := range st.s.words {
-		if st.u.anaphors[w] && !st.inContext(i) && !slices.Contains(c.claimed, i) {
+	ws := st.s.words
+	for i, w := range ws {
+		if st.u.anaphors[w] && !st.inContext(i) && !slices.Contains(c.claimed, i) && (i+1 >= len(ws) || !st.u.pronouns[ws[i+1]]) {
 			return true
 		}
 	}
