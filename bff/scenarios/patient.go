@@ -370,12 +370,14 @@ func alternativesAnswer(as []conceptAnswer) string {
 	case len(other) > 0:
 		return strings.Join(other, "; ")
 	}
-	no := as[0].text
+	no := ""
 	for _, a := range as {
-		if !a.plain {
+		if a.yesNo == "no" && (no == "" || !a.plain && yesNo(no) != "") {
 			no = a.text
-			break
 		}
+	}
+	if no == "" {
+		no = "no"
 	}
 	if len(partly) > 0 {
 		return firstWord(no) + ", but " + strings.Join(partly, ", and ")

@@ -188,3 +188,45 @@ func TestLowMarginIsNotTrusted(t *testing.T) {
 		t.Errorf("Does your neck move freely?: %+v, trusted %v", r, r.Trusted())
 	}
 }
+
+// In a question opened by "any", "and" lists alternatives: a patient with
+// a cough but no fever answers yes.
+func TestAnyListsAlternatives(t *testing.T) {
+	said, _ := builtinPatient(t, "sore-throat-breathing-fine").Answer("Any cough and fever?", nil)
+	if yn := yesNoWords(said.Text); len(yn) == 0 || yn[0] != "yes" || strings.Contains(said.Text, ". ") {
+		t.Errorf("said %q (%s): want one yes", said.Text, said.Why)
+	}
+	said, _ = builtinPatient(t, "sore-throat-breathing-fine").Answer("Do you have a cough along with a fever?", nil)
+	if yn := yesNoWords(said.Text); len(yn) == 0 || yn[0] != "no" {
+		t.Errorf("said %q (%s): want no (not both)", said.Text, said.Why)
+	}
+}
+
+// alternativesAnswer: one yes naming what applies, one no, or "no, but"
+// what holds of a conjunction that does not.
+func TestAlternativesAnswer(t *testing.T) {
+	ca := func(alt int, text string) conceptAnswer {
+		return conceptAnswer{alt: alt, text: text, yesNo: leadingYesNo(text), plain: yesNo(text) != ""}
+	}
+	for _, c := range []struct {
+		in   []conceptAnswer
+		want string
+	}{
+		{[]conceptAnswer{ca(0, "yes, it goes into my jaw")}, "yes, it goes into my jaw"},
+		{[]conceptAnswer{ca(0, "no"), ca(1, "yes, I've had a temperature")}, "yes, I've had a temperature"},
+		{[]conceptAnswer{ca(0, "Yes, a cough"), ca(1, "yes, a fever")}, "Yes, a cough, and a fever"},
+		{[]conceptAnswer{ca(0, "yes, side pain and chills"), ca(1, "yes, chills")}, "yes, side pain and chills"},
+		{[]conceptAnswer{ca(0, "no"), ca(1, "no, nothing like that")}, "no, nothing like that"},
+		{[]conceptAnswer{ca(0, "no"), ca(1, "no")}, "no"},
+		{[]conceptAnswer{ca(0, "yes, a tickly cough"), ca(0, "no")}, "no, but a tickly cough"},
+		{[]conceptAnswer{ca(0, "yes"), ca(1, "I don't have an inhaler")}, "yes"},
+		{[]conceptAnswer{ca(0, "no"), ca(1, "I don't have an inhaler")}, "I don't have an inhaler"},
+	} {
+		if got := alternativesAnswer(c.in); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := sentences([]string{"no", "since last night", "yes."}); got != "no. Since last night. Yes." {
+		t.Errorf("sentences: %q", got)
+	}
+}

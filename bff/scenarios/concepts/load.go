@@ -36,6 +36,7 @@ type Understanding struct {
 	determiners    map[string]bool // the, your, this: a definite noun phrase follows
 	subordinators  map[string]bool // when, while, because: a subordinate clause follows
 	notAlternative [][]string      // "or not", "more or less": no alternative
+	anyWords       map[string]bool // a question opened by one lists alternatives with "and" too
 	tags           [][]string
 	negators       [][]string
 	normalWords    [][]string
@@ -99,6 +100,7 @@ type cuesFile struct {
 	Determiners    []string          `yaml:"determiners"`
 	Subordinators  []string          `yaml:"subordinators"`
 	NotAlternative []string          `yaml:"not_alternative"`
+	AnyWords       []string          `yaml:"any_words"`
 	Macros         map[string]string `yaml:"macros"`
 	Tags           []string          `yaml:"tags"`
 	Negators       []string          `yaml:"negators"`
@@ -218,6 +220,9 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 		return nil, err
 	}
 	if u.subordinators, err = set(cf.Subordinators, "subordinators"); err != nil {
+		return nil, err
+	}
+	if u.anyWords, err = set(cf.AnyWords, "any_words"); err != nil {
 		return nil, err
 	}
 	for _, l := range []struct {

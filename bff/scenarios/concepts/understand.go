@@ -567,21 +567,22 @@ func (u *Understanding) alternatives(s *sentence) []int {
 			}
 		}
 	}
-	n, group := 0, -1
+	n, group, anyList := 0, -1, false
+	or := func(x string) bool { return x == "or" || anyList && x == "and" }
 	for i, w := range s.words {
 		if g := s.group(s.clause[i]); g != group {
-			n, group = 0, g
+			n, group, anyList = 0, g, u.anyWords[w]
 		}
 		switch {
-		case w == "or" && !skip[i]:
+		case or(w) && !skip[i]:
 			n++
 		case s.punct[i] && i > 0:
 			for _, x := range s.words[i:] {
-				if x == "and" {
+				if or(x) {
+					n++
 					break
 				}
-				if x == "or" {
-					n++
+				if x == "and" {
 					break
 				}
 			}
