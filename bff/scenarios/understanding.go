@@ -33,7 +33,7 @@ func (b byMeaning) Understand(message string) []Asked {
 	out := make([]Asked, 0, len(ms))
 	for _, m := range ms {
 		c, _ := b.u.Concept(m.Concept)
-		out = append(out, Asked{Concept: m.Concept, Kind: c.Kind, Inverse: m.Inverse, Cue: m.Cue})
+		out = append(out, Asked{Concept: m.Concept, Kind: c.Kind, Inverse: m.Inverse, Cue: m.Cue, Question: m.Question, Alt: m.Alt, Margin: m.Margin})
 	}
 	return out
 }
@@ -44,3 +44,7 @@ func (b byMeaning) Known(id string) bool {
 }
 
 func (b byMeaning) Areas(text string) []string { return b.u.Areas(text) }
+
+func (b byMeaning) Names(title, text string) bool { return b.u.Names(title, text) }
+
+func (b byMeaning) Covered(titles []string, text string) bool { return b.u.Covered(titles, text) }

@@ -459,8 +459,9 @@ func printSummary(w io.Writer, r *scenarios.Report) {
 		fmt.Fprintf(w, " (engine voice %s)", v)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "readings: %s\n", s.Readings)
 	if s.SimulatorLimited > 0 {
-		fmt.Fprintf(w, "%d results are simulator-limited (a question the patient did not understand) and are not in the rates above:\n", s.SimulatorLimited)
+		fmt.Fprintf(w, "%d results are simulator-limited (a question the patient did not understand, or read below the margin) and are not in the rates above:\n", s.SimulatorLimited)
 		for _, x := range r.Results {
 			if x.SimulatorLimited {
 				fmt.Fprintf(w, "  %s (repeat %d): %d of %d questions understood\n", x.VignetteID, x.Repeat, x.Understood, x.Questions)

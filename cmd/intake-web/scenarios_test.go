@@ -173,7 +173,7 @@ func TestScenariosRunVoice(t *testing.T) {
 	if !strings.Contains(string(b), `"voice_profile": "conversational-en/1"`) {
 		t.Fatalf("the report's provenance does not name the voice: %.400s", b)
 	}
-	if code, _, errs := runScenarios(t, "run", "-suite", suite, "-voice", "chatty"); code != 2 || !strings.Contains(errs, `-voice must be one of plain, conversational, got "chatty"`) {
+	if code, _, errs := runScenarios(t, "run", "-suite", suite, "-voice", "chatty"); code != 2 || !strings.Contains(errs, `-voice must be one of plain, conversational, `) || !strings.Contains(errs, `got "chatty"`) {
 		t.Fatalf("an unknown voice: exit %d: %s", code, errs)
 	}
 	var errw bytes.Buffer

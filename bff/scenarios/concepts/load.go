@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,14 +26,27 @@ type Understanding struct {
 	leadIns        [][]string
 	contextOpeners [][]string
 	anaphors       map[string]bool
+	speaker        map[string]bool // words for the engine itself: I, we, us
+	pronouns       map[string]bool // subject pronouns: "that" before one is no reference
+	embedded       map[string]bool // words that open an embedded question: whether, if, any
+	cessation      [][]string      // the thing asked about has stopped: "stopped", "cleared up"
+	afterGone      map[string]bool // "gone" before one of these has ceased: "gone now"
+	auxDo          map[string]bool // "do" first in a question: an auxiliary
+	whWords        map[string]bool // how, when, where, what, which, who, why
+	determiners    map[string]bool // the, your, this: a definite noun phrase follows
+	subordinators  map[string]bool // when, while, because: a subordinate clause follows
+	notAlternative [][]string      // "or not", "more or less": no alternative
+	anyWords       map[string]bool // a question opened by one lists alternatives with "and" too
 	tags           [][]string
 	negators       [][]string
 	normalWords    [][]string
 	difficulty     [][]string
 	absence        [][]string
 	notPolarity    [][]string
-	normalYes      map[int]bool // concepts whose yes is the normal state
-	areas          []area       // body areas and systems, in cues.yaml's order
+	normalYes      map[int]bool        // concepts whose yes is the normal state
+	areas          []area              // body areas and systems, in cues.yaml's order
+	partOf         map[string][]string // area → the wider areas it is part of
+	causes         map[string]bool     // areas that say how, not where
 
 	// The compiled cues: word patterns, terms (phrases of patterns), groups
 	// (alternative terms) and rules (groups of one concept).
@@ -76,6 +90,17 @@ type cuesFile struct {
 	LeadIns        []string          `yaml:"lead_ins"`
 	ContextOpeners []string          `yaml:"context_openers"`
 	Anaphors       []string          `yaml:"anaphors"`
+	Speaker        []string          `yaml:"speaker"`
+	Pronouns       []string          `yaml:"pronouns"`
+	Embedded       []string          `yaml:"embedded"`
+	Cessation      []string          `yaml:"cessation"`
+	AfterGone      []string          `yaml:"after_gone"`
+	AuxiliaryDo    []string          `yaml:"auxiliary_do"`
+	WhWords        []string          `yaml:"wh_words"`
+	Determiners    []string          `yaml:"determiners"`
+	Subordinators  []string          `yaml:"subordinators"`
+	NotAlternative []string          `yaml:"not_alternative"`
+	AnyWords       []string          `yaml:"any_words"`
 	Macros         map[string]string `yaml:"macros"`
 	Tags           []string          `yaml:"tags"`
 	Negators       []string          `yaml:"negators"`
@@ -85,6 +110,7 @@ type cuesFile struct {
 	NotPolarity    []string          `yaml:"not_polarity"`
 	NormalYes      []string          `yaml:"normal_yes"`
 	Areas          yaml.Node         `yaml:"areas"`
+	Causes         []string          `yaml:"causes"`
 	Cues           yaml.Node         `yaml:"cues"`
 }
 
@@ -172,6 +198,33 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	if u.anaphors, err = set(cf.Anaphors, "anaphors"); err != nil {
 		return nil, err
 	}
+	if u.speaker, err = set(cf.Speaker, "speaker"); err != nil {
+		return nil, err
+	}
+	if u.pronouns, err = set(cf.Pronouns, "pronouns"); err != nil {
+		return nil, err
+	}
+	if u.embedded, err = set(cf.Embedded, "embedded"); err != nil {
+		return nil, err
+	}
+	if u.afterGone, err = set(cf.AfterGone, "after_gone"); err != nil {
+		return nil, err
+	}
+	if u.auxDo, err = set(cf.AuxiliaryDo, "auxiliary_do"); err != nil {
+		return nil, err
+	}
+	if u.whWords, err = set(cf.WhWords, "wh_words"); err != nil {
+		return nil, err
+	}
+	if u.determiners, err = set(cf.Determiners, "determiners"); err != nil {
+		return nil, err
+	}
+	if u.subordinators, err = set(cf.Subordinators, "subordinators"); err != nil {
+		return nil, err
+	}
+	if u.anyWords, err = set(cf.AnyWords, "any_words"); err != nil {
+		return nil, err
+	}
 	for _, l := range []struct {
 		field string
 		in    []string
@@ -185,6 +238,8 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 		{"normal_words", cf.NormalWords, &u.normalWords},
 		{"difficulty", cf.Difficulty, &u.difficulty},
 		{"absence", cf.Absence, &u.absence},
+		{"cessation", cf.Cessation, &u.cessation},
+		{"not_alternative", cf.NotAlternative, &u.notAlternative},
 		{"not_polarity", cf.NotPolarity, &u.notPolarity},
 	} {
 		for _, s := range l.in {
@@ -208,6 +263,13 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	}
 	if err := u.compileAreas(&cf.Areas); err != nil {
 		return nil, err
+	}
+	u.causes = map[string]bool{}
+	for _, c := range cf.Causes {
+		if !slices.ContainsFunc(u.areas, func(a area) bool { return a.id == c }) {
+			return nil, fmt.Errorf("cues.yaml: causes: %q is not an area", c)
+		}
+		u.causes[c] = true
 	}
 	if err := u.compileCues(&cf.Cues, cf.Macros); err != nil {
 		return nil, err
@@ -269,6 +331,22 @@ func (u *Understanding) compileAreas(n *yaml.Node) error {
 			a.words = append(a.words, p)
 		}
 		u.areas = append(u.areas, a)
+	}
+	// An area is part of another when at least half of its words are the
+	// other's ("back": back and spine are bones and muscles too).
+	u.partOf = map[string][]string{}
+	for _, a := range u.areas {
+		for _, b := range u.areas {
+			shared := 0
+			for _, w := range a.words {
+				if slices.ContainsFunc(b.words, func(x []string) bool { return slices.Equal(x, w) }) {
+					shared++
+				}
+			}
+			if a.id != b.id && 2*shared >= len(a.words) && len(b.words) > len(a.words) {
+				u.partOf[a.id] = append(u.partOf[a.id], b.id)
+			}
+		}
 	}
 	return nil
 }

@@ -11,11 +11,29 @@ import (
 type sentence struct {
 	text     string   // as written, trimmed, with its closing punctuation
 	words    []string // normalised words
+	punct    []bool   // a clause mark (comma, colon, dash, bracket) just before the word
 	clause   []int    // clause index of each word
+	conn     []string // what started each clause: "" (the first), "and", "or", "but" or "," (a mark)
+	alt      []int    // each word's alternative within its question (see alternatives)
 	question bool     // ends with "?"
 	tail     int      // in a joined pair, the first clause of the asking sentence; else 0
 	prevRead bool     // in a joined pair, the first sentence asked and was read on its own
 	leadIn   bool     // it started with a lead-in clause ("OK, and …"), dropped from words
+	announce bool     // it asks only by a request frame about the asking itself (see announces)
+}
+
+// group is the question a clause belongs to: a clause started by "or"
+// belongs to the question before it (an alternative of it), any other
+// clause starts a new one ("Any fever, and how long has it been going
+// on?" asks two questions, "Is it swollen, or can you see bone?" one).
+func (s *sentence) group(clause int) int {
+	g := 0
+	for c := 1; c <= clause && c < len(s.conn); c++ {
+		if s.conn[c] != "or" {
+			g++
+		}
+	}
+	return g
 }
 
 // isApostrophe reports the characters dropped inside words: "can't" is
