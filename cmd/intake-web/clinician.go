@@ -27,6 +27,18 @@ const clinicianUsage = `usage:
 With -generate, add and passwd make up a password and print it (once) instead of reading one.
 The database is DATABASE_PATH, or -db FILE (before or after the verb)`
 
+// clinicianVerb reports whether verb is one of the command's, and how
+// many usernames it takes.
+func clinicianVerb(verb string) (names int, ok bool) {
+	switch verb {
+	case "add", "passwd", "disable":
+		return 1, true
+	case "list":
+		return 0, true
+	}
+	return 0, false
+}
+
 // clinicianCommand manages clinician accounts in the app's database. The
 // password never comes from a flag (it would sit in shell history and ps).
 func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
@@ -45,10 +57,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return err
+			return flagError(err)
 		}
 		left := fs.Args()
 		if used := len(args) - len(left); used > 0 && args[used-1] == "--" {
@@ -61,8 +70,15 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		rest = append(rest, left[0])
 		args = left[1:]
 	}
+	// A verb the command does not know, or the wrong number of names, is
+	// refused before the database is opened (or created).
 	if len(rest) == 0 {
-		return errors.New(clinicianUsage)
+		return &usageError{msg: "clinician: a verb is needed", usage: clinicianUsage}
+	}
+	if n, ok := clinicianVerb(rest[0]); !ok {
+		return &usageError{msg: fmt.Sprintf("clinician: unknown verb %q", rest[0]), usage: clinicianUsage}
+	} else if len(rest)-1 != n {
+		return &usageError{msg: fmt.Sprintf("clinician %s takes %s", rest[0], map[int]string{0: "no argument", 1: "one USERNAME"}[n]), usage: clinicianUsage}
 	}
 	ctx := context.Background()
 	db, err := app.OpenDatabase(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -80,8 +96,8 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		}
 		return readPassword(stdin, stderr)
 	}
-	switch verb := rest[0]; {
-	case verb == "add" && len(rest) == 2:
+	switch rest[0] {
+	case "add":
 		password, err := newPassword()
 		if err != nil {
 			return err
@@ -94,7 +110,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		if *generate {
 			fmt.Fprintf(stdout, "password (shown only now): %s\n", password)
 		}
-	case verb == "passwd" && len(rest) == 2:
+	case "passwd":
 		password, err := newPassword()
 		if err != nil {
 			return err
@@ -111,7 +127,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		if disabled {
 			fmt.Fprintf(stdout, "the account is disabled: it still cannot sign in\n")
 		}
-	case verb == "list" && len(rest) == 1:
+	case "list":
 		cs, err := svc.Clinicians(ctx)
 		if err != nil {
 			return err
@@ -126,7 +142,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		if len(cs) == 0 {
 			fmt.Fprintln(stdout, "no clinicians")
 		}
-	case verb == "disable" && len(rest) == 2:
+	case "disable":
 		if err := svc.DisableClinician(ctx, rest[1]); err != nil {
 			if bff.ErrorCode(err) == bff.ENOTFOUND {
 				return fmt.Errorf("no clinician named %s", rest[1])
@@ -134,8 +150,6 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 			return err
 		}
 		fmt.Fprintf(stdout, "clinician %s disabled; their sessions lose access at their next request\n", rest[1])
-	default:
-		return errors.New(clinicianUsage)
 	}
 	return nil
 }

@@ -53,12 +53,26 @@ against -baseline, a report of an earlier run), 2 on a usage or suite error.`
 // scenariosCommand runs `intake-web scenarios ...` and returns the exit
 // status.
 func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) == 0 || args[0] != "run" {
-		fmt.Fprintf(stderr, scenariosUsage+"\n", strings.Join(variations.Names(), ", "))
+	usage := func() { fmt.Fprintf(stderr, scenariosUsage+"\n", strings.Join(variations.Names(), ", ")) }
+	switch {
+	case len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help"}, args[0]):
+		usage()
+		return 0
+	case len(args) == 0:
+		usage()
+		return 2
+	case args[0] != "run":
+		fmt.Fprintf(stderr, "intake-web scenarios: unknown verb %q\n", args[0])
+		usage()
 		return 2
 	}
 	fs := flag.NewFlagSet("scenarios run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		usage()
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
 	suiteFile := fs.String("suite", "", "a suite file (YAML, docs/scenarios.md); default the built-in suite")
 	repeats := fs.Int("repeats", 1, fmt.Sprintf("runs of each vignette (1-%d)", scenarioruns.MaxRepeats))
 	baseline := fs.String("baseline", "", "the JSON report of an earlier run to compare with")
@@ -75,6 +89,10 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "intake-web scenarios run: unexpected argument %q: every input is a flag (intake-web scenarios run -h)\n", fs.Arg(0))
 		return 2
 	}
 	if *repeats < 1 || *repeats > scenarioruns.MaxRepeats {
