@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 
@@ -160,12 +161,29 @@ func run(args []string, stderr io.Writer, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "\n  %s\n  intake-web is ready: open %s\n\n", pacingLine(cfg), srv.URL)
+	fmt.Fprint(stderr, readyLines(cfg, srv.URL, srv.Demo()))
 	<-ctx.Done()
 	log.Info("shutting down", "grace", cfg.ShutdownGrace)
 	shutdown, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// readyLines are the start-up output's last words: how fast the app may
+// call its upstream, where the app is, where the clinician area is and,
+// with the embedded sandbox, how to sign in there (the demo clinician's
+// password when this start made it: it is never shown again).
+func readyLines(cfg app.Config, url string, demo app.DemoAccount) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n  %s\n  intake-web is ready: open %s\n  clinician area: %s/clinician", pacingLine(cfg), url, url)
+	switch {
+	case demo.Password != "":
+		fmt.Fprintf(&b, "\n  sign in as demo, password %s (shown only now; intake-web clinician passwd demo -generate makes a new one)", demo.Password)
+	case demo.Active:
+		b.WriteString("\n  sign in as demo: its password was shown at its first start (lost? intake-web clinician passwd demo -generate)")
+	}
+	b.WriteString("\n\n")
+	return b.String()
 }
 
 // pacingLine says above the ready line how fast the app may call its
