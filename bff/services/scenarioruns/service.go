@@ -196,11 +196,10 @@ func (s *Service) planned(ctx context.Context, f bff.ScenarioRunForm) (*scenario
 		}
 		plays = play.Order(plays, flipped)
 	}
-	est, err := s.estimate(ctx, h, asSuite(suite, plays), f.Repeats)
+	est, err := s.estimate(ctx, h, suite, plays, f.Repeats)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	est.PerVariation = perVariation(plays, f.Repeats, est)
 	return suite, plays, est, nil
 }
 
