@@ -86,33 +86,43 @@ func (p *Problem) Error() string {
 	return p.File + ": " + p.Rule
 }
 
-// Problems are the *Problem values err holds (Load's errors.Join of them),
-// in order; none for any other error.
+// Problems are the *Problem values err holds (Load's errors.Join of them,
+// or an error wrapping it), in order; none for any other error.
 func Problems(err error) []*Problem {
-	var p *Problem
-	if errors.As(err, &p) && errors.Unwrap(err) == nil {
-		if _, joined := err.(interface{ Unwrap() []error }); !joined {
-			return []*Problem{p}
-		}
-	}
-	var out []*Problem
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
+	switch e := err.(type) {
+	case *Problem:
+		return []*Problem{e}
+	case interface{ Unwrap() []error }:
+		var out []*Problem
+		for _, e := range e.Unwrap() {
 			out = append(out, Problems(e)...)
 		}
+		return out
+	case interface{ Unwrap() error }:
+		return Problems(e.Unwrap())
 	}
-	return out
+	return nil
+}
+
+// NotLoaded is the line that heads a suite file's problems: "mine.yaml
+// does not load: 3 problems"; "" when err holds none.
+func NotLoaded(err error) string {
+	ps := Problems(err)
+	if len(ps) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s does not load: %s", ps[0].File, count(len(ps), "problem"))
 }
 
 // ProblemList is err for a person reading a terminal: a suite file's
-// problems one a line under a line naming the file, or err's own text.
+// problems one a line under NotLoaded's line, or err's own text.
 func ProblemList(err error) string {
 	ps := Problems(err)
 	if len(ps) == 0 {
 		return err.Error()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s does not load: %s", ps[0].File, count(len(ps), "problem"))
+	b.WriteString(NotLoaded(err))
 	for _, p := range ps {
 		b.WriteString("\n  ")
 		if w := p.Where(); w != "" {

@@ -104,11 +104,11 @@ const (
 func (k Kind) Describe() string {
 	switch k {
 	case Open:
-		return "an open question: the patient restates the problem in their own words"
+		return "open (the patient restates the problem in their own words)"
 	case YesNo:
-		return "a yes or a no"
+		return "yes or no"
 	case Value:
-		return "a value: a time, a place, a number or a word"
+		return "a value (a time, a place, a number or a word)"
 	}
 	return string(k)
 }
