@@ -49,11 +49,55 @@ type ScenarioUploadForm struct {
 	Repeats, Label string // kept after an error (a file input cannot be refilled)
 	Variations     []ScenarioVariationOption
 	UrgentFirst    bool
-	MaxSize        string // "1 MiB"
+	MaxSize        string // "200 KiB"
 	// MaxBytes and TooLarge let clinician.js refuse a file over the limit
 	// before it is sent: the limit in bytes and the sentence it shows.
 	MaxBytes int
 	TooLarge string
+	// FormatURL is the suite format page; Problems are those of the file
+	// just refused, listed one a line under the field's error.
+	FormatURL string
+	Problems  []SuiteProblem
+}
+
+// SuiteProblem is one problem of a suite file that does not load.
+type SuiteProblem struct {
+	Where string // `line 12: vignette "chest-pain" (3): facts[2].concept`; "" for the whole file
+	Rule  string
+	// HelpURL and HelpLabel link to the part of the suite format page that
+	// explains the rule (the concept vocabulary); "" for none.
+	HelpURL, HelpLabel string
+}
+
+// SuiteFormatPage is the suite format for the people who write suite
+// files: an example, the fields and the concept vocabulary by group.
+type SuiteFormatPage struct {
+	Layout
+	ScenariosURL string // where a suite file is uploaded
+	MaxSize      string // the upload limit: "200 KiB"
+	MaxVignettes int
+	Example      string
+	Fields       []SuiteField
+	Concepts     []ConceptGroup
+}
+
+// SuiteField is one field of a suite file. Rule and Meaning quote names
+// of the format in backticks, shown as code.
+type SuiteField struct {
+	Name, Type, Rule, Meaning string
+}
+
+// ConceptGroup is one section of the concept vocabulary ("about the
+// person"), its concepts in the vocabulary's order.
+type ConceptGroup struct {
+	ID, Title string // ID is the section's anchor
+	Concepts  []ConceptHelp
+}
+
+// ConceptHelp is one concept: its id, what kind of answer it takes, what
+// it is about and, for a yes/no concept, what a "yes" means.
+type ConceptHelp struct {
+	ID, Kind, Means, Yes string
 }
 
 // ScenarioRunRow is one run in the runs table.

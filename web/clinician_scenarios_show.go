@@ -17,7 +17,7 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 	p := templates.ScenariosPage{Layout: s.clinicianLayout(c, "Scenarios"),
 		Start: templates.ScenarioStartForm{Action: scenariosPath + "/new"},
 		Upload: templates.ScenarioUploadForm{Action: scenariosPath + "/runs", MaxSize: sizeText(int64(s.uploadLimit())),
-			MaxBytes: s.uploadLimit(), TooLarge: uploadTooLarge(0, s.uploadLimit())},
+			MaxBytes: s.uploadLimit(), TooLarge: uploadTooLarge(0, s.uploadLimit()), FormatURL: formatPath},
 		Compare: templates.ScenarioCompareForm{Action: scenariosPath + "/compare", Base: base, Head: head},
 	}
 	if in.upload {

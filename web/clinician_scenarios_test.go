@@ -588,14 +588,14 @@ func TestStartScenarioRunFromAnUpload(t *testing.T) {
 
 	big := bytes.Repeat([]byte("#"), 1<<20+1)
 	p = b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token, "label": "too big"}, "big.yaml", big)
-	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "at most 1 MiB is accepted") ||
+	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "The suite file is 1.0 MiB: at most 200 KiB is accepted.") ||
 		!strings.Contains(p.body, `id="upload-error"`) || !strings.Contains(p.body, `value="too big"`) {
-		t.Fatalf("a file over 1 MiB: %d", p.status)
+		t.Fatalf("a file over 200 KiB: %d", p.status)
 	}
 	if len(svc.started) != 1 {
-		t.Fatal("a file over 1 MiB reached the service")
+		t.Fatal("a file over 200 KiB reached the service")
 	}
-	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 1 MiB") {
+	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 200 KiB") {
 		t.Error("the form does not say the limit")
 	}
 
@@ -606,37 +606,42 @@ func TestStartScenarioRunFromAnUpload(t *testing.T) {
 	}
 }
 
-// With the server's default body limit (256 KiB), the form says the lower
-// limit, and a file over it but under the body limit is refused by the
-// handler with that limit; a body over the server's limit gets the
-// server's own 413, whole.
-func TestScenarioUploadLimitFollowsTheServerBodyLimit(t *testing.T) {
+// The upload's limit is the suite file's (scenarios.MaxFileBytes, 200 KiB,
+// the command line's too), said from that one constant: by the form, by
+// the handler refusing a file over it under the server's body limit, and
+// by the server's own 413 for a body over its limit (256 KiB by default),
+// which arrives whole and leads back to Scenarios. A server body limit
+// that leaves less room lowers it, and then the form says the lower one.
+func TestScenarioUploadLimitIsTheSuiteFilesLimit(t *testing.T) {
 	svc := newFakeScenarios()
 	a := startScenarioApp(t, svc)
 	b, token := signedIn(t, a)
-	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 252 KiB") {
-		t.Error("the form does not say the server's lower limit")
+	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 200 KiB") || !strings.Contains(idx, `data-max-bytes="204800"`) ||
+		!strings.Contains(idx, `data-too-large="The suite file is too large: at most 200 KiB is accepted.`) {
+		t.Error("the form does not say the suite file's limit")
 	}
-	p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token}, "s.yaml", bytes.Repeat([]byte("#"), 253<<10))
-	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "at most 252 KiB is accepted") {
-		t.Fatalf("a 253 KiB file: %d", p.status)
+	p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token}, "s.yaml", bytes.Repeat([]byte("#"), 201<<10))
+	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "The suite file is 201 KiB: at most 200 KiB is accepted.") {
+		t.Fatalf("a 201 KiB file: %d", p.status)
 	}
-	// Over the server's limit: its own 413, which says the limit and leads
-	// back to Scenarios. The answer arrives whole, not as a reset (the
-	// listener's lingering close), however large the body.
+	// Over the server's limit: its own 413, which says the same limit and
+	// leads back to Scenarios. The answer arrives whole, not as a reset
+	// (the listener's lingering close), however large the body.
 	for _, size := range []int{300 << 10, 2 << 20} {
 		p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token}, "s.yaml", bytes.Repeat([]byte("#"), size))
-		if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "at most 256 KiB is accepted") ||
+		if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "The suite file is too large: at most 200 KiB is accepted.") ||
 			!strings.Contains(p.body, `href="/clinician/scenarios"`) || !strings.Contains(p.body, "Back to Scenarios") {
 			t.Fatalf("a %d-byte file: %d", size, p.status)
 		}
 	}
-	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, `data-max-bytes="258048"`) ||
-		!strings.Contains(idx, `data-too-large="The suite file is too large: at most 252 KiB is accepted.`) {
-		t.Error("the upload field does not carry its limit for the page's script")
-	}
 	if len(svc.started) != 0 {
 		t.Fatal("a file over the limit reached the service")
+	}
+	// A server body limit of 100 KiB leaves 96 KiB for the file.
+	small := startScenarioApp(t, svc, func(c *web.Config) { c.Limits.MaxBodyBytes = 100 << 10 })
+	sb, _ := signedIn(t, small)
+	if idx := sb.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 96 KiB") || !strings.Contains(idx, `data-max-bytes="98304"`) {
+		t.Error("the form does not say the server's lower limit")
 	}
 }
 

@@ -142,7 +142,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	}
 	suite, err := loadSuite(*suiteFile)
 	if err != nil {
-		fmt.Fprintln(stderr, "intake-web scenarios:", err)
+		fmt.Fprintln(stderr, "intake-web scenarios:", scenarios.ProblemList(err))
 		return 2
 	}
 	var base *scenarios.Report

@@ -154,18 +154,23 @@ func setFinal(res map[string]any, class string) {
 	delete(res, "outcome")
 }
 
-// A suite with a mistake is refused before anything is played, naming the
-// file, the vignette and the field.
+// A suite with mistakes is refused before anything is played, naming the
+// file, then each problem on a line of its own with its line, vignette and
+// field (an unknown field among them, hiding none of the others).
 func TestScenariosRunRefusesABadSuite(t *testing.T) {
 	dir := t.TempDir()
 	suite := filepath.Join(dir, "bad.yaml")
 	bad := strings.Replace(smallSuite, "class: self_care", "class: soon", 1)
+	bad = strings.Replace(bad, "    default: \"no\"\n", "    default: \"no\"\n    colour: red\n", 1)
 	if err := os.WriteFile(suite, []byte(bad), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errs := runScenarios(t, "run", "-suite", suite)
-	if code != 2 || !strings.Contains(errs, "bad.yaml") || !strings.Contains(errs, "mislabelled") || !strings.Contains(errs, "gold.class") {
-		t.Fatalf("a bad suite: exit %d: %s", code, errs)
+	want := "intake-web scenarios: " + suite + " does not load: 2 problems\n" +
+		"  line 9: vignette \"chest-arm\" (1): colour: not a field of a vignette; its fields are id, title, age_years, sex, history, neutral, opening, complaint, facts, default, unknown, max_turns, gold\n" +
+		"  line 19: vignette \"mislabelled\" (2): gold.class: must be one of emergency, urgent, routine, self_care\n"
+	if code != 2 || errs != want {
+		t.Fatalf("a bad suite: exit %d:\n%s\nwant\n%s", code, errs, want)
 	}
 }
 

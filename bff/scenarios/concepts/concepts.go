@@ -138,12 +138,29 @@ const (
 	Value Kind = "value"  // a time, a place, a number, a word
 )
 
+// Describe says, for people, what a concept of the kind is answered with.
+func (k Kind) Describe() string {
+	switch k {
+	case Open:
+		return "open (the patient restates the problem in their own words)"
+	case YesNo:
+		return "yes or no"
+	case Value:
+		return "a value (a time, a place, a number or a word)"
+	}
+	return string(k)
+}
+
 // Concept is one entry of the vocabulary.
 type Concept struct {
 	ID    string
 	Kind  Kind
 	Means string // what it is about
 	Yes   string // what a "yes" means (yes_no concepts)
+	// Group is the section of vocabulary.yaml the concept is listed in:
+	// the text of the last "# --- about the person ---" line above it
+	// ("about the person"); "" before the first such line.
+	Group string
 }
 
 // Match is one concept a message asks about.

@@ -202,3 +202,37 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestGroups: each concept carries the section of vocabulary.yaml it is
+// listed under ("# --- head ---"), and a concept added under a new section
+// carries that one: the clinician area's vocabulary page groups by them.
+func TestGroups(t *testing.T) {
+	u, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"main_problem": "open questions", "pregnancy": "about the person",
+		"spread": "the complaint in general", "support": "mood"} {
+		if c, _ := u.Concept(id); c.Group != want {
+			t.Errorf("%s is in group %q, want %q", id, c.Group, want)
+		}
+	}
+	for _, c := range u.Concepts() {
+		if c.Group == "" {
+			t.Errorf("%s has no group", c.ID)
+		}
+	}
+	vocab := string(vocabularyYAML) + "  # --- eyes ------------------------------\n" +
+		"  - {id: red_eye, kind: yes_no, yes: \"an eye is red\", means: \"a red eye\"}\n"
+	cues := string(cuesYAML) + "  red_eye:\n    - \"red + eye*\"\n"
+	u, err = load([]byte(vocab), []byte(cues))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := u.Concept("red_eye"); !ok || c.Group != "eyes" || c.Yes != "an eye is red" {
+		t.Errorf("the added concept: %+v", c)
+	}
+	if c, _ := u.Concept("support"); c.Group != "mood" {
+		t.Errorf("support moved to group %q", c.Group)
+	}
+}

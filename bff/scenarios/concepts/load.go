@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,6 +131,37 @@ func decodeYAML(name string, data []byte, v any) error {
 	return nil
 }
 
+// groupLine is a section line of vocabulary.yaml: "# --- head ---".
+var groupLine = regexp.MustCompile(`^#\s*---+\s*(.*?)\s*-*$`)
+
+// vocabularyGroups is the group of each concept of vocabulary.yaml, in
+// order: the text of the last section line in the comments above it, or
+// the group of the concept before. The file has been decoded already, so
+// a file that does not parse here has no groups.
+func vocabularyGroups(vocabulary []byte) []string {
+	var doc yaml.Node
+	if yaml.Unmarshal(vocabulary, &doc) != nil || len(doc.Content) != 1 {
+		return nil
+	}
+	root := doc.Content[0]
+	var out []string
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "concepts" {
+			continue
+		}
+		group := ""
+		for _, item := range root.Content[i+1].Content {
+			for _, line := range strings.Split(item.HeadComment, "\n") {
+				if m := groupLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+					group = m[1]
+				}
+			}
+			out = append(out, group)
+		}
+	}
+	return out
+}
+
 func load(vocabulary, cues []byte) (*Understanding, error) {
 	var vf vocabularyFile
 	if err := decodeYAML("vocabulary.yaml", vocabulary, &vf); err != nil {
@@ -138,6 +170,7 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	if strconv.Itoa(vf.Version) != Version {
 		return nil, fmt.Errorf("vocabulary.yaml: version %d, but the package is version %s", vf.Version, Version)
 	}
+	groups := vocabularyGroups(vocabulary)
 	u := &Understanding{index: map[string]int{}}
 	for i, c := range vf.Concepts {
 		where := fmt.Sprintf("vocabulary.yaml: concept %d (%q)", i+1, c.ID)
@@ -155,7 +188,11 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 			return nil, fmt.Errorf("%s: id used twice", where)
 		}
 		u.index[c.ID] = len(u.concepts)
-		u.concepts = append(u.concepts, Concept{ID: c.ID, Kind: c.Kind, Means: c.Means, Yes: c.Yes})
+		group := ""
+		if i < len(groups) {
+			group = groups[i]
+		}
+		u.concepts = append(u.concepts, Concept{ID: c.ID, Kind: c.Kind, Means: c.Means, Yes: c.Yes, Group: group})
 	}
 
 	var cf cuesFile

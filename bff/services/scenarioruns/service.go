@@ -153,8 +153,12 @@ func (s *Service) form(f bff.ScenarioRunForm) (*scenarios.Suite, []play.Vignette
 			name = "upload.yaml"
 		}
 		su, err := scenarios.Load(name, f.Upload)
-		if err != nil {
-			return nil, nil, bff.Invalid("upload", "The suite file does not load: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		if head := scenarios.NotLoaded(err); head != "" {
+			e := bff.Invalid("upload", "%s. Correct the file and upload it again.", head)
+			e.Cause = err
+			return nil, nil, e
+		} else if err != nil {
+			return nil, nil, err
 		}
 		suite = su
 	} else {
