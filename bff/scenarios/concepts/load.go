@@ -39,6 +39,8 @@ type Understanding struct {
 	notAlternative [][]string      // "or not", "more or less": no alternative
 	anyWords       map[string]bool // a question opened by one lists alternatives with "and" too
 	tags           [][]string
+	auxiliaries    map[string]bool // a tag's verb ("haven't you?"); what makes an alternative a clause
+	tagSubjects    map[string]bool // a tag's subject
 	negators       [][]string
 	normalWords    [][]string
 	difficulty     [][]string
@@ -104,6 +106,8 @@ type cuesFile struct {
 	AnyWords       []string          `yaml:"any_words"`
 	Macros         map[string]string `yaml:"macros"`
 	Tags           []string          `yaml:"tags"`
+	Auxiliaries    []string          `yaml:"auxiliaries"`
+	TagSubjects    []string          `yaml:"tag_subjects"`
 	Negators       []string          `yaml:"negators"`
 	NormalWords    []string          `yaml:"normal_words"`
 	Difficulty     []string          `yaml:"difficulty"`
@@ -260,6 +264,12 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 		return nil, err
 	}
 	if u.anyWords, err = set(cf.AnyWords, "any_words"); err != nil {
+		return nil, err
+	}
+	if u.auxiliaries, err = set(cf.Auxiliaries, "auxiliaries"); err != nil {
+		return nil, err
+	}
+	if u.tagSubjects, err = set(cf.TagSubjects, "tag_subjects"); err != nil {
 		return nil, err
 	}
 	for _, l := range []struct {

@@ -19,6 +19,7 @@ type sentence struct {
 	tail     int      // in a joined pair, the first clause of the asking sentence; else 0
 	prevRead bool     // in a joined pair, the first sentence asked and was read on its own
 	leadIn   bool     // it started with a lead-in clause ("OK, and …"), dropped from words
+	tagged   bool     // it ended with a confirmation tag (", haven't you?"), dropped from words: it asks
 	announce bool     // it asks only by a request frame about the asking itself (see announces)
 }
 
@@ -58,8 +59,14 @@ func clausePunct(r rune) bool {
 
 // words splits s into lower-case words of letters and digits, apostrophes
 // dropped, every other character a separator, and maps each word through
-// spell (spelling variants and typos) when it is not nil. punct[i] is true
-// when a clause mark (comma, colon, dash, bracket) comes just before word i.
+// spell (spelling variants and typos) when it is not nil. An "'s" that ends
+// a word is read as the word "is" after it: it is "is", "has" or a
+// possessive, the word before it carries the meaning ("How long's the
+// cough been there?" asks how long; "the baby's temperature" is a
+// temperature), and a contracted verb still makes a clause ("or one side
+// of your throat's swollen").
+// punct[i] is true when a clause mark (comma, colon, dash, bracket) comes
+// just before word i.
 func words(s string, spell map[string]string) (out []string, punct []bool) {
 	var b strings.Builder
 	pending := false
@@ -76,10 +83,18 @@ func words(s string, spell map[string]string) (out []string, punct []bool) {
 		punct = append(punct, pending)
 		pending = false
 	}
-	for _, r := range s {
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			b.WriteRune(unicode.ToLower(r))
+		case isApostrophe(r) && b.Len() > 0 && i+1 < len(rs) && (rs[i+1] == 's' || rs[i+1] == 'S') &&
+			(i+2 == len(rs) || !unicode.IsLetter(rs[i+2]) && !unicode.IsDigit(rs[i+2])):
+			i++ // "'s": the word ends, and "is" follows
+			flush()
+			out = append(out, "is")
+			punct = append(punct, false)
 		case isApostrophe(r):
 			// dropped: the word goes on
 		default:

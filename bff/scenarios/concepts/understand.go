@@ -21,10 +21,11 @@ func (u *Understanding) Understand(message string) []Match {
 		s.words, punct = words(t, u.spell)
 		s.words, punct = u.privatives(s.words, punct)
 		s.words, punct, s.leadIn = u.dropLeadIn(s.words, punct)
+		s.words, punct, s.tagged = u.dropTag(s.words, punct)
 		s.punct = punct
 		s.clause, s.conn = u.clauses(s.words, punct)
 		s.question = strings.HasSuffix(strings.TrimRight(t, "\"'”’) "), "?")
-		asks[i] = u.asks(s)
+		asks[i] = s.tagged || u.asks(s)
 		s.announce = asks[i] && u.announces(s)
 		if asks[i] && i > 0 && u.isTag(s.words) {
 			asks[i-1] = true
@@ -84,6 +85,26 @@ func (u *Understanding) dropLeadIn(ws []string, punct []bool) ([]string, []bool,
 			rest[0] = false
 			return ws[n:], rest, true
 		}
+	}
+	return ws, punct, false
+}
+
+// dropTag drops a confirmation tag that ends a sentence after a comma or a
+// dash ("…, haven't you?", "… — correct?", "…, yes?"): the statement before
+// it asks whether it holds, in its own polarity, and the tag's words (its
+// "haven't", its "no") say nothing of the concepts. A sentence that is
+// only a tag is kept whole (it makes the sentence before it ask).
+func (u *Understanding) dropTag(ws []string, punct []bool) ([]string, []bool, bool) {
+	k := len(ws) - 1
+	for k > 0 && !punct[k] {
+		k--
+	}
+	if k <= 0 {
+		return ws, punct, false
+	}
+	tail := ws[k:]
+	if u.isTag(tail) || len(tail) == 2 && u.auxiliaries[tail[0]] && u.tagSubjects[tail[1]] {
+		return ws[:k], punct[:k], true
 	}
 	return ws, punct, false
 }
@@ -529,10 +550,32 @@ func (u *Understanding) match(s *sentence) []candidate {
 		}
 		return n
 	}
+	// A concept read by another of its rules on other words of the
+	// question ("You can't open your mouth, or one side of your throat is
+	// swollen": trismus twice) is read there too: a polarity word belongs
+	// to the reading it stands before ("can't" to "open your mouth", not to
+	// "one side"), and readings of one concept in opposite polarities ("Can
+	// you open your mouth, or is one side swollen?") cannot be answered
+	// with one yes or no: the margin is nil.
+	owners := slices.Clone(read)
+	var siblings []*candidate
+	for _, o := range all {
+		if slices.ContainsFunc(read, func(c *candidate) bool {
+			return c.rule.concept == o.rule.concept && c.rule != o.rule && !c.overlaps(o)
+		}) {
+			owners = append(owners, o)
+			siblings = append(siblings, o)
+		}
+	}
 	for _, c := range read {
-		c.inverse = u.inverse(s, c, read, pol)
+		c.inverse = u.inverse(s, c, owners, pol)
 		mine := score(c.rule.concept)
 		c.margin = mine
+		for _, o := range siblings {
+			if o.rule.concept == c.rule.concept && u.inverse(s, o, owners, pol) != c.inverse {
+				mine, c.margin = 0, 0
+			}
+		}
 		for _, o := range all {
 			if o.rule.concept != c.rule.concept && !topics[o.rule.concept] && o.overlaps(c) && !c.subsumes(o) && o.spans <= c.spans {
 				c.margin = min(c.margin, mine-score(o.rule.concept))
@@ -959,7 +1002,7 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 			if slices.ContainsFunc(all, func(o *candidate) bool { return slices.Contains(o.claimed, p) }) {
 				continue
 			}
-			if o := owner(p, before); o == c || o.rule == r {
+			if o := owner(p, before); o == c || o.rule == r || before && u.distributes(s, o, c) {
 				return true
 			}
 		}
@@ -996,6 +1039,24 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 		flip = !flip
 	}
 	return r.inverse != flip
+}
+
+// distributes reports whether a negator or absence word that belongs to o
+// governs c too: c reads the same concept in a later alternative of the
+// same list, with no verb of its own ("No new weakness, numbness or
+// trouble with speech?": the "no" is the speech's too). An alternative
+// with its own verb is a clause of its own ("You can't open your mouth, or
+// one side of your throat is swollen": the "can't" is not the swelling's).
+func (u *Understanding) distributes(s *sentence, o, c *candidate) bool {
+	if o.rule.concept != c.rule.concept || o.first >= c.first || s.alt[o.first] > s.alt[c.first] || s.clause[o.first] != s.clause[c.first] {
+		return false
+	}
+	for i, w := range s.words {
+		if s.clause[i] == s.clause[c.first] && s.alt[i] == s.alt[c.first] && u.auxiliaries[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // ruleWord reports whether w is one of r's own words (a one-word
