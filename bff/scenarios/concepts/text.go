@@ -13,7 +13,7 @@ type sentence struct {
 	words    []string // normalised words
 	punct    []bool   // a clause mark (comma, colon, dash, bracket) just before the word
 	clause   []int    // clause index of each word
-	conn     []string // what started each clause: "" (the first), "and", "or", "but" or "," (a mark)
+	conn     []string // what started each clause: "" (the first), "and", "or", "but", "when" (after a subordinate first clause) or "," (a mark)
 	alt      []int    // each word's alternative within its question (see alternatives)
 	question bool     // ends with "?"
 	tail     int      // in a joined pair, the first clause of the asking sentence; else 0
@@ -24,13 +24,14 @@ type sentence struct {
 }
 
 // group is the question a clause belongs to: a clause started by "or"
-// belongs to the question before it (an alternative of it), any other
-// clause starts a new one ("Any fever, and how long has it been going
+// belongs to the question before it (an alternative of it), so does the
+// main clause after a subordinate one ("When you stand, do you feel
+// faint?"), any other clause starts a new one ("Any fever, and how long has it been going
 // on?" asks two questions, "Is it swollen, or can you see bone?" one).
 func (s *sentence) group(clause int) int {
 	g := 0
 	for c := 1; c <= clause && c < len(s.conn); c++ {
-		if s.conn[c] != "or" {
+		if s.conn[c] != "or" && s.conn[c] != "when" {
 			g++
 		}
 	}

@@ -146,7 +146,9 @@ func joinSentences(a, b *sentence, aRead bool) sentence {
 // a clause word after "and", "or", "but" or a clause mark. conn says what
 // started each clause: "" for the first, else the word before it ("and",
 // "or", "but"), else "," for a mark ("Is it swollen, or can you see bone?"
-// is two clauses, the second started by "or").
+// is two clauses, the second started by "or"), and "when" for the clause
+// after a first clause opened by a subordinator: the two are one question
+// ("When you stand up, do you feel faint?").
 func (u *Understanding) clauses(ws []string, punct []bool) ([]int, []string) {
 	c := make([]int, len(ws))
 	conn := []string{""}
@@ -157,6 +159,9 @@ func (u *Understanding) clauses(ws []string, punct []bool) ([]int, []string) {
 			case ws[i-1] == "and", ws[i-1] == "or", ws[i-1] == "but":
 				n++
 				conn = append(conn, ws[i-1])
+			case punct[i] && n == 0 && u.subordinators[ws[0]]:
+				n++
+				conn = append(conn, "when")
 			case punct[i]:
 				n++
 				conn = append(conn, ",")
@@ -502,6 +507,17 @@ func (u *Understanding) match(s *sentence) []candidate {
 			top[c.rule.concept] = c
 		}
 	}
+	s.alt = u.alternatives(s)
+	// Every other placing of a rule's words within one alternative of one
+	// clause, beside the closest one: "Any vomiting of blood, or bloody
+	// stools?" places gi_bleeding on "bloody stools" and on "vomiting of
+	// blood" too.
+	var placings []placing
+	for _, c := range all {
+		if len(c.rule.required) > 1 {
+			placings = append(placings, st.placings(c.rule)...)
+		}
+	}
 	best := map[int]*candidate{}
 	var order []int
 	for _, c := range all {
@@ -510,6 +526,16 @@ func (u *Understanding) match(s *sentence) []candidate {
 		// or lies in one clause (a reading across two clauses is weak).
 		if slices.ContainsFunc(all, func(o *candidate) bool {
 			return o.rule.concept != c.rule.concept && (o == top[o.rule.concept] || o.spans == 1) && o.more(c) && o.overlaps(c)
+		}) {
+			continue
+		}
+		// So does another concept's rule placed on all of its words and
+		// more, in one alternative of one clause: a concept named as the
+		// object or complement of another's word ("vomiting OF blood", "a
+		// cough WITH blood in it", "faint ON getting up") is the more
+		// specific concept, never the head word's.
+		if slices.ContainsFunc(placings, func(p placing) bool {
+			return p.rule.concept != c.rule.concept && len(p.rule.required) > c.groups && !slices.ContainsFunc(c.claimed, func(i int) bool { return !slices.Contains(p.pos, i) })
 		}) {
 			continue
 		}
@@ -525,7 +551,6 @@ func (u *Understanding) match(s *sentence) []candidate {
 	for _, ci := range order {
 		out = append(out, *best[ci])
 	}
-	s.alt = u.alternatives(s)
 	out, topics := u.dropTopics(s, out)
 	pol := u.polarityWords(s)
 	read := make([]*candidate, len(out))
@@ -577,7 +602,8 @@ func (u *Understanding) match(s *sentence) []candidate {
 			}
 		}
 		for _, o := range all {
-			if o.rule.concept != c.rule.concept && !topics[o.rule.concept] && o.overlaps(c) && !c.subsumes(o) && o.spans <= c.spans {
+			if o.rule.concept != c.rule.concept && !topics[o.rule.concept] && o.overlaps(c) && !c.subsumes(o) && o.spans <= c.spans &&
+				!straddles(o, c, read) && !acrossAlternatives(s, o) {
 				c.margin = min(c.margin, mine-score(o.rule.concept))
 			}
 		}
@@ -589,6 +615,42 @@ func (u *Understanding) match(s *sentence) []candidate {
 		return a.first - b.first
 	})
 	return out
+}
+
+// straddles reports whether o's words are all read already, some as c's
+// and some as another reading's: o is then no rival of c, only two
+// readings' words taken together ("Is one calf painful, or are you
+// coughing blood?": pain made worse by coughing is not asked).
+func straddles(o, c *candidate, read []*candidate) bool {
+	other := false
+	for _, p := range o.claimed {
+		switch {
+		case slices.Contains(c.claimed, p):
+		case slices.ContainsFunc(read, func(d *candidate) bool {
+			return d != c && d.rule.concept != o.rule.concept && slices.Contains(d.claimed, p)
+		}):
+			other = true
+		default:
+			return false
+		}
+	}
+	return other
+}
+
+// acrossAlternatives reports whether o's words lie in two clauses that are
+// alternatives of each other ("Is it cold or blue, or has it lost
+// feeling?": "blue" and "feeling" are not "feeling blue"): o is then no
+// rival.
+func acrossAlternatives(s *sentence, o *candidate) bool {
+	if o.spans < 2 {
+		return false
+	}
+	for cl := range o.clauses {
+		if cl > 0 && cl < len(s.conn) && s.conn[cl] == "or" && o.clauses[cl-1] {
+			return true
+		}
+	}
+	return false
 }
 
 // alternatives numbers each word's alternative within its question: an
@@ -619,7 +681,7 @@ func (u *Understanding) alternatives(s *sentence) []int {
 		switch {
 		case or(w) && !skip[i]:
 			n++
-		case s.punct[i] && i > 0:
+		case s.punct[i] && i > 0 && s.clause[i] == s.clause[i-1]:
 			for _, x := range s.words[i:] {
 				if or(x) {
 					n++
@@ -849,6 +911,53 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 	slices.Sort(bestPos)
 	c.claimed = bestPos
 	return c, true
+}
+
+// placing is one placing of a rule's required words.
+type placing struct {
+	rule *rule
+	pos  []int
+}
+
+// placings returns every placing of r's required groups that lies in one
+// alternative of one question, outside context and not vetoed in its
+// clauses: each occurrence of each group, with the occurrences of
+// the other groups closest to it.
+func (st *sentenceState) placings(r *rule) []placing {
+	var out []placing
+	for k, g := range r.required {
+		for _, anchor := range st.group(g) {
+			pos := slices.Clone(anchor.pos)
+			ok := true
+			for j, o := range r.required {
+				if j == k {
+					continue
+				}
+				sp, found := nearest(st.group(o), anchor.first, pos)
+				if !found {
+					ok = false
+					break
+				}
+				pos = append(pos, sp.pos...)
+			}
+			if !ok || slices.ContainsFunc(pos, func(p int) bool {
+				return st.s.group(st.s.clause[p]) != st.s.group(st.s.clause[pos[0]]) || st.s.alt[p] != st.s.alt[pos[0]] || st.inContext(p)
+			}) {
+				continue
+			}
+			vetoed := false
+			for _, t := range r.not {
+				vetoed = vetoed || slices.ContainsFunc(st.term(t), func(sp span) bool {
+					return slices.ContainsFunc(pos, func(p int) bool { return st.s.clause[p] == st.s.clause[sp.first] })
+				})
+			}
+			if !vetoed {
+				slices.Sort(pos)
+				out = append(out, placing{r, pos})
+			}
+		}
+	}
+	return out
 }
 
 // listed reports whether the word at i is an item of a list one of whose
