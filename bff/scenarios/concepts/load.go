@@ -46,6 +46,7 @@ type Understanding struct {
 	difficulty     [][]string
 	absence        [][]string
 	notPolarity    [][]string
+	contrast       [][]string          // "rather than", "instead of": what follows is set against the question
 	normalYes      map[int]bool        // concepts whose yes is the normal state
 	areas          []area              // body areas and systems, in cues.yaml's order
 	partOf         map[string][]string // area → the wider areas it is part of
@@ -113,6 +114,7 @@ type cuesFile struct {
 	Difficulty     []string          `yaml:"difficulty"`
 	Absence        []string          `yaml:"absence"`
 	NotPolarity    []string          `yaml:"not_polarity"`
+	Contrast       []string          `yaml:"contrast"`
 	NormalYes      []string          `yaml:"normal_yes"`
 	Areas          yaml.Node         `yaml:"areas"`
 	Causes         []string          `yaml:"causes"`
@@ -288,6 +290,7 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 		{"cessation", cf.Cessation, &u.cessation},
 		{"not_alternative", cf.NotAlternative, &u.notAlternative},
 		{"not_polarity", cf.NotPolarity, &u.notPolarity},
+		{"contrast", cf.Contrast, &u.contrast},
 	} {
 		for _, s := range l.in {
 			p, err := u.phrase(s)

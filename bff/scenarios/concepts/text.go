@@ -18,6 +18,7 @@ type sentence struct {
 	question bool     // ends with "?"
 	tail     int      // in a joined pair, the first clause of the asking sentence; else 0
 	prevRead bool     // in a joined pair, the first sentence asked and was read on its own
+	bare     bool     // in a joined pair, the asking sentence found no concept alone
 	leadIn   bool     // it started with a lead-in clause ("OK, and …"), dropped from words
 	tagged   bool     // it ended with a confirmation tag (", haven't you?"), dropped from words: it asks
 	announce bool     // it asks only by a request frame about the asking itself (see announces)
@@ -110,10 +111,13 @@ func words(s string, spell map[string]string) (out []string, punct []bool) {
 }
 
 // splitSentences cuts a message into sentences at "?", "!", ";", a newline,
-// and a "." that ends a word (followed by a space or the end, so "37.5" and
-// "0.5" stay whole). Each sentence keeps its closing mark; blank ones are
-// dropped.
-func splitSentences(msg string) []string {
+// a "." that ends a word (followed by a space or the end, so "37.5" and
+// "0.5" stay whole), and a dash ("—", "–", or " - ") followed by a word
+// for which asks is true: a question set off from the statement or
+// instruction before it ("Feel your neck — are the glands up?", "You
+// can't walk on it — is that right?"). Each sentence keeps its closing
+// mark (the part before a dash keeps the dash); blank ones are dropped.
+func splitSentences(msg string, asks func(word string) bool) []string {
 	var out []string
 	start := 0
 	add := func(end int) {
@@ -132,6 +136,13 @@ func splitSentences(msg string) []string {
 				end++
 			}
 			add(end)
+		case '—', '–', '-':
+			if r == '-' && (i == 0 || msg[i-1] != ' ' || end >= len(msg) || msg[end] != ' ') {
+				break // a hyphen inside a word
+			}
+			if asks != nil && asks(nextWord(msg[end:])) {
+				add(end) // the dash stays with the part before it: see setOff
+			}
 		case '.':
 			next := end
 			for next < len(msg) && strings.ContainsRune(".\"'”’)", rune(msg[next])) {
@@ -146,4 +157,27 @@ func splitSentences(msg string) []string {
 	}
 	add(len(msg))
 	return out
+}
+
+// nextWord is the first word of s, lower case, apostrophes dropped.
+func nextWord(s string) string {
+	var b strings.Builder
+	for _, r := range strings.TrimLeft(s, " \t") {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(unicode.ToLower(r))
+		case isApostrophe(r):
+		default:
+			return b.String()
+		}
+	}
+	return b.String()
+}
+
+// setOff reports whether a sentence was set off before a question by a dash
+// ("Feel your neck —"): it is that question's topic or instruction, and
+// asks nothing itself unless a confirmation tag follows ("You can't walk
+// on it — is that right?").
+func setOff(text string) bool {
+	return strings.HasSuffix(text, "—") || strings.HasSuffix(text, "–") || strings.HasSuffix(text, " -")
 }

@@ -11,7 +11,7 @@ import (
 // the others of that question or as an alternative to them (Alt), and how
 // clearly its concept won (Margin).
 func (u *Understanding) Understand(message string) []Match {
-	texts := splitSentences(message)
+	texts := splitSentences(message, func(w string) bool { return u.questionWords[u.spelled(w)] })
 	sents := make([]sentence, len(texts))
 	asks := make([]bool, len(texts))
 	for i, t := range texts {
@@ -25,7 +25,7 @@ func (u *Understanding) Understand(message string) []Match {
 		s.punct = punct
 		s.clause, s.conn = u.clauses(s.words, punct)
 		s.question = strings.HasSuffix(strings.TrimRight(t, "\"'”’) "), "?")
-		asks[i] = s.tagged || u.asks(s)
+		asks[i] = s.tagged || u.asks(s) && !setOff(t)
 		s.announce = asks[i] && u.announces(s)
 		if asks[i] && i > 0 && u.isTag(s.words) {
 			asks[i-1] = true
@@ -50,8 +50,13 @@ func (u *Understanding) Understand(message string) []Match {
 		// the two together say more than it does: "Press the bone on the
 		// outer edge of your foot. Is either tender?" asks about the
 		// foot's bones, not tenderness in general.
-		if i > 0 && u.refersBack(&sents[i]) && !sents[i-1].leadIn && !u.startsWith(sents[i-1].words, u.leadIns) {
+		// So is a question that finds nothing alone: the statement or
+		// instruction before it completes it ("Touch your chin to your
+		// chest — does your neck hurt?"), though a concept wholly in it
+		// still needs a reference word in the question.
+		if i > 0 && (len(cs) == 0 || u.refersBack(&sents[i])) && !sents[i-1].leadIn && !u.startsWith(sents[i-1].words, u.leadIns) {
 			joined := joinSentences(&sents[i-1], &sents[i], asks[i-1])
+			joined.bare = len(cs) == 0
 			if jc := u.match(&joined); len(cs) == 0 || len(jc) > 0 && mostSpecific(jc).more(mostSpecific(cs)) {
 				cs, read = jc, &joined
 			}
@@ -107,6 +112,14 @@ func (u *Understanding) dropTag(ws []string, punct []bool) ([]string, []bool, bo
 		return ws[:k], punct[:k], true
 	}
 	return ws, punct, false
+}
+
+// spelled is w read through the spellings.
+func (u *Understanding) spelled(w string) string {
+	if c, ok := u.spell[w]; ok {
+		return c
+	}
+	return w
 }
 
 // refersBack reports whether a sentence points back to the one before it
@@ -493,7 +506,7 @@ func (u *Understanding) match(s *sentence) []candidate {
 	// spread?").
 	var all []*candidate
 	for ri := range u.rules {
-		if c, ok := st.try(&u.rules[ri]); ok && (!c.fromContext || st.reference(c)) {
+		if c, ok := st.try(&u.rules[ri]); ok && (!c.fromContext || st.reference(c) || s.bare && c.inQuestion) {
 			all = append(all, c)
 		}
 	}
@@ -501,6 +514,7 @@ func (u *Understanding) match(s *sentence) []candidate {
 		// (A sentence pointed back to that asked was read on its own.)
 		all = slices.DeleteFunc(all, func(c *candidate) bool { return !c.inQuestion })
 	}
+	all = u.dropContrast(s, all)
 	top := map[int]*candidate{} // each concept's most specific candidate
 	for _, c := range all {
 		if t, ok := top[c.rule.concept]; !ok || c.more(t) {
@@ -615,6 +629,29 @@ func (u *Understanding) match(s *sentence) []candidate {
 		return a.first - b.first
 	})
 	return out
+}
+
+// dropContrast drops a reading of what a question sets its concept against
+// ("Does your pee look cloudy rather than clear?", "cloudy instead of
+// clear"): a candidate with a word after a contrast marker, when another
+// candidate of its concept lies wholly before the marker in the same
+// clause, is the contrast, not the question.
+func (u *Understanding) dropContrast(s *sentence, all []*candidate) []*candidate {
+	for i := range s.words {
+		for _, p := range u.contrast {
+			if !phraseAt(s.words, i, p) {
+				continue
+			}
+			before := func(c *candidate) bool {
+				return !slices.ContainsFunc(c.claimed, func(q int) bool { return q >= i || s.clause[q] != s.clause[i] })
+			}
+			all = slices.DeleteFunc(all, func(c *candidate) bool {
+				return slices.ContainsFunc(c.claimed, func(q int) bool { return q > i }) &&
+					slices.ContainsFunc(all, func(o *candidate) bool { return o != c && o.rule.concept == c.rule.concept && before(o) })
+			})
+		}
+	}
+	return all
 }
 
 // straddles reports whether o's words are all read already, some as c's
@@ -769,7 +806,8 @@ func (u *Understanding) definite(s *sentence, c *candidate) bool {
 }
 
 // polarity holds the positions of a sentence's polarity words, those inside
-// a not_polarity phrase ("or not", "than normal") left out.
+// a not_polarity phrase ("or not", "than normal") or after a contrast
+// marker ("rather than clear") left out.
 type polarity struct {
 	negators, difficulty, absence, normal, cessation []int
 }
@@ -781,6 +819,15 @@ func (u *Understanding) polarityWords(s *sentence) polarity {
 			if phraseAt(s.words, i, p) {
 				for j := range p {
 					skip = append(skip, i+j)
+				}
+			}
+		}
+		// What is set against the question says nothing of its polarity
+		// ("cloudy rather than clear").
+		for _, p := range u.contrast {
+			if phraseAt(s.words, i, p) {
+				for j := i; j < len(s.words) && s.clause[j] == s.clause[i]; j++ {
+					skip = append(skip, j)
 				}
 			}
 		}
@@ -1096,8 +1143,14 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 				return own
 			}
 		}
+		// The nearest, one in the word's own clause first ("Is opening your
+		// mouth a struggle, or is one side swollen?": the struggle is the
+		// opening's).
+		inClause := func(o *candidate) bool {
+			return slices.ContainsFunc(o.claimed, func(q int) bool { return s.clause[q] == s.clause[p] })
+		}
 		for _, o := range all {
-			if own == nil || dist(o, p) < dist(own, p) {
+			if own == nil || inClause(o) && !inClause(own) || inClause(o) == inClause(own) && dist(o, p) < dist(own, p) {
 				own = o
 			}
 		}
