@@ -209,3 +209,44 @@ func TestEverydayWords(t *testing.T) {
 		{q: "Press on the knobs of bone at your ankle: tender?", want: []string{"ankle_bone_tender"}},
 	})
 }
+
+// A concept named by a definite noun phrase ("the sore spot on your chest",
+// "the breathlessness") is what another concept's question is about, not
+// asked itself.
+func TestDefiniteTopic(t *testing.T) {
+	checkReadings(t, []reading{
+		{q: "Does it get worse if you press on the sore bit of your chest?", want: []string{"tender_to_press"}},
+		{q: "Did the breathlessness start suddenly, or come on gradually?", want: []string{"onset"}},
+		{q: "How long has the chest pain been going on?", want: []string{"duration"}},
+	})
+}
+
+// A comparison set off by commas ("…, like a blow, …") describes what the
+// question asks about; it is no concept of its own. Alone, the words after
+// "like" are an example of what is asked.
+func TestComparisonAside(t *testing.T) {
+	checkReadings(t, []reading{
+		{q: "Did it arrive all at once, like a bang, or is this the worst headache you've ever had?", want: []string{"onset", "thunderclap"}},
+		{q: "Did the pain start in an instant, like a knock, or is it the worst of your life?", want: []string{"thunderclap"}},
+		{q: "Did something happen to start this, like an accident?", want: []string{"injury"}},
+	})
+}
+
+// Words of one concept that another concept's cue could take: a value
+// question ("how often …", "how long ago …") is not a question about how
+// long; weight put through a foot is not pain going down the leg.
+func TestLookAlikes(t *testing.T) {
+	checkReadings(t, []reading{
+		{q: "How often over the past fortnight have you been feeling down?", want: []string{"feeling_down"}},
+		{q: "Roughly how long ago did it all start?", want: []string{"duration"}},
+		{q: "Is it too painful to put any weight through your foot?", want: []string{"cannot_bear_weight"}},
+		{q: "Are you thinking straight?", want: []string{"!confusion"}},
+		{q: "Have you felt like you might throw up with the pain?", want: []string{"sweating_nausea"}},
+		{q: "Trying to wee but nothing happens?", want: []string{"cannot_pass_urine"}},
+		{q: "Any blueness around the mouth?", want: []string{"blue_lips"}},
+		{q: "Is there a chance you're expecting?", want: []string{"pregnancy"}},
+		{q: "Was it sudden, reaching full strength within a minute?", want: []string{"thunderclap"}},
+		{q: "Any chest pain that catches you as you breathe?", want: []string{"pleuritic_pain"}},
+		{q: "Is it hard to catch your breath?", want: []string{"breathless"}},
+	})
+}

@@ -515,6 +515,7 @@ func (u *Understanding) match(s *sentence) []candidate {
 		all = slices.DeleteFunc(all, func(c *candidate) bool { return !c.inQuestion })
 	}
 	all = u.dropContrast(s, all)
+	all = u.dropAsides(s, all)
 	top := map[int]*candidate{} // each concept's most specific candidate
 	for _, c := range all {
 		if t, ok := top[c.rule.concept]; !ok || c.more(t) {
@@ -566,6 +567,19 @@ func (u *Understanding) match(s *sentence) []candidate {
 		out = append(out, *best[ci])
 	}
 	out, topics := u.dropTopics(s, out)
+	// In a question about a value opened by a question word, a yes/no
+	// concept dropped before (its words another's) is a topic too, not a
+	// rival ("How long has the chest pain been going on?").
+	for _, o := range all {
+		if u.concepts[o.rule.concept].Kind == YesNo && slices.ContainsFunc(out, func(c candidate) bool {
+			return u.concepts[c.rule.concept].Kind == Value && s.group(c.clause) == s.group(o.clause) && u.opensWithQuestionWord(s, s.group(c.clause))
+		}) {
+			if topics == nil {
+				topics = map[int]bool{}
+			}
+			topics[o.rule.concept] = true
+		}
+	}
 	pol := u.polarityWords(s)
 	read := make([]*candidate, len(out))
 	for i := range out {
@@ -600,7 +614,7 @@ func (u *Understanding) match(s *sentence) []candidate {
 	var siblings []*candidate
 	for _, o := range all {
 		if slices.ContainsFunc(read, func(c *candidate) bool {
-			return c.rule.concept == o.rule.concept && c.rule != o.rule && !c.overlaps(o)
+			return c.rule.concept == o.rule.concept && c.rule != o.rule && !c.overlaps(o) && s.alt[c.first] != s.alt[o.first]
 		}) {
 			owners = append(owners, o)
 			siblings = append(siblings, o)
@@ -650,6 +664,33 @@ func (u *Understanding) dropContrast(s *sentence, all []*candidate) []*candidate
 					slices.ContainsFunc(all, func(o *candidate) bool { return o != c && o.rule.concept == c.rule.concept && before(o) })
 			})
 		}
+	}
+	return all
+}
+
+// dropAsides drops a candidate whose words all lie in a comparison set off
+// by a comma or a dash, when another concept of the question lies outside
+// it: the comparison describes that one ("Did it hit all at once, like a
+// blow, or …": no blow is asked about). Alone, the words after "like" are
+// an example of what is asked ("Did anything happen, like a fall?"), and a
+// rule that claims the "like" itself ("like being hit") reads it.
+func (u *Understanding) dropAsides(s *sentence, all []*candidate) []*candidate {
+	for i, w := range s.words {
+		if w != "like" || i == 0 || !s.punct[i] {
+			continue
+		}
+		end := i + 1
+		for end < len(s.words) && !s.punct[end] {
+			end++
+		}
+		outside := func(c *candidate) bool {
+			return slices.ContainsFunc(c.claimed, func(q int) bool { return q <= i || q >= end })
+		}
+		all = slices.DeleteFunc(all, func(c *candidate) bool {
+			return !outside(c) && slices.ContainsFunc(all, func(o *candidate) bool {
+				return o.rule.concept != c.rule.concept && outside(o) && s.group(o.clause) == s.group(s.clause[i])
+			})
+		})
 	}
 	return all
 }
@@ -758,8 +799,8 @@ func (u *Understanding) dropTopics(s *sentence, cs []candidate) ([]candidate, ma
 			if u.concepts[o.rule.concept].Kind == Value && u.opensWithQuestionWord(s, g) {
 				topic[i] = true
 			}
-			if u.definite(s, &cs[i]) && !u.definite(s, &o) && s.alt[c.first] == s.alt[o.first] &&
-				(c.groups == 1 && c.claimed[0] < o.first || c.overlaps(&o)) {
+			if u.definite(s, &cs[i], cs) && !u.definite(s, &o, cs) && s.alt[c.first] == s.alt[o.first] &&
+				(c.groups == 1 && c.claimed[0] < o.first || c.overlaps(&o) || c.first > o.first && u.allDefinite(s, &cs[i], cs)) {
 				topic[i] = true
 			}
 		}
@@ -790,15 +831,30 @@ func (u *Understanding) opensWithQuestionWord(s *sentence, g int) bool {
 	return false
 }
 
+// allDefinite reports whether every word of a candidate follows a
+// determiner: it is named by a definite noun phrase ("the sore spot on
+// your chest"), what another concept's question is about ("Worse when you
+// press on the sore spot on your chest?" asks about tenderness).
+func (u *Understanding) allDefinite(s *sentence, c *candidate, cs []candidate) bool {
+	for _, q := range c.claimed {
+		one := candidate{rule: c.rule, claimed: []int{q}}
+		if !u.definite(s, &one, cs) {
+			return false
+		}
+	}
+	return true
+}
+
 // definite reports whether a candidate's words follow a determiner ("the",
-// "your", "this"), with at most one word between.
-func (u *Understanding) definite(s *sentence, c *candidate) bool {
+// "your", "this"), with at most one word between, a word no other
+// candidate claims ("the breathlessness start": "start" is not definite).
+func (u *Understanding) definite(s *sentence, c *candidate, cs []candidate) bool {
 	p := c.claimed[0]
 	for k := 1; k <= 2 && p-k >= 0; k++ {
 		if u.determiners[s.words[p-k]] {
 			return true
 		}
-		if s.punct[p-k+1] || u.questionWords[s.words[p-k]] {
+		if s.punct[p-k+1] || u.questionWords[s.words[p-k]] || slices.ContainsFunc(cs, func(o candidate) bool { return o.rule != c.rule && slices.Contains(o.claimed, p-k) }) {
 			return false
 		}
 	}
