@@ -73,6 +73,8 @@ func TestSplitSentences(t *testing.T) {
 		{"Feel your neck — are the glands up?", []string{"Feel your neck —", "are the glands up?"}},
 		{"You can't walk on it - is that right?", []string{"You can't walk on it -", "is that right?"}},
 		{"Chest pain – does it spread?", []string{"Chest pain –", "does it spread?"}},
+		{"About your chest pain: does it spread?", []string{"About your chest pain:", "does it spread?"}},
+		{"Quick check: fever?", []string{"Quick check: fever?"}},
 		{"Any heart problems — angina, a heart attack?", []string{"Any heart problems — angina, a heart attack?"}},
 		{"Any self-harm — or plans to?", []string{"Any self-harm — or plans to?"}},
 	} {

@@ -191,6 +191,10 @@ func TestInstructionThenQuestion(t *testing.T) {
 		{q: "Pushing on the knobbly bones either side of the ankle — does the bone hurt?", want: []string{"ankle_bone_tender"}},
 		{q: "Try to touch your chin to your chest — does your neck hurt?", want: []string{"stiff_neck"}},
 		{q: "Compared with the other foot — is this one colder or paler?", want: []string{"limb_circulation"}},
+		// A colon sets off what comes before a question as its topic: the
+		// preamble's concepts are not asked.
+		{q: "Some questions about your chest pain: does it go into your arm or jaw?", want: []string{"spread"}},
+		{q: "Let's go through your cough and temperature: any blood when you cough?", want: []string{"coughing_blood"}},
 	})
 }
 
@@ -248,5 +252,14 @@ func TestLookAlikes(t *testing.T) {
 		{q: "Was it sudden, reaching full strength within a minute?", want: []string{"thunderclap"}},
 		{q: "Any chest pain that catches you as you breathe?", want: []string{"pleuritic_pain"}},
 		{q: "Is it hard to catch your breath?", want: []string{"breathless"}},
+		// "when" after a verb opens a subordinate clause, not a question
+		// about when: "Does the pain start when you exert yourself?".
+		{q: "Does the pain only start when you exert yourself, and ease with rest?", want: []string{"exertional"}},
+		{q: "Does climbing the stairs or walking uphill bring on the pain?", want: []string{"exertional"}},
+		{q: "Is the headache at its worst first thing in the morning?", want: []string{"worse_on_waking"}},
+		{q: "Complete inability to pass urine?", want: []string{"cannot_pass_urine"}},
+		{q: "Trismus, or one-sided swelling of the throat?", want: []string{"trismus"}},
+		{q: "Any loss of power in an arm or a leg?", want: []string{"neuro_deficit"}},
+		{q: "Has the low mood been there for more than two weeks?", want: []string{"duration"}},
 	})
 }

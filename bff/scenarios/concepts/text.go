@@ -112,10 +112,11 @@ func words(s string, spell map[string]string) (out []string, punct []bool) {
 
 // splitSentences cuts a message into sentences at "?", "!", ";", a newline,
 // a "." that ends a word (followed by a space or the end, so "37.5" and
-// "0.5" stay whole), and a dash ("—", "–", or " - ") followed by a word
-// for which asks is true: a question set off from the statement or
-// instruction before it ("Feel your neck — are the glands up?", "You
-// can't walk on it — is that right?"). Each sentence keeps its closing
+// "0.5" stay whole), and a dash ("—", "–", or " - ") or a colon followed
+// by a word for which asks is true: a question set off from the statement
+// or instruction before it ("Feel your neck — are the glands up?", "You
+// can't walk on it — is that right?", "A few questions about your chest
+// pain: does it spread?"). Each sentence keeps its closing
 // mark (the part before a dash keeps the dash); blank ones are dropped.
 func splitSentences(msg string, asks func(word string) bool) []string {
 	var out []string
@@ -136,7 +137,7 @@ func splitSentences(msg string, asks func(word string) bool) []string {
 				end++
 			}
 			add(end)
-		case '—', '–', '-':
+		case '—', '–', '-', ':':
 			if r == '-' && (i == 0 || msg[i-1] != ' ' || end >= len(msg) || msg[end] != ' ') {
 				break // a hyphen inside a word
 			}
@@ -175,9 +176,9 @@ func nextWord(s string) string {
 }
 
 // setOff reports whether a sentence was set off before a question by a dash
-// ("Feel your neck —"): it is that question's topic or instruction, and
-// asks nothing itself unless a confirmation tag follows ("You can't walk
-// on it — is that right?").
+// or a colon ("Feel your neck —", "About your chest pain:"): it is that
+// question's topic or instruction, and asks nothing itself unless a
+// confirmation tag follows ("You can't walk on it — is that right?").
 func setOff(text string) bool {
-	return strings.HasSuffix(text, "—") || strings.HasSuffix(text, "–") || strings.HasSuffix(text, " -")
+	return strings.HasSuffix(text, "—") || strings.HasSuffix(text, "–") || strings.HasSuffix(text, " -") || strings.HasSuffix(text, ":")
 }
