@@ -114,6 +114,10 @@ func TestMixedPolarityAlternatives(t *testing.T) {
 	checkReadings(t, []reading{
 		{q: "Can you open your mouth fully, or is one side of your throat more swollen?", want: []string{"trismus"}, low: true},
 		{q: "Are you able to swallow your saliva, or are you drooling?", want: []string{"drooling"}, low: true},
+		{q: "Are you able to keep any drinks down, or is everything coming back up?", want: []string{"cannot_keep_fluids"}, low: true},
+		// A polarity word in another alternative says nothing of this one:
+		// the "failure" of heart failure negates no angina.
+		{q: "Have you ever had angina, a heart attack or heart failure?", want: []string{"heart_history"}},
 		// A difficulty word belongs to the alternative it stands in: both
 		// alternatives here ask trismus in its own sense.
 		{q: "Is opening your jaw fully difficult, or is one side of your throat more swollen?", want: []string{"trismus"}},

@@ -603,7 +603,7 @@ func (u *Understanding) match(s *sentence) []candidate {
 		}
 		return n
 	}
-	// A concept read by another of its rules on other words of the
+	// A concept read by another of its rules in another alternative of the
 	// question ("You can't open your mouth, or one side of your throat is
 	// swollen": trismus twice) is read there too: a polarity word belongs
 	// to the reading it stands before ("can't" to "open your mouth", not to
@@ -614,7 +614,9 @@ func (u *Understanding) match(s *sentence) []candidate {
 	var siblings []*candidate
 	for _, o := range all {
 		if slices.ContainsFunc(read, func(c *candidate) bool {
-			return c.rule.concept == o.rule.concept && c.rule != o.rule && !c.overlaps(o) && s.alt[c.first] != s.alt[o.first]
+			return c.rule.concept == o.rule.concept && c.rule != o.rule && slices.ContainsFunc(o.claimed, func(q int) bool {
+				return !slices.ContainsFunc(c.claimed, func(p int) bool { return s.alt[p] == s.alt[q] })
+			})
 		}) {
 			owners = append(owners, o)
 			siblings = append(siblings, o)
@@ -1220,7 +1222,20 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 			if slices.ContainsFunc(all, func(o *candidate) bool { return slices.Contains(o.claimed, p) }) {
 				continue
 			}
-			if o := owner(p, before); o == c || o.rule == r || before && u.distributes(s, o, c) {
+			// A polarity word in another alternative of the question says
+			// nothing of this one ("a heart attack, angina or heart
+			// failure": the failure is no negation of the angina), but
+			// for a negation that governs a whole list (distributes).
+			// (A question pointing back to the sentence before it speaks
+			// of what that sentence named: "Open your mouth wide. Is that
+			// hard?")
+			o := owner(p, before)
+			sameAlt := slices.ContainsFunc(c.claimed, func(q int) bool { return s.alt[q] == s.alt[p] && s.group(s.clause[q]) == s.group(s.clause[p]) }) ||
+				s.tail > 0 && s.clause[p] >= s.tail && slices.ContainsFunc(c.claimed, func(q int) bool { return s.clause[q] < s.tail })
+			if !sameAlt && !(before && u.distributes(s, o, c)) {
+				continue
+			}
+			if o == c || o.rule == r || before && u.distributes(s, o, c) {
 				return true
 			}
 		}
