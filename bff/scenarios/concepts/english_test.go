@@ -195,6 +195,10 @@ func TestInstructionThenQuestion(t *testing.T) {
 		{q: "Pushing on the knobbly bones either side of the ankle — does the bone hurt?", want: []string{"ankle_bone_tender"}},
 		{q: "Try to touch your chin to your chest — does your neck hurt?", want: []string{"stiff_neck"}},
 		{q: "Compared with the other foot — is this one colder or paler?", want: []string{"limb_circulation"}},
+		// Read with the sentence before, the question's reading is the
+		// placing that reaches into it: the foot's bone and the
+		// tenderness, not the pressing nearer the foot.
+		{q: "Now press along the outer edge of your foot and the bony bump on the inner side. Any tenderness there?", want: []string{"midfoot_bone_tender"}},
 		// A colon sets off what comes before a question as its topic: the
 		// preamble's concepts are not asked.
 		{q: "Some questions about your chest pain: does it go into your arm or jaw?", want: []string{"spread"}},
@@ -246,6 +250,7 @@ func TestComparisonAside(t *testing.T) {
 func TestLookAlikes(t *testing.T) {
 	checkReadings(t, []reading{
 		{q: "How often over the past fortnight have you been feeling down?", want: []string{"feeling_down"}},
+		{q: "In the last two weeks, on how many days have you felt hopeless?", want: []string{"feeling_down"}},
 		{q: "Roughly how long ago did it all start?", want: []string{"duration"}},
 		{q: "Is it too painful to put any weight through your foot?", want: []string{"cannot_bear_weight"}},
 		{q: "Are you thinking straight?", want: []string{"!confusion"}},

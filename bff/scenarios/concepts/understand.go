@@ -970,6 +970,16 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 	if bestWidth < 0 {
 		return nil, false
 	}
+	// In a question read with the sentence before it, a placing that
+	// reaches into the question is the question's reading, though one
+	// wholly in the sentence before lies closer ("Press the outer edge of
+	// your foot. Any tenderness there?": the foot's bone and the
+	// tenderness, not the pressing).
+	if st.s.tail > 0 && !slices.ContainsFunc(bestPos, func(p int) bool { return !st.inContext(p) }) {
+		if pos, ok := st.placeInQuestion(r); ok {
+			bestPos, bestFirst = pos, slices.Min(pos)
+		}
+	}
 	c := &candidate{rule: r, first: bestFirst, groups: len(r.required), clauses: map[int]bool{}}
 	for _, p := range bestPos {
 		c.clauses[st.s.clause[p]] = true
@@ -1016,6 +1026,37 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 	slices.Sort(bestPos)
 	c.claimed = bestPos
 	return c, true
+}
+
+// placeInQuestion is the narrowest placing of r's required groups with a
+// word outside context, anchored on each occurrence of each group.
+func (st *sentenceState) placeInQuestion(r *rule) ([]int, bool) {
+	var best []int
+	bestWidth := -1
+	for k, g := range r.required {
+		for _, anchor := range st.group(g) {
+			pos := slices.Clone(anchor.pos)
+			ok := true
+			for j, o := range r.required {
+				if j == k {
+					continue
+				}
+				sp, found := nearest(st.group(o), anchor.first, pos)
+				if !found {
+					ok = false
+					break
+				}
+				pos = append(pos, sp.pos...)
+			}
+			if !ok || !slices.ContainsFunc(pos, func(p int) bool { return !st.inContext(p) }) {
+				continue
+			}
+			if w := slices.Max(pos) - slices.Min(pos); bestWidth < 0 || w < bestWidth {
+				best, bestWidth = pos, w
+			}
+		}
+	}
+	return best, bestWidth >= 0
 }
 
 // placing is one placing of a rule's required words.
