@@ -285,9 +285,12 @@ type ScenarioSummary struct {
 	MeanTurns                                        string
 	// SimulatorLimited counts the results left out of every rate because
 	// the simulated patient did not understand a question; Coverage is the
-	// simulator coverage ("98.5% of 320 questions understood").
+	// simulator coverage ("98.5% of 320 questions understood"); Readings
+	// the questions by how the patient read them ("315 concept, 2 quick
+	// reply, 3 not understood").
 	SimulatorLimited int
 	Coverage         string
+	Readings         string
 	Provenance       []Fact
 	MixedProvenance  bool
 }
@@ -349,6 +352,7 @@ type ScenarioOutcome struct {
 	FalseAlarms         []string
 	SimulatorLimited    bool
 	Coverage            string // "9 of 10 questions understood"
+	Readings            string // "8 concept, 1 quick reply, 1 low margin"
 }
 
 // ScenarioExchange is one exchange of an item's transcript.

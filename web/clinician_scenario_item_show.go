@@ -41,7 +41,7 @@ func (s *Server) showScenarioItem(c *fiber.Ctx) error {
 			Correct: o.Correct(), Under: o.Triage == scenarios.TriageUnder, Disposition: res.Disposition, Urgent: res.Urgent,
 			SafetyStatus: res.SafetyStatus, Protocol: res.Protocol, GoldProtocol: res.Gold.Protocol,
 			RedFlagsHit: o.RedFlagsHit, RedFlagsMissed: o.RedFlagsMissed, FalseAlarms: o.FalseAlarms,
-			SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(*res)}
+			SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(*res), Readings: res.Readings.String()}
 		p.Error = res.Error
 		if p.Nav, err = s.itemNav(c, run.ID, seq, show); err != nil {
 			return err

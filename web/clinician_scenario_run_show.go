@@ -138,6 +138,7 @@ func summaryView(s scenarios.Summary) templates.ScenarioSummary {
 		MixedProvenance:    s.MixedProvenance,
 		SimulatorLimited:   s.SimulatorLimited,
 		Coverage:           rateOf(s.Coverage, s.Questions, "questions understood", ""),
+		Readings:           s.Readings.String(),
 		Provenance: []templates.Fact{
 			{Name: "release", Label: "Engine release", Value: s.Provenance.Release},
 			{Name: "prompt_hash", Label: "Prompt hash", Value: s.Provenance.PromptHash},

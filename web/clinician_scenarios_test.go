@@ -769,7 +769,9 @@ func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
 	svc := newFakeScenarios()
 	hr := svc.results["sr_head"]
 	hr[2].SimulatorLimited, hr[2].Questions, hr[2].Understood = true, 4, 3
+	hr[2].Readings = scenarios.Readings{scenarios.ReadingConcept: 2, scenarios.ReadingQuickReply: 1, scenarios.ReadingLowMargin: 1}
 	hr[0].Questions, hr[0].Understood = 1, 1
+	hr[0].Readings = scenarios.Readings{scenarios.ReadingConcept: 1}
 	it := svc.items["sr_head"][0]
 	it.Turns[0].Why = &scenarios.Why{Kind: scenarios.WhyOpening}
 	it.Turns[1].Why = &scenarios.Why{Kind: scenarios.WhyNotUnderstood}
@@ -780,11 +782,17 @@ func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
 	if limited < 0 || chest < 0 || throat < 0 || !(chest < limited && limited < throat) {
 		t.Fatalf("not under-triaged, then simulator-limited, then the rest (chest_pain at %d, ankle at %d, sore_throat at %d)", chest, limited, throat)
 	}
+	// The readings by kind stand beside the coverage, on the run's page
+	// (the run's sum) and on each item's.
 	wantAll(t, "the run page", page, "Simulator-limited", "1 not scored: the simulated patient did not understand a question",
-		"3 of 4 questions understood", "80.0% of 5 questions understood")
+		"3 of 4 questions understood", "80.0% of 5 questions understood",
+		"<dt>Questions by how they were read</dt><dd>3 concept, 1 quick reply, 1 low margin</dd>")
 	item := b.get("/clinician/scenarios/runs/sr_head/items/0").body
 	wantAll(t, "the item page", item, "Why: the vignette&#39;s opening", "msg__why--not-understood",
-		"Why: not understood: the vignette&#39;s answer for unknown questions", "1 of 1 questions understood")
+		"Why: not understood: the vignette&#39;s answer for unknown questions", "1 of 1 questions understood",
+		"<dt>Questions by how they were read</dt><dd>1 concept</dd>")
+	item = b.get("/clinician/scenarios/runs/sr_head/items/2").body
+	wantAll(t, "the limited item's page", item, "3 of 4 questions understood", "<dd>2 concept, 1 quick reply, 1 low margin</dd>")
 }
 
 // Runs with repeats: the page gives the clustered test beside McNemar's

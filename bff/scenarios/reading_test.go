@@ -230,3 +230,48 @@ func TestAlternativesAnswer(t *testing.T) {
 		t.Errorf("sentences: %q", got)
 	}
 }
+
+// Round 2's kinds of confident misreading (2026-11-28), each in wordings
+// written for this test, played by the patient of a built-in vignette.
+// Every case failed before the rules of english_test.go (package concepts)
+// were written.
+
+// A concept named as the object of another's word: a patient who keeps
+// being sick, with no blood, says no to a question about vomiting blood.
+func TestVomitingOfBloodIsBleeding(t *testing.T) {
+	for _, q := range []string{
+		"Any vomiting of blood or stuff like coffee grounds, or bloody poo?",
+		"Have you been throwing up any blood or dark grainy stuff, or had red stools?",
+		"Any bringing up of blood or something like coffee grounds, or black, bloody motions?",
+	} {
+		said, _ := builtinPatient(t, "abdominal-pain-older-vomiting").Answer(q, nil)
+		if yn := yesNoWords(said.Text); !slices.Equal(yn, []string{"no"}) || !slices.Equal(said.Why.Concepts, []string{"gi_bleeding"}) {
+			t.Errorf("%q: said %q (%s); want one no, about bleeding only", q, said.Text, said.Why)
+		}
+	}
+}
+
+// A statement with a confirmation tag asks whether the statement holds: a
+// patient who can open their mouth says no to "You can't open your mouth
+// …, is that right?", and yes to the positive statement's "… can't you?".
+func TestConfirmationTagKeepsTheStatementsPolarity(t *testing.T) {
+	for _, c := range []struct{ q, want string }{
+		{"You're unable to open your jaw properly, or one side of your throat is bulging and swollen — correct?", "no"},
+		{"You can't open your mouth wide, or one side of your throat is much bigger than the other, is that right?", "no"},
+		{"You can open your mouth fully, can't you?", "yes"},
+	} {
+		said, _ := builtinPatient(t, "sore-throat-mcisaac-strong").Answer(c.q, nil)
+		if yn := yesNoWords(said.Text); len(yn) != 1 || yn[0] != c.want || !slices.Equal(said.Why.Concepts, []string{"trismus"}) {
+			t.Errorf("%q: said %q (%s); want %s, about trismus", c.q, said.Text, said.Why, c.want)
+		}
+	}
+}
+
+// One concept asked in alternatives of opposite polarity has no one yes or
+// no: the patient says it does not understand (low margin).
+func TestMixedPolarityIsNotAnswered(t *testing.T) {
+	said, _ := builtinPatient(t, "sore-throat-mcisaac-strong").Answer("Can you open your mouth fully, or is one side of your throat more swollen?", nil)
+	if said.Why.Kind != WhyLowMargin || said.Why.Understood() {
+		t.Errorf("said %q (%s); want low margin", said.Text, said.Why)
+	}
+}

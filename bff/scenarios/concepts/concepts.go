@@ -13,11 +13,17 @@
 //
 // # How a message is read
 //
-//  1. Sentences. The message is cut at "?", "!", ";", a newline and a "."
-//     that ends a word ("37.5" stays whole).
+//  1. Sentences. The message is cut at "?", "!", ";", a newline, a "."
+//     that ends a word ("37.5" stays whole), and a dash or a colon before
+//     a word that opens a question ("Feel your neck — are the glands up?",
+//     "A few questions about your chest pain: does it spread?"): what the
+//     dash or colon sets off is the question's topic or instruction and
+//     asks nothing itself, unless a confirmation tag follows it ("You
+//     can't walk on it — is that right?").
 //  2. Words. Each sentence is lower-cased; apostrophes are dropped ("can't"
-//     is "cant", "I'd" is "id"); every other character that is not a
-//     letter or digit separates words ("self-harm" is "self harm"). Each
+//     is "cant", "I'd" is "id") and an "'s" ending a word is read as the
+//     word "is" ("how long's" is "how long is"); every other character that
+//     is not a letter or digit separates words ("self-harm" is "self harm"). Each
 //     word is then read through cues.yaml's spellings: British and American
 //     variants and common typos map to one spelling ("color" is "colour",
 //     "vomitting" is "vomiting", "tylenol" is "paracetamol").
@@ -26,7 +32,10 @@
 //     new clause: "Do you have chest pain, and does it spread to your arm?"
 //     is two clauses. Clauses bound what a rule's optional groups may
 //     claim, where vetoes and polarity words are looked for, and order the
-//     result (below).
+//     result (below). A confirmation tag that ends a sentence after a comma
+//     or a dash (", haven't you?", ", correct?", ", yes?") is dropped: the
+//     statement asks whether it holds, in its own polarity, and the tag's
+//     "haven't" or "no" negates nothing.
 //  4. Which sentences ask. A sentence asks when it ends with "?", starts with
 //     a question word ("do", "have", "any", "is", ...), or holds a request
 //     frame ("tell me", "describe", "I'd like to check", "can I ask",
@@ -43,7 +52,10 @@
 //     those sore?") is read together with the sentence before it, unless
 //     that one is a lead-in, when it finds nothing alone or the two
 //     together say more (more groups): a question split over two
-//     sentences. A lead-in that is a clause of its own at a sentence's
+//     sentences. So is one that finds nothing alone, reference word or not
+//     ("Press on the bony lumps of your ankle. Is the bone tender?"): then
+//     a match with words in both sentences stands, one wholly in the
+//     sentence before still needs a reference word. A lead-in that is a clause of its own at a sentence's
 //     start ("OK, and have you …") is dropped before cues are matched, so
 //     its words ("ok") count for nothing. A first clause opening with a
 //     context opener ("With the breathlessness in mind, ...", "Apart from
@@ -73,32 +85,54 @@
 //     (that concept's best, or one in a single clause) is dropped: "Do you
 //     have chest pain that is sharp when you breathe in?" is pleuritic_pain
 //     only, "Does the chest pain spread to your arm?" is spread only
-//     (spread's optional group claims "chest pain"). Matches on different
-//     words, or equally specific, are all kept: two concepts asked at once
-//     give both. A yes/no concept that only names the topic of another
+//     (spread's optional group claims "chest pain"). So is one all of whose
+//     words another concept's rule claims with more groups on any placing
+//     of its words within one alternative of one question, not only the
+//     closest: a concept named as the object of another's word is the more
+//     specific concept ("Any vomiting OF blood …, or bloody stools?" is
+//     gi_bleeding, not vomiting too). A match wholly after "rather than",
+//     "instead of" (contrast) is dropped when its concept is read before
+//     it ("cloudy rather than clear"), and one wholly in a comparison set
+//     off by commas ("…, like a blow, …") when another concept lies
+//     outside it. Matches on different words, or equally specific, are all
+//     kept: two concepts asked at once give both. A yes/no concept that only names the topic of another
 //     concept's question is dropped: every one in a question about a value
 //     opened by a question word ("How long have you had the cough?"), and
 //     one whose words follow a determiner when another concept of the same
 //     alternative shares its words or, the topic being one group, comes
-//     after it ("Does your cough keep you awake at night?").
+//     after it ("Does your cough keep you awake at night?"), or all of
+//     whose words follow determiners ("Worse when you press on the sore
+//     spot on your chest?" asks about tenderness).
 //  8. Questions and alternatives. Clauses joined by "or" are one question,
-//     any other clause or sentence a new one (Match.Question). Within a
-//     question an "or", or a comma in a list going on to an "or", starts an
+//     and so is a first clause opened by a subordinator with the clause
+//     after it ("When you stand up, do you feel faint?"); any other clause
+//     or sentence is a new one (Match.Question). Within a question an "or",
+//     or a comma inside a clause in a list going on to an "or", starts an
 //     alternative (Match.Alt): "a stiff neck along with a fever, or a rash"
 //     asks the first two together and the rash instead.
 //  9. Margin. A concept's score is its best match's groups, one more when
 //     another of its rules matched too; its margin is that less the score
 //     of its strongest rival (another concept with a match on some of the
 //     same words that it does not subsume, in no more clauses, and not a
-//     topic), or its score with none (Match.Margin). Below MinMargin the
-//     reading is a guess.
+//     topic), or its score with none (Match.Margin). A rival made of words
+//     other readings claim, some of them another's than the match's ("Is
+//     one calf painful, or are you coughing blood?": pain worse on coughing
+//     is not asked), or of words in two clauses that are alternatives of
+//     each other, is no rival. A concept read in two alternatives of one
+//     question with opposite polarities ("Can you open your mouth, or is
+//     one side swollen?") has margin 0: one yes or no cannot answer it.
+//     Below MinMargin the reading is a guess.
 //  10. Polarity. A rule marked inverse is worded opposite to its concept's
 //     `yes` ("can you walk on it?" for cannot_bear_weight). Polarity words
 //     in the match's clauses that no match claimed and that are not one of
 //     the rule's own words, each belonging to one match (a negator or an
-//     absence word to the first match after it, any other to the nearest),
-//     and not in a subordinate clause after the match ("when you're not
-//     doing anything"), then change it: a normal word ("clear", "OK",
+//     absence word to the first match after it, any other to the nearest,
+//     one in its own clause first; a concept's readings in other
+//     alternatives count as matches), in the match's alternative (a
+//     negator before a list with no verb of its own governs the whole list:
+//     "No weakness, numbness or trouble speaking?"), not in a subordinate
+//     clause after the match ("when you're not doing anything", "even if
+//     you're not sure") and not after a contrast marker, then change it: a normal word ("clear", "OK",
 //     "normal", "as usual") asks about the normal state ("Is your urine
 //     clear?" is inverse for cloudy_urine; "Are you managing OK?" is not,
 //     managing being the normal state), other polarity words restating it,

@@ -68,8 +68,18 @@ func TestSplitSentences(t *testing.T) {
 		{"Really?! OK... Next one", []string{"Really?!", "OK...", "Next one"}},
 		{"Any fever\nAny cough", []string{"Any fever", "Any cough"}},
 		{"  ", nil},
+		// A dash before a word that opens a question sets the question off;
+		// a dash before another word, or a hyphen in a word, does not.
+		{"Feel your neck — are the glands up?", []string{"Feel your neck —", "are the glands up?"}},
+		{"You can't walk on it - is that right?", []string{"You can't walk on it -", "is that right?"}},
+		{"Chest pain – does it spread?", []string{"Chest pain –", "does it spread?"}},
+		{"About your chest pain: does it spread?", []string{"About your chest pain:", "does it spread?"}},
+		{"Quick check: fever?", []string{"Quick check: fever?"}},
+		{"Any heart problems — angina, a heart attack?", []string{"Any heart problems — angina, a heart attack?"}},
+		{"Any self-harm — or plans to?", []string{"Any self-harm — or plans to?"}},
 	} {
-		if got := splitSentences(tc.in); !slices.Equal(got, tc.want) {
+		asks := func(w string) bool { return slices.Contains([]string{"are", "is", "does"}, w) }
+		if got := splitSentences(tc.in, asks); !slices.Equal(got, tc.want) {
 			t.Errorf("splitSentences(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

@@ -39,11 +39,14 @@ type Understanding struct {
 	notAlternative [][]string      // "or not", "more or less": no alternative
 	anyWords       map[string]bool // a question opened by one lists alternatives with "and" too
 	tags           [][]string
+	auxiliaries    map[string]bool // a tag's verb ("haven't you?"); what makes an alternative a clause
+	tagSubjects    map[string]bool // a tag's subject
 	negators       [][]string
 	normalWords    [][]string
 	difficulty     [][]string
 	absence        [][]string
 	notPolarity    [][]string
+	contrast       [][]string          // "rather than", "instead of": what follows is set against the question
 	normalYes      map[int]bool        // concepts whose yes is the normal state
 	areas          []area              // body areas and systems, in cues.yaml's order
 	partOf         map[string][]string // area → the wider areas it is part of
@@ -104,11 +107,14 @@ type cuesFile struct {
 	AnyWords       []string          `yaml:"any_words"`
 	Macros         map[string]string `yaml:"macros"`
 	Tags           []string          `yaml:"tags"`
+	Auxiliaries    []string          `yaml:"auxiliaries"`
+	TagSubjects    []string          `yaml:"tag_subjects"`
 	Negators       []string          `yaml:"negators"`
 	NormalWords    []string          `yaml:"normal_words"`
 	Difficulty     []string          `yaml:"difficulty"`
 	Absence        []string          `yaml:"absence"`
 	NotPolarity    []string          `yaml:"not_polarity"`
+	Contrast       []string          `yaml:"contrast"`
 	NormalYes      []string          `yaml:"normal_yes"`
 	Areas          yaml.Node         `yaml:"areas"`
 	Causes         []string          `yaml:"causes"`
@@ -262,6 +268,12 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	if u.anyWords, err = set(cf.AnyWords, "any_words"); err != nil {
 		return nil, err
 	}
+	if u.auxiliaries, err = set(cf.Auxiliaries, "auxiliaries"); err != nil {
+		return nil, err
+	}
+	if u.tagSubjects, err = set(cf.TagSubjects, "tag_subjects"); err != nil {
+		return nil, err
+	}
 	for _, l := range []struct {
 		field string
 		in    []string
@@ -278,6 +290,7 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 		{"cessation", cf.Cessation, &u.cessation},
 		{"not_alternative", cf.NotAlternative, &u.notAlternative},
 		{"not_polarity", cf.NotPolarity, &u.notPolarity},
+		{"contrast", cf.Contrast, &u.contrast},
 	} {
 		for _, s := range l.in {
 			p, err := u.phrase(s)

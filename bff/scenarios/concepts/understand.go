@@ -11,7 +11,7 @@ import (
 // the others of that question or as an alternative to them (Alt), and how
 // clearly its concept won (Margin).
 func (u *Understanding) Understand(message string) []Match {
-	texts := splitSentences(message)
+	texts := splitSentences(message, func(w string) bool { return u.questionWords[u.spelled(w)] })
 	sents := make([]sentence, len(texts))
 	asks := make([]bool, len(texts))
 	for i, t := range texts {
@@ -21,10 +21,11 @@ func (u *Understanding) Understand(message string) []Match {
 		s.words, punct = words(t, u.spell)
 		s.words, punct = u.privatives(s.words, punct)
 		s.words, punct, s.leadIn = u.dropLeadIn(s.words, punct)
+		s.words, punct, s.tagged = u.dropTag(s.words, punct)
 		s.punct = punct
 		s.clause, s.conn = u.clauses(s.words, punct)
 		s.question = strings.HasSuffix(strings.TrimRight(t, "\"'”’) "), "?")
-		asks[i] = u.asks(s)
+		asks[i] = s.tagged || u.asks(s) && !setOff(t)
 		s.announce = asks[i] && u.announces(s)
 		if asks[i] && i > 0 && u.isTag(s.words) {
 			asks[i-1] = true
@@ -49,8 +50,13 @@ func (u *Understanding) Understand(message string) []Match {
 		// the two together say more than it does: "Press the bone on the
 		// outer edge of your foot. Is either tender?" asks about the
 		// foot's bones, not tenderness in general.
-		if i > 0 && u.refersBack(&sents[i]) && !sents[i-1].leadIn && !u.startsWith(sents[i-1].words, u.leadIns) {
+		// So is a question that finds nothing alone: the statement or
+		// instruction before it completes it ("Touch your chin to your
+		// chest — does your neck hurt?"), though a concept wholly in it
+		// still needs a reference word in the question.
+		if i > 0 && (len(cs) == 0 || u.refersBack(&sents[i])) && !sents[i-1].leadIn && !u.startsWith(sents[i-1].words, u.leadIns) {
 			joined := joinSentences(&sents[i-1], &sents[i], asks[i-1])
+			joined.bare = len(cs) == 0
 			if jc := u.match(&joined); len(cs) == 0 || len(jc) > 0 && mostSpecific(jc).more(mostSpecific(cs)) {
 				cs, read = jc, &joined
 			}
@@ -86,6 +92,34 @@ func (u *Understanding) dropLeadIn(ws []string, punct []bool) ([]string, []bool,
 		}
 	}
 	return ws, punct, false
+}
+
+// dropTag drops a confirmation tag that ends a sentence after a comma or a
+// dash ("…, haven't you?", "… — correct?", "…, yes?"): the statement before
+// it asks whether it holds, in its own polarity, and the tag's words (its
+// "haven't", its "no") say nothing of the concepts. A sentence that is
+// only a tag is kept whole (it makes the sentence before it ask).
+func (u *Understanding) dropTag(ws []string, punct []bool) ([]string, []bool, bool) {
+	k := len(ws) - 1
+	for k > 0 && !punct[k] {
+		k--
+	}
+	if k <= 0 {
+		return ws, punct, false
+	}
+	tail := ws[k:]
+	if u.isTag(tail) || len(tail) == 2 && u.auxiliaries[tail[0]] && u.tagSubjects[tail[1]] {
+		return ws[:k], punct[:k], true
+	}
+	return ws, punct, false
+}
+
+// spelled is w read through the spellings.
+func (u *Understanding) spelled(w string) string {
+	if c, ok := u.spell[w]; ok {
+		return c
+	}
+	return w
 }
 
 // refersBack reports whether a sentence points back to the one before it
@@ -125,7 +159,9 @@ func joinSentences(a, b *sentence, aRead bool) sentence {
 // a clause word after "and", "or", "but" or a clause mark. conn says what
 // started each clause: "" for the first, else the word before it ("and",
 // "or", "but"), else "," for a mark ("Is it swollen, or can you see bone?"
-// is two clauses, the second started by "or").
+// is two clauses, the second started by "or"), and "when" for the clause
+// after a first clause opened by a subordinator: the two are one question
+// ("When you stand up, do you feel faint?").
 func (u *Understanding) clauses(ws []string, punct []bool) ([]int, []string) {
 	c := make([]int, len(ws))
 	conn := []string{""}
@@ -136,6 +172,9 @@ func (u *Understanding) clauses(ws []string, punct []bool) ([]int, []string) {
 			case ws[i-1] == "and", ws[i-1] == "or", ws[i-1] == "but":
 				n++
 				conn = append(conn, ws[i-1])
+			case punct[i] && n == 0 && u.subordinators[ws[0]]:
+				n++
+				conn = append(conn, "when")
 			case punct[i]:
 				n++
 				conn = append(conn, ",")
@@ -467,7 +506,7 @@ func (u *Understanding) match(s *sentence) []candidate {
 	// spread?").
 	var all []*candidate
 	for ri := range u.rules {
-		if c, ok := st.try(&u.rules[ri]); ok && (!c.fromContext || st.reference(c)) {
+		if c, ok := st.try(&u.rules[ri]); ok && (!c.fromContext || st.reference(c) || s.bare && c.inQuestion) {
 			all = append(all, c)
 		}
 	}
@@ -475,10 +514,23 @@ func (u *Understanding) match(s *sentence) []candidate {
 		// (A sentence pointed back to that asked was read on its own.)
 		all = slices.DeleteFunc(all, func(c *candidate) bool { return !c.inQuestion })
 	}
+	all = u.dropContrast(s, all)
+	all = u.dropAsides(s, all)
 	top := map[int]*candidate{} // each concept's most specific candidate
 	for _, c := range all {
 		if t, ok := top[c.rule.concept]; !ok || c.more(t) {
 			top[c.rule.concept] = c
+		}
+	}
+	s.alt = u.alternatives(s)
+	// Every other placing of a rule's words within one alternative of one
+	// clause, beside the closest one: "Any vomiting of blood, or bloody
+	// stools?" places gi_bleeding on "bloody stools" and on "vomiting of
+	// blood" too.
+	var placings []placing
+	for _, c := range all {
+		if len(c.rule.required) > 1 {
+			placings = append(placings, st.placings(c.rule)...)
 		}
 	}
 	best := map[int]*candidate{}
@@ -489,6 +541,16 @@ func (u *Understanding) match(s *sentence) []candidate {
 		// or lies in one clause (a reading across two clauses is weak).
 		if slices.ContainsFunc(all, func(o *candidate) bool {
 			return o.rule.concept != c.rule.concept && (o == top[o.rule.concept] || o.spans == 1) && o.more(c) && o.overlaps(c)
+		}) {
+			continue
+		}
+		// So does another concept's rule placed on all of its words and
+		// more, in one alternative of one clause: a concept named as the
+		// object or complement of another's word ("vomiting OF blood", "a
+		// cough WITH blood in it", "faint ON getting up") is the more
+		// specific concept, never the head word's.
+		if slices.ContainsFunc(placings, func(p placing) bool {
+			return p.rule.concept != c.rule.concept && len(p.rule.required) > c.groups && !slices.ContainsFunc(c.claimed, func(i int) bool { return !slices.Contains(p.pos, i) })
 		}) {
 			continue
 		}
@@ -504,8 +566,20 @@ func (u *Understanding) match(s *sentence) []candidate {
 	for _, ci := range order {
 		out = append(out, *best[ci])
 	}
-	s.alt = u.alternatives(s)
 	out, topics := u.dropTopics(s, out)
+	// In a question about a value opened by a question word, a yes/no
+	// concept dropped before (its words another's) is a topic too, not a
+	// rival ("How long has the chest pain been going on?").
+	for _, o := range all {
+		if u.concepts[o.rule.concept].Kind == YesNo && slices.ContainsFunc(out, func(c candidate) bool {
+			return u.concepts[c.rule.concept].Kind == Value && s.group(c.clause) == s.group(o.clause) && u.opensWithQuestionWord(s, s.group(c.clause))
+		}) {
+			if topics == nil {
+				topics = map[int]bool{}
+			}
+			topics[o.rule.concept] = true
+		}
+	}
 	pol := u.polarityWords(s)
 	read := make([]*candidate, len(out))
 	for i := range out {
@@ -529,12 +603,37 @@ func (u *Understanding) match(s *sentence) []candidate {
 		}
 		return n
 	}
+	// A concept read by another of its rules in another alternative of the
+	// question ("You can't open your mouth, or one side of your throat is
+	// swollen": trismus twice) is read there too: a polarity word belongs
+	// to the reading it stands before ("can't" to "open your mouth", not to
+	// "one side"), and readings of one concept in opposite polarities ("Can
+	// you open your mouth, or is one side swollen?") cannot be answered
+	// with one yes or no: the margin is nil.
+	owners := slices.Clone(read)
+	var siblings []*candidate
+	for _, o := range all {
+		if slices.ContainsFunc(read, func(c *candidate) bool {
+			return c.rule.concept == o.rule.concept && c.rule != o.rule && slices.ContainsFunc(o.claimed, func(q int) bool {
+				return !slices.ContainsFunc(c.claimed, func(p int) bool { return s.alt[p] == s.alt[q] })
+			})
+		}) {
+			owners = append(owners, o)
+			siblings = append(siblings, o)
+		}
+	}
 	for _, c := range read {
-		c.inverse = u.inverse(s, c, read, pol)
+		c.inverse = u.inverse(s, c, owners, pol)
 		mine := score(c.rule.concept)
 		c.margin = mine
+		for _, o := range siblings {
+			if o.rule.concept == c.rule.concept && u.inverse(s, o, owners, pol) != c.inverse {
+				mine, c.margin = 0, 0
+			}
+		}
 		for _, o := range all {
-			if o.rule.concept != c.rule.concept && !topics[o.rule.concept] && o.overlaps(c) && !c.subsumes(o) && o.spans <= c.spans {
+			if o.rule.concept != c.rule.concept && !topics[o.rule.concept] && o.overlaps(c) && !c.subsumes(o) && o.spans <= c.spans &&
+				!straddles(o, c, read) && !acrossAlternatives(s, o) {
 				c.margin = min(c.margin, mine-score(o.rule.concept))
 			}
 		}
@@ -546,6 +645,92 @@ func (u *Understanding) match(s *sentence) []candidate {
 		return a.first - b.first
 	})
 	return out
+}
+
+// dropContrast drops a reading of what a question sets its concept against
+// ("Does your pee look cloudy rather than clear?", "cloudy instead of
+// clear"): a candidate with a word after a contrast marker, when another
+// candidate of its concept lies wholly before the marker in the same
+// clause, is the contrast, not the question.
+func (u *Understanding) dropContrast(s *sentence, all []*candidate) []*candidate {
+	for i := range s.words {
+		for _, p := range u.contrast {
+			if !phraseAt(s.words, i, p) {
+				continue
+			}
+			before := func(c *candidate) bool {
+				return !slices.ContainsFunc(c.claimed, func(q int) bool { return q >= i || s.clause[q] != s.clause[i] })
+			}
+			all = slices.DeleteFunc(all, func(c *candidate) bool {
+				return slices.ContainsFunc(c.claimed, func(q int) bool { return q > i }) &&
+					slices.ContainsFunc(all, func(o *candidate) bool { return o != c && o.rule.concept == c.rule.concept && before(o) })
+			})
+		}
+	}
+	return all
+}
+
+// dropAsides drops a candidate whose words all lie in a comparison set off
+// by a comma or a dash, when another concept of the question lies outside
+// it: the comparison describes that one ("Did it hit all at once, like a
+// blow, or …": no blow is asked about). Alone, the words after "like" are
+// an example of what is asked ("Did anything happen, like a fall?"), and a
+// rule that claims the "like" itself ("like being hit") reads it.
+func (u *Understanding) dropAsides(s *sentence, all []*candidate) []*candidate {
+	for i, w := range s.words {
+		if w != "like" || i == 0 || !s.punct[i] {
+			continue
+		}
+		end := i + 1
+		for end < len(s.words) && !s.punct[end] {
+			end++
+		}
+		outside := func(c *candidate) bool {
+			return slices.ContainsFunc(c.claimed, func(q int) bool { return q <= i || q >= end })
+		}
+		all = slices.DeleteFunc(all, func(c *candidate) bool {
+			return !outside(c) && slices.ContainsFunc(all, func(o *candidate) bool {
+				return o.rule.concept != c.rule.concept && outside(o) && s.group(o.clause) == s.group(s.clause[i])
+			})
+		})
+	}
+	return all
+}
+
+// straddles reports whether o's words are all read already, some as c's
+// and some as another reading's: o is then no rival of c, only two
+// readings' words taken together ("Is one calf painful, or are you
+// coughing blood?": pain made worse by coughing is not asked).
+func straddles(o, c *candidate, read []*candidate) bool {
+	other := false
+	for _, p := range o.claimed {
+		switch {
+		case slices.Contains(c.claimed, p):
+		case slices.ContainsFunc(read, func(d *candidate) bool {
+			return d != c && d.rule.concept != o.rule.concept && slices.Contains(d.claimed, p)
+		}):
+			other = true
+		default:
+			return false
+		}
+	}
+	return other
+}
+
+// acrossAlternatives reports whether o's words lie in two clauses that are
+// alternatives of each other ("Is it cold or blue, or has it lost
+// feeling?": "blue" and "feeling" are not "feeling blue"): o is then no
+// rival.
+func acrossAlternatives(s *sentence, o *candidate) bool {
+	if o.spans < 2 {
+		return false
+	}
+	for cl := range o.clauses {
+		if cl > 0 && cl < len(s.conn) && s.conn[cl] == "or" && o.clauses[cl-1] {
+			return true
+		}
+	}
+	return false
 }
 
 // alternatives numbers each word's alternative within its question: an
@@ -576,7 +761,7 @@ func (u *Understanding) alternatives(s *sentence) []int {
 		switch {
 		case or(w) && !skip[i]:
 			n++
-		case s.punct[i] && i > 0:
+		case s.punct[i] && i > 0 && s.clause[i] == s.clause[i-1]:
 			for _, x := range s.words[i:] {
 				if or(x) {
 					n++
@@ -616,8 +801,8 @@ func (u *Understanding) dropTopics(s *sentence, cs []candidate) ([]candidate, ma
 			if u.concepts[o.rule.concept].Kind == Value && u.opensWithQuestionWord(s, g) {
 				topic[i] = true
 			}
-			if u.definite(s, &cs[i]) && !u.definite(s, &o) && s.alt[c.first] == s.alt[o.first] &&
-				(c.groups == 1 && c.claimed[0] < o.first || c.overlaps(&o)) {
+			if u.definite(s, &cs[i], cs) && !u.definite(s, &o, cs) && s.alt[c.first] == s.alt[o.first] &&
+				(c.groups == 1 && c.claimed[0] < o.first || c.overlaps(&o) || c.first > o.first && u.allDefinite(s, &cs[i], cs)) {
 				topic[i] = true
 			}
 		}
@@ -648,15 +833,30 @@ func (u *Understanding) opensWithQuestionWord(s *sentence, g int) bool {
 	return false
 }
 
+// allDefinite reports whether every word of a candidate follows a
+// determiner: it is named by a definite noun phrase ("the sore spot on
+// your chest"), what another concept's question is about ("Worse when you
+// press on the sore spot on your chest?" asks about tenderness).
+func (u *Understanding) allDefinite(s *sentence, c *candidate, cs []candidate) bool {
+	for _, q := range c.claimed {
+		one := candidate{rule: c.rule, claimed: []int{q}}
+		if !u.definite(s, &one, cs) {
+			return false
+		}
+	}
+	return true
+}
+
 // definite reports whether a candidate's words follow a determiner ("the",
-// "your", "this"), with at most one word between.
-func (u *Understanding) definite(s *sentence, c *candidate) bool {
+// "your", "this"), with at most one word between, a word no other
+// candidate claims ("the breathlessness start": "start" is not definite).
+func (u *Understanding) definite(s *sentence, c *candidate, cs []candidate) bool {
 	p := c.claimed[0]
 	for k := 1; k <= 2 && p-k >= 0; k++ {
 		if u.determiners[s.words[p-k]] {
 			return true
 		}
-		if s.punct[p-k+1] || u.questionWords[s.words[p-k]] {
+		if s.punct[p-k+1] || u.questionWords[s.words[p-k]] || slices.ContainsFunc(cs, func(o candidate) bool { return o.rule != c.rule && slices.Contains(o.claimed, p-k) }) {
 			return false
 		}
 	}
@@ -664,7 +864,8 @@ func (u *Understanding) definite(s *sentence, c *candidate) bool {
 }
 
 // polarity holds the positions of a sentence's polarity words, those inside
-// a not_polarity phrase ("or not", "than normal") left out.
+// a not_polarity phrase ("or not", "than normal") or after a contrast
+// marker ("rather than clear") left out.
 type polarity struct {
 	negators, difficulty, absence, normal, cessation []int
 }
@@ -676,6 +877,15 @@ func (u *Understanding) polarityWords(s *sentence) polarity {
 			if phraseAt(s.words, i, p) {
 				for j := range p {
 					skip = append(skip, i+j)
+				}
+			}
+		}
+		// What is set against the question says nothing of its polarity
+		// ("cloudy rather than clear").
+		for _, p := range u.contrast {
+			if phraseAt(s.words, i, p) {
+				for j := i; j < len(s.words) && s.clause[j] == s.clause[i]; j++ {
+					skip = append(skip, j)
 				}
 			}
 		}
@@ -760,6 +970,16 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 	if bestWidth < 0 {
 		return nil, false
 	}
+	// In a question read with the sentence before it, a placing that
+	// reaches into the question is the question's reading, though one
+	// wholly in the sentence before lies closer ("Press the outer edge of
+	// your foot. Any tenderness there?": the foot's bone and the
+	// tenderness, not the pressing).
+	if st.s.tail > 0 && !slices.ContainsFunc(bestPos, func(p int) bool { return !st.inContext(p) }) {
+		if pos, ok := st.placeInQuestion(r); ok {
+			bestPos, bestFirst = pos, slices.Min(pos)
+		}
+	}
 	c := &candidate{rule: r, first: bestFirst, groups: len(r.required), clauses: map[int]bool{}}
 	for _, p := range bestPos {
 		c.clauses[st.s.clause[p]] = true
@@ -806,6 +1026,84 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 	slices.Sort(bestPos)
 	c.claimed = bestPos
 	return c, true
+}
+
+// placeInQuestion is the narrowest placing of r's required groups with a
+// word outside context, anchored on each occurrence of each group.
+func (st *sentenceState) placeInQuestion(r *rule) ([]int, bool) {
+	var best []int
+	bestWidth := -1
+	for k, g := range r.required {
+		for _, anchor := range st.group(g) {
+			pos := slices.Clone(anchor.pos)
+			ok := true
+			for j, o := range r.required {
+				if j == k {
+					continue
+				}
+				sp, found := nearest(st.group(o), anchor.first, pos)
+				if !found {
+					ok = false
+					break
+				}
+				pos = append(pos, sp.pos...)
+			}
+			if !ok || !slices.ContainsFunc(pos, func(p int) bool { return !st.inContext(p) }) {
+				continue
+			}
+			if w := slices.Max(pos) - slices.Min(pos); bestWidth < 0 || w < bestWidth {
+				best, bestWidth = pos, w
+			}
+		}
+	}
+	return best, bestWidth >= 0
+}
+
+// placing is one placing of a rule's required words.
+type placing struct {
+	rule *rule
+	pos  []int
+}
+
+// placings returns every placing of r's required groups that lies in one
+// alternative of one question, outside context and not vetoed in its
+// clauses: each occurrence of each group, with the occurrences of
+// the other groups closest to it.
+func (st *sentenceState) placings(r *rule) []placing {
+	var out []placing
+	for k, g := range r.required {
+		for _, anchor := range st.group(g) {
+			pos := slices.Clone(anchor.pos)
+			ok := true
+			for j, o := range r.required {
+				if j == k {
+					continue
+				}
+				sp, found := nearest(st.group(o), anchor.first, pos)
+				if !found {
+					ok = false
+					break
+				}
+				pos = append(pos, sp.pos...)
+			}
+			if !ok || slices.ContainsFunc(pos, func(p int) bool {
+				return st.s.group(st.s.clause[p]) != st.s.group(st.s.clause[pos[0]]) || st.s.alt[p] != st.s.alt[pos[0]] || st.inContext(p)
+			}) {
+				continue
+			}
+			vetoed := false
+			for _, t := range r.not {
+				vetoed = vetoed || slices.ContainsFunc(st.term(t), func(sp span) bool {
+					return slices.ContainsFunc(pos, func(p int) bool { return st.s.clause[p] == st.s.clause[sp.first] })
+				})
+			}
+			if !vetoed {
+				slices.Sort(pos)
+				out = append(out, placing{r, pos})
+			}
+		}
+	}
+	return out
 }
 
 // listed reports whether the word at i is an item of a list one of whose
@@ -944,8 +1242,14 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 				return own
 			}
 		}
+		// The nearest, one in the word's own clause first ("Is opening your
+		// mouth a struggle, or is one side swollen?": the struggle is the
+		// opening's).
+		inClause := func(o *candidate) bool {
+			return slices.ContainsFunc(o.claimed, func(q int) bool { return s.clause[q] == s.clause[p] })
+		}
 		for _, o := range all {
-			if own == nil || dist(o, p) < dist(own, p) {
+			if own == nil || inClause(o) && !inClause(own) || inClause(o) == inClause(own) && dist(o, p) < dist(own, p) {
 				own = o
 			}
 		}
@@ -959,7 +1263,20 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 			if slices.ContainsFunc(all, func(o *candidate) bool { return slices.Contains(o.claimed, p) }) {
 				continue
 			}
-			if o := owner(p, before); o == c || o.rule == r {
+			// A polarity word in another alternative of the question says
+			// nothing of this one ("a heart attack, angina or heart
+			// failure": the failure is no negation of the angina), but
+			// for a negation that governs a whole list (distributes).
+			// (A question pointing back to the sentence before it speaks
+			// of what that sentence named: "Open your mouth wide. Is that
+			// hard?")
+			o := owner(p, before)
+			sameAlt := slices.ContainsFunc(c.claimed, func(q int) bool { return s.alt[q] == s.alt[p] && s.group(s.clause[q]) == s.group(s.clause[p]) }) ||
+				s.tail > 0 && s.clause[p] >= s.tail && slices.ContainsFunc(c.claimed, func(q int) bool { return s.clause[q] < s.tail })
+			if !sameAlt && !(before && u.distributes(s, o, c)) {
+				continue
+			}
+			if o == c || o.rule == r || before && u.distributes(s, o, c) {
 				return true
 			}
 		}
@@ -996,6 +1313,24 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 		flip = !flip
 	}
 	return r.inverse != flip
+}
+
+// distributes reports whether a negator or absence word that belongs to o
+// governs c too: c reads the same concept in a later alternative of the
+// same list, with no verb of its own ("No new weakness, numbness or
+// trouble with speech?": the "no" is the speech's too). An alternative
+// with its own verb is a clause of its own ("You can't open your mouth, or
+// one side of your throat is swollen": the "can't" is not the swelling's).
+func (u *Understanding) distributes(s *sentence, o, c *candidate) bool {
+	if o.rule.concept != c.rule.concept || o.first >= c.first || s.alt[o.first] > s.alt[c.first] || s.clause[o.first] != s.clause[c.first] {
+		return false
+	}
+	for i, w := range s.words {
+		if s.clause[i] == s.clause[c.first] && s.alt[i] == s.alt[c.first] && u.auxiliaries[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // ruleWord reports whether w is one of r's own words (a one-word
