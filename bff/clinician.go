@@ -25,7 +25,7 @@ type Review struct {
 type AuditEntry struct {
 	ID       int64 // assigned by the store, increasing
 	At       time.Time
-	Actor    string // clinician username, or "system"
+	Actor    string // a clinician's username, "system", or "cli:" and the login of who ran intake-web clinician
 	Action   string // one of the Audit* constants
 	IntakeID string // "" for actions on no intake
 	Detail   string // short, no patient content
@@ -42,6 +42,11 @@ const (
 	AuditRefresh      = "refresh_handoff"
 	AuditReview       = "review"
 	AuditFaultArmed   = "fault_armed" // a sandbox fault armed from the clinician area
+	// Account changes (IntakeID is ""; Detail names the account).
+	AuditClinicianAdd      = "clinician_add"
+	AuditClinicianPassword = "clinician_password"
+	AuditClinicianDisable  = "clinician_disable"
+	AuditClinicianUnlock   = "clinician_unlock"
 	// Scenario runs (Detail names the run; IntakeID is "").
 	AuditScenarioStart  = "scenario_start"
 	AuditScenarioCancel = "scenario_cancel"

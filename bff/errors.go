@@ -41,11 +41,18 @@ type Error struct {
 	// RetryAfter, for ERATELIMIT and EUNAVAILABLE: how long to wait before
 	// trying again (sent as Retry-After); 0 when unknown.
 	RetryAfter time.Duration
+	// Cause, for EINVALID, is the detail behind Message that a page may
+	// show in full: a suite file's *scenarios.Problem list, one a line.
+	// It is as safe to show as Message; nil for most errors.
+	Cause error
 }
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("bff error: code=%s message=%s", e.Code, e.Message)
 }
+
+// Unwrap is the Cause.
+func (e *Error) Unwrap() error { return e.Cause }
 
 // Errorf returns an *Error with a formatted message.
 func Errorf(code, format string, args ...any) *Error {

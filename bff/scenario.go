@@ -141,6 +141,10 @@ type ScenarioSuite struct {
 	Name      string // "builtin", or "builtin/heart_lungs" for one file of it
 	Title     string // for people
 	Vignettes int
+	// AtOnce is how many of its vignettes a run of one repeat plays at
+	// the same time here: as many as the key's requests a minute left to
+	// runs can feed, within the configured ceiling (SCENARIO_PARALLEL).
+	AtOnce int
 }
 
 // ScenarioRunForm is what a clinician submits to start a run.

@@ -93,14 +93,14 @@ type ReviewService interface {
 
 // AccountService manages clinician accounts and their sign-in.
 type AccountService interface {
-	// AddClinician creates an account (lower-cased username); EINVALID for a
-	// bad username or password, or a username taken.
-	AddClinician(ctx context.Context, username, password string) (*Clinician, error)
+	// AddClinician creates an account (lower-cased username), audited under
+	// actor; EINVALID for a bad username or password, or a username taken.
+	AddClinician(ctx context.Context, actor, username, password string) (*Clinician, error)
 	// Clinicians lists the accounts by username.
 	Clinicians(ctx context.Context) ([]*Clinician, error)
-	// DisableClinician stops an account; its sessions lose their rights at
-	// their next request. ENOTFOUND for no such account.
-	DisableClinician(ctx context.Context, username string) error
+	// DisableClinician stops an account, audited under actor; its sessions
+	// lose their rights at their next request. ENOTFOUND for no such account.
+	DisableClinician(ctx context.Context, actor, username string) error
 	// HasClinicians reports whether any account exists.
 	HasClinicians(ctx context.Context) (bool, error)
 	// ActiveClinician returns a signed-in session's account; ENOTFOUND when

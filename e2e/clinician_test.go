@@ -195,6 +195,9 @@ func TestClinicianReviewAndAudit(t *testing.T) {
 	reviews := role(page, "region", "Reviews")
 	must(t, expect.Locator(reviews).ToContainText(clinUser+" at "), "the review names its clinician")
 	must(t, expect.Locator(reviews).ToContainText("Called the patient back."), "the review note shows")
+	must(t, expect.Locator(page.GetByRole("alert")).ToHaveCount(0), "no alert demands a review once it is reviewed")
+	must(t, expect.Locator(page.Locator(".handoff__urgent")).ToContainText("Urgent, reviewed: the engine asked for immediate clinician review; "+clinUser+" reviewed it at "),
+		"the banner says it was urgent and reviewed")
 	shot(t, page, "clinician-07-reviewed")
 	audit(t, page, "reviewed handoff")
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -14,18 +15,22 @@ import (
 // phone (390×844) without sideways scrolling of the page: the worklist
 // (Review and the downloads on screen), a scenario run's results (every
 // column reachable on a phone) with its confusion matrix's labels at 12 px
-// or more, and the audit log. Screenshots: e2e/artifacts/fit-*.png.
+// or more, and the audit log. Where a table's rows become labelled cards
+// (the worklist below 1,200 px, the audit log, a run's results, scores by
+// class and flips on a phone), no label is drawn over another or out of
+// its card. Screenshots: e2e/artifacts/fit-*.png.
 func TestClinicianPagesFit(t *testing.T) {
 	t.Parallel()
 	_, ids := suiteYAML(t)
 	a := startScenarioApp(t)
 
-	// Two intakes for the worklist: a self-care one in progress and an
+	// Two intakes for the worklist: a self-care one in progress with a
+	// one-line opening message (shorter than its two-line label) and an
 	// urgent one (the longest cells: a disposition label and an opening
 	// message).
 	patient := newPage(t)
 	startIntake(t, patient, a)
-	send(t, patient, soreThroatOpening)
+	send(t, patient, "sore throat")
 	waitReply(t, patient, soreThroatNo[0])
 	startIntake(t, patient, a)
 	send(t, patient, "I have crushing chest pain that spreads down my left arm and into my jaw, and I feel sick and sweaty")
@@ -34,10 +39,12 @@ func TestClinicianPagesFit(t *testing.T) {
 	page := newPage(t)
 	clinicianSignIn(t, page, a)
 	openScenarios(t, page, a)
+	// With a variation, so the run's page has its flip table too.
+	must(t, inForm(startForm(page), "Typing errors").Check(), "check Typing errors")
 	estimateRun(t, page, smallSuite, 1, "fit")
 	must(t, role(page, "button", "Start the run").Click(), "click Start the run")
 	runURL := a.URL + "/clinician/scenarios/runs/" + runIDOf(t, page)
-	waitRunDone(t, page, len(ids))
+	waitRunDone(t, page, 2*len(ids))
 
 	sizes := []playwright.Size{{Width: 1280, Height: 800}, {Width: 390, Height: 844}}
 	pages := []struct {
@@ -46,9 +53,14 @@ func TestClinicianPagesFit(t *testing.T) {
 		views []string
 	}{
 		{"worklist", a.URL + "/clinician", []string{".worklist-table tbody tr"}},
-		{"run", runURL, []string{"figure.confusion", ".results-table tbody tr", ".perclass-table tbody tr"}},
+		{"run", runURL, []string{"figure.confusion", ".results-table tbody tr", ".perclass-table tbody tr", ".flips-table tbody tr", "nav.result-filter"}},
 		{"audit", a.URL + "/clinician/audit", []string{".audit-table tbody tr"}},
 	}
+	// Every layout that turns a table's rows into labelled cards on a
+	// phone, and where it is: each must have been seen as cards at 390 px.
+	cardTables := map[string]string{"worklist-table": "worklist", "audit-table": "audit", "results-table": "run",
+		"perclass-table": "run", "flips-table": "run"}
+	seen := map[string]int{}
 	for _, size := range sizes {
 		must(t, page.SetViewportSize(size.Width, size.Height), "set the viewport to %dx%d", size.Width, size.Height)
 		for _, p := range pages {
@@ -81,6 +93,21 @@ func TestClinicianPagesFit(t *testing.T) {
 			if off != "" {
 				t.Errorf("%s at %dx%d has table cells out of view: %s", p.name, size.Width, size.Height, off)
 			}
+			// No card's label drawn over another, nor out of its card.
+			var fit cardFit
+			v, err = page.Evaluate(cardLabelsJS)
+			must(t, err, "measure the cards' labels")
+			b, _ := json.Marshal(v)
+			must(t, json.Unmarshal(b, &fit), "read the cards' labels")
+			for table, n := range fit.Labels {
+				seen[table] += n
+				if size.Width == 1280 && table == "worklist-table" {
+					t.Errorf("the worklist is cards at 1280 px (%d labels)", n)
+				}
+			}
+			for _, problem := range fit.Problems {
+				t.Errorf("%s at %dx%d: %s", p.name, size.Width, size.Height, problem)
+			}
 			for i, sel := range p.views {
 				if _, err := page.Locator(sel).First().Screenshot(playwright.LocatorScreenshotOptions{
 					Path: playwright.String(filepath.Join(artifactsDir, fmt.Sprintf("%s-part%d.png", name, i+1))),
@@ -90,6 +117,16 @@ func TestClinicianPagesFit(t *testing.T) {
 			}
 			if p.name != "run" {
 				continue
+			}
+			if size.Width == 390 {
+				for i, sel := range []string{".results-table tbody tr", ".flips-table tbody tr"} {
+					rows := page.Locator(sel)
+					n, err := rows.Count()
+					must(t, err, "count %s", sel)
+					_, err = rows.Nth(n - 1).Screenshot(playwright.LocatorScreenshotOptions{
+						Path: playwright.String(filepath.Join(artifactsDir, fmt.Sprintf("%s-last%d.png", name, i+1)))})
+					must(t, err, "screenshot the last of %s", sel)
+				}
 			}
 			// The matrix's words: 12 px or more as drawn (font size times
 			// the SVG's scale on screen).
@@ -107,7 +144,68 @@ func TestClinicianPagesFit(t *testing.T) {
 			}
 		}
 	}
+	for table, where := range cardTables {
+		if seen[table] == 0 {
+			t.Errorf("no label of %s's %s was measured as a card", where, table)
+		}
+	}
 }
+
+// cardFit is what cardLabelsJS found: per table class, the labels drawn
+// as cards, and each label that overlaps another or leaves its card.
+type cardFit struct {
+	Labels   map[string]int `json:"labels"`
+	Problems []string       `json:"problems"`
+}
+
+// cardLabelsJS measures the labels of every table row shown as a card
+// (display block): each cell's data-label is drawn by its ::before, whose
+// box is not in the DOM, so it is computed from the pseudo-element's used
+// offsets and size in its cell (the containing block when positioned, the
+// cell's content box when in flow). A label must not intersect another
+// label's box, and must lie inside its card's border box.
+const cardLabelsJS = `() => {
+	const out = {labels: {}, problems: []};
+	const px = (v) => parseFloat(v) || 0;
+	for (const card of document.querySelectorAll('table tr')) {
+		if (getComputedStyle(card).display !== 'block') continue;
+		const table = [...card.closest('table').classList].find((c) => c.endsWith('-table')) || 'table';
+		const cr = card.getBoundingClientRect();
+		const boxes = [];
+		for (const cell of card.querySelectorAll(':scope > [data-label]')) {
+			const b = getComputedStyle(cell, '::before');
+			if (b.content === 'none' || b.content === 'normal' || b.display === 'none') continue;
+			const r = cell.getBoundingClientRect(), c = getComputedStyle(cell);
+			let left, top;
+			if (b.position === 'absolute') {
+				left = r.left + px(c.borderLeftWidth) + px(b.left);
+				top = r.top + px(c.borderTopWidth) + px(b.top);
+			} else {
+				left = r.left + px(c.borderLeftWidth) + px(c.paddingLeft) + px(b.marginLeft);
+				top = r.top + px(c.borderTopWidth) + px(c.paddingTop) + px(b.marginTop);
+			}
+			const w = px(b.width) + px(b.paddingLeft) + px(b.paddingRight), h = px(b.height) + px(b.paddingTop) + px(b.paddingBottom);
+			boxes.push({name: cell.dataset.label, left, top, right: left + w, bottom: top + h});
+		}
+		out.labels[table] = (out.labels[table] || 0) + boxes.length;
+		const row = card.querySelector('th, td');
+		const what = table + ' card "' + (row ? row.textContent.trim().replace(/\s+/g, ' ').slice(0, 30) : '') + '": label ';
+		const f = (x) => Math.round(x);
+		for (const [i, x] of boxes.entries()) {
+			if (x.left < cr.left - 0.5 || x.right > cr.right + 0.5 || x.top < cr.top - 0.5 || x.bottom > cr.bottom + 0.5) {
+				out.problems.push(what + JSON.stringify(x.name) + ' (' + f(x.left) + ',' + f(x.top) + ')-(' + f(x.right) + ',' + f(x.bottom) +
+					') leaves its card (' + f(cr.left) + ',' + f(cr.top) + ')-(' + f(cr.right) + ',' + f(cr.bottom) + ')');
+			}
+			for (const y of boxes.slice(i + 1)) {
+				const dx = Math.min(x.right, y.right) - Math.max(x.left, y.left), dy = Math.min(x.bottom, y.bottom) - Math.max(x.top, y.top);
+				if (dx > 0.5 && dy > 0.5) {
+					out.problems.push(what + JSON.stringify(x.name) + ' is drawn over ' + JSON.stringify(y.name) + ' by ' + f(dy) + ' px');
+				}
+			}
+		}
+	}
+	return out;
+}`
 
 func toInt(v any) int {
 	switch n := v.(type) {

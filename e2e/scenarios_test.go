@@ -163,7 +163,7 @@ func releaseRuns(t *testing.T, page playwright.Page, a *app, hold string) {
 }
 
 func resultsTable(page playwright.Page) playwright.Locator {
-	return role(page, "table", "Results by vignette and repeat, simulator-limited first; each links to its transcript and handoff")
+	return role(page, "table", "Results by vignette and repeat, under-triaged first, then simulator-limited; each links to its transcript and handoff")
 }
 
 // TestScenariosRunAndResults: the Scenarios link, the estimate of a small
@@ -181,7 +181,8 @@ func TestScenariosRunAndResults(t *testing.T) {
 	suiteRow := suites.GetByRole("row").Filter(playwright.LocatorFilterOptions{
 		Has: page.GetByRole("rowheader", playwright.PageGetByRoleOptions{Name: smallSuite, Exact: playwright.Bool(true)}),
 	})
-	must(t, expect.Locator(suiteRow.Locator("td").Last()).ToHaveText(strconv.Itoa(len(ids))), "the index lists %s with %d vignettes", smallSuite, len(ids))
+	must(t, expect.Locator(suiteRow.Locator("td").Nth(1)).ToHaveText(strconv.Itoa(len(ids))), "the index lists %s with %d vignettes", smallSuite, len(ids))
+	must(t, expect.Locator(suiteRow.Locator("td").Nth(2)).ToHaveText("2"), "two of them at once (SCENARIO_PARALLEL=2)")
 	shot(t, page, "scenarios-01-index")
 	audit(t, page, "scenarios index")
 
@@ -266,13 +267,16 @@ func TestScenariosRunAndResults(t *testing.T) {
 	audit(t, page, "scenario item page")
 }
 
-// regoldVignette is the self-care vignette the compare test re-labels
-// "emergency" in an uploaded copy of the suite: the engine still says
-// self-care, so the head run under-triages it against the new gold.
-const regoldVignette = "headache-usual-migraine"
+// regoldVignette is the emergency vignette the compare test re-tells in an
+// uploaded copy of the suite: there the headache built up slowly, not in
+// seconds, and the engine answers routine, while its gold stays emergency.
+// The engine's answer changed under the same label, so the head run
+// under-triages it. (A copy that changed the gold label alone would be a
+// change of the suite, not a regression.)
+const regoldVignette = "headache-thunderclap"
 
-// regold is the suite file with regoldVignette's gold class changed from
-// self_care to emergency (and its accepted dispositions with it).
+// regold is the suite file with regoldVignette's thunderclap answers
+// turned into a headache that built up slowly.
 func regold(t *testing.T, suite string) []byte {
 	t.Helper()
 	start := strings.Index(suite, "  - id: "+regoldVignette+"\n")
@@ -285,20 +289,27 @@ func regold(t *testing.T, suite string) []byte {
 	} else {
 		end += start + 1
 	}
-	const from = "      class: self_care\n      dispositions: [self_care]\n"
-	const to = "      class: emergency\n      dispositions: [urgent_escalation]\n"
+	const from = `        answer: "yes, it came on in seconds, like being hit with a bat"
+      - concept: onset
+        answer: "suddenly, in seconds"
+`
+	const to = `        answer: "no, it built up slowly"
+      - concept: onset
+        answer: "it built up slowly"
+`
 	block := suite[start:end]
-	if strings.Count(block, from) != 1 {
-		t.Fatalf("the gold of %s is not %q: %s", regoldVignette, from, block)
+	if strings.Count(block, from) != 1 || !strings.Contains(block, "      class: emergency\n") {
+		t.Fatalf("%s is not a thunderclap with an emergency gold: %s", regoldVignette, block)
 	}
 	return []byte(suite[:start] + strings.Replace(block, from, to, 1) + suite[end:])
 }
 
 // TestScenariosCompareAndAdjudicate: the small suite run from the built-in
-// file (base) and from an upload whose copy of one vignette has a wrong gold
-// class (head); the comparison lists that vignette as a regression, newly
-// under-triaged; the verdict "the gold label is wrong" sets it aside (PRG)
-// and the audit log has the adjudication under dr.e2e.
+// file (base) and from an upload whose copy of one vignette tells another
+// story under the same gold class (head); the comparison lists that
+// vignette as a regression, newly under-triaged; the verdict "the gold
+// label is wrong" sets it aside (PRG) and the audit log has the
+// adjudication under dr.e2e.
 func TestScenariosCompareAndAdjudicate(t *testing.T) {
 	t.Parallel()
 	suite, ids := suiteYAML(t)
@@ -353,7 +364,7 @@ func TestScenariosCompareAndAdjudicate(t *testing.T) {
 
 	// Adjudicate from the keyboard: the radio with Space, the note typed,
 	// Enter on the button.
-	const note = "The upload re-labelled a usual migraine as an emergency by mistake."
+	const note = "The upload's headache built up slowly: emergency is the wrong gold for it."
 	gold := change.GetByRole("radio", playwright.LocatorGetByRoleOptions{Name: "The gold label is wrong", Exact: playwright.Bool(true)})
 	must(t, gold.Focus(), "focus The gold label is wrong")
 	must(t, page.Keyboard().Press("Space"), "choose it with Space")
@@ -450,7 +461,7 @@ func TestScenarioUploadTooLarge(t *testing.T) {
 		_, err := page.Goto(a.URL + "/clinician/scenarios")
 		must(t, err, "open Scenarios")
 		f := uploadForm(page)
-		must(t, expect.Locator(f).ToContainText("at most 252 KiB"), "the form says the limit before a file is chosen")
+		must(t, expect.Locator(f).ToContainText("at most 200 KiB"), "the form says the limit before a file is chosen")
 		must(t, inForm(f, "Suite file").SetInputFiles(big), "choose a 2 MB file")
 		must(t, f.GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Upload and start", Exact: playwright.Bool(true)}).Click(), "click Upload and start")
 	}
@@ -467,7 +478,7 @@ func TestScenarioUploadTooLarge(t *testing.T) {
 		chooseAndSend(page)
 		input := inForm(uploadForm(page), "Suite file")
 		must(t, expect.Locator(input).ToHaveAttribute("aria-invalid", "true"), "the file field is marked invalid")
-		must(t, expect.Locator(input).ToHaveAccessibleDescription(regexp.MustCompile(`at most 252 KiB is accepted`)), "the field's description says the limit")
+		must(t, expect.Locator(input).ToHaveAccessibleDescription(regexp.MustCompile(`at most 200 KiB is accepted`)), "the field's description says the limit")
 		must(t, expect.Locator(input).ToBeFocused(), "the file field has the focus")
 		must(t, expect.Page(page).ToHaveURL(a.URL+"/clinician/scenarios"), "still on Scenarios")
 		shot(t, page, "scenarios-upload-too-large")
@@ -481,7 +492,7 @@ func TestScenarioUploadTooLarge(t *testing.T) {
 		page := newPage(t, playwright.BrowserNewContextOptions{JavaScriptEnabled: playwright.Bool(false)})
 		clinicianSignIn(t, page, a)
 		chooseAndSend(page)
-		must(t, expect.Locator(page.GetByText("What you sent is too large: at most 256 KiB is accepted.")).ToBeVisible(), "the server's 413 page says its limit")
+		must(t, expect.Locator(page.GetByText("The suite file is too large: at most 200 KiB is accepted.")).ToBeVisible(), "the server's 413 page says the suite file's limit")
 		shot(t, page, "scenarios-upload-too-large-nojs")
 		must(t, role(page, "link", "Back to Scenarios").Click(), "follow Back to Scenarios")
 		must(t, expect.Page(page).ToHaveURL(a.URL+"/clinician/scenarios"), "back on Scenarios")

@@ -371,6 +371,7 @@ func sampleHandoff() HandoffPage {
 		CapturedAt:       "2026-08-01 10:42:07 UTC",
 		FetchedAt:        "2026-08-01 10:45:00 UTC",
 		Release:          "2026.08.1+abc123",
+		EngineRelease:    "2026.08.1",
 		RefreshAction:    "/clinician/intakes/enc_t_77/refresh",
 		DownloadURL:      "/clinician/intakes/enc_t_77/handoff.json",
 		CSRF:             "csrf-clin-42",
@@ -433,15 +434,30 @@ func TestHandoffPageHeadingsAndHeader(t *testing.T) {
 	ht := norm(text(head))
 	for _, want := range []string{
 		"enc_t_77", "Closed", "Go to the emergency department now", "emergency_department",
-		"red_flag_escalated", "complete", "As of 2026-08-01 10:42:07 UTC", "Last updated 2026-08-01 10:45:00 UTC", "2026.08.1+abc123",
+		"red_flag_escalated", "complete", "As of 2026-08-01 10:42:07 UTC", "Last updated 2026-08-01 10:45:00 UTC",
+		// The two release strings, each labelled for what it is.
+		"Engine release2026.08.1 the engine that wrote this handoff (its provenance)",
+		"Service release and build2026.08.1+abc123 the service that answered the last read (its x-service-release header)",
 	} {
 		if !strings.Contains(ht, want) {
 			t.Errorf("header block lacks %q: %q", want, ht)
 		}
 	}
 
+	// Urgent and reviewed: the banner says both and no longer demands a
+	// review (no alert).
+	if n := len(roleAlerts(d)); n != 0 {
+		t.Errorf("an urgent handoff already reviewed has %d alerts", n)
+	}
+	banner := d.all(func(n *html.Node) bool { return strings.Contains(attrOr(n, "class"), "handoff__urgent") })
+	if b := banner; len(b) != 1 || norm(text(b[0])) !=
+		"Urgent, reviewed: the engine asked for immediate clinician review; dr.kim reviewed it at 2026-08-01 11:00." {
+		t.Errorf("urgent reviewed banner: %d %q", len(b), d.src)
+	}
+	p.Reviews = nil
+	d = render(t, HandoffPageView(p))
 	alerts := roleAlerts(d)
-	if len(alerts) != 1 || !strings.Contains(text(alerts[0]), "Urgent") {
+	if len(alerts) != 1 || norm(text(alerts[0])) != "Urgent: this intake needs immediate clinician review." {
 		t.Errorf("urgent handoff: %d alerts", len(alerts))
 	}
 	p.Urgent = false

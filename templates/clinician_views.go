@@ -71,16 +71,20 @@ type WorklistRow struct {
 // HandoffPage is the clinician's view of one handoff.
 type HandoffPage struct {
 	Layout
-	ID          string
-	BackURL     string // the worklist
-	Status      string // intake status as received
-	Urgent      bool
-	Terminal    bool
-	CapturedAt  string // "as of" time from the handoff
-	FetchedAt   string // when this app last read it from the service ("last updated")
-	Release     string // x-service-release of the read that served it
-	Stale       bool   // a re-read failed; StaleReason says why
-	StaleReason string
+	ID         string
+	BackURL    string // the worklist
+	Status     string // intake status as received
+	Urgent     bool
+	Terminal   bool
+	CapturedAt string // "as of" time from the handoff
+	FetchedAt  string // when this app last read it from the service ("last updated")
+	// Release is the x-service-release header (release+build) of the read
+	// that served it: the service, not the engine that wrote the handoff,
+	// which is EngineRelease (provenance.release; "" = null).
+	Release       string
+	EngineRelease string
+	Stale         bool // a re-read failed; StaleReason says why
+	StaleReason   string
 	// RefreshAction is the POST URL of the refresh button; "" when the
 	// handoff can no longer change (closed or expired intakes).
 	RefreshAction string

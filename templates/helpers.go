@@ -326,3 +326,50 @@ func replyTime(l Layout) string {
 func nothingChanged(p ScenarioComparePage) bool {
 	return len(p.Regressions)+len(p.SetAside)+len(p.Others)+len(p.Improvements) == 0
 }
+
+// nothingText says there is nothing to adjudicate, and what that leaves
+// out: gold labels that changed and varied plays that flipped down.
+func nothingText(p ScenarioComparePage) string {
+	s := "Nothing to adjudicate: the engine's answer to no vignette as written differs between these two runs."
+	if n := len(p.GoldChanges); n > 0 {
+		s += " " + plural(n, "gold label", "gold labels") + " changed (listed below): a change of the suite, not of the engine."
+	}
+	for _, x := range []struct {
+		name string
+		sc   ScenarioCompareScope
+	}{{"base", p.BaseScope}, {"head", p.HeadScope}} {
+		if x.sc.Varied > 0 {
+			s += " The " + x.name + "'s " + plural(x.sc.Varied, "varied play is", "varied plays are") + " not compared"
+			if x.sc.FlipsDown > 0 {
+				s += ", and " + strconv.Itoa(x.sc.FlipsDown) + " flipped down" + " against its own plays as written (listed below)"
+			}
+			s += "."
+		}
+	}
+	return s + " The adjudication form appears beside each vignette whose outcome regressed, changed or improved; compare two runs that differ, such as runs before and after a change to the engine or to the suite."
+}
+
+// plural is "1 play" or "3 plays".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// scopeText is what a comparison took of one run: "61 plays as written,
+// 60 scored; 1 not scored (failed or simulator-limited); 472 varied plays
+// (Typing errors, Terse) left out, 2 flipped down and 1 up".
+func scopeText(sc ScenarioCompareScope) string {
+	s := plural(sc.Plays, "play", "plays") + " as written, " + strconv.Itoa(sc.Scored) + " scored and compared"
+	if sc.NotScored > 0 {
+		s += "; " + strconv.Itoa(sc.NotScored) + " not scored (failed, or the simulated patient did not understand a question), left out"
+	}
+	if sc.Varied > 0 {
+		s += "; " + plural(sc.Varied, "varied play", "varied plays") + " (" + sc.Variations + ") left out: against this run's plays as written, " +
+			strconv.Itoa(sc.FlipsDown) + " flipped down and " + strconv.Itoa(sc.FlipsUp) + " up (listed below)"
+	} else {
+		s += "; no varied plays"
+	}
+	return s + "."
+}

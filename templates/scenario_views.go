@@ -24,6 +24,7 @@ type ScenariosPage struct {
 type ScenarioSuite struct {
 	Name, Title string
 	Vignettes   int
+	AtOnce      int // vignettes played at the same time in a run of one repeat
 }
 
 // ScenarioStartForm starts a run of a built-in suite: a GET form to the
@@ -48,11 +49,55 @@ type ScenarioUploadForm struct {
 	Repeats, Label string // kept after an error (a file input cannot be refilled)
 	Variations     []ScenarioVariationOption
 	UrgentFirst    bool
-	MaxSize        string // "1 MiB"
+	MaxSize        string // "200 KiB"
 	// MaxBytes and TooLarge let clinician.js refuse a file over the limit
 	// before it is sent: the limit in bytes and the sentence it shows.
 	MaxBytes int
 	TooLarge string
+	// FormatURL is the suite format page; Problems are those of the file
+	// just refused, listed one a line under the field's error.
+	FormatURL string
+	Problems  []SuiteProblem
+}
+
+// SuiteProblem is one problem of a suite file that does not load.
+type SuiteProblem struct {
+	Where string // `line 12: vignette "chest-pain" (3): facts[2].concept`; "" for the whole file
+	Rule  string
+	// HelpURL and HelpLabel link to the part of the suite format page that
+	// explains the rule (the concept vocabulary); "" for none.
+	HelpURL, HelpLabel string
+}
+
+// SuiteFormatPage is the suite format for the people who write suite
+// files: an example, the fields and the concept vocabulary by group.
+type SuiteFormatPage struct {
+	Layout
+	ScenariosURL string // where a suite file is uploaded
+	MaxSize      string // the upload limit: "200 KiB"
+	MaxVignettes int
+	Example      string
+	Fields       []SuiteField
+	Concepts     []ConceptGroup
+}
+
+// SuiteField is one field of a suite file. Rule and Meaning quote names
+// of the format in backticks, shown as code.
+type SuiteField struct {
+	Name, Type, Rule, Meaning string
+}
+
+// ConceptGroup is one section of the concept vocabulary ("about the
+// person"), its concepts in the vocabulary's order.
+type ConceptGroup struct {
+	ID, Title string // ID is the section's anchor
+	Concepts  []ConceptHelp
+}
+
+// ConceptHelp is one concept: its id, what kind of answer it takes, what
+// it is about and, for a yes/no concept, what a "yes" means.
+type ConceptHelp struct {
+	ID, Kind, Means, Yes string
 }
 
 // ScenarioRunRow is one run in the runs table.
@@ -132,9 +177,33 @@ type ScenarioRunPage struct {
 	CSVName         string
 	Summary         *ScenarioSummary // nil before any item was scored
 	ConfusionSVG    string           // bff/scenarios.ConfusionSVG: escaped, no scripts or styles
-	Results         []ScenarioResultRow
-	BackURL         string
-	Flips           *ScenarioFlips // nil when the run varied nothing
+	// Results are those the filter (?show=) keeps, under-triaged first,
+	// then simulator-limited, then the rest; AllResults counts every
+	// finished one. Filters are the choices, Filter the current one's label.
+	Results    []ScenarioResultRow
+	AllResults int
+	Filters    []ScenarioResultFilter
+	Filter     string
+	BackURL    string
+	Flips      *ScenarioFlips // nil when the run varied nothing
+}
+
+// ScenarioResultFilter is one choice of which results a run's page lists:
+// a link (GET), so it works without JavaScript.
+type ScenarioResultFilter struct {
+	Label   string // "Under-triaged"
+	Count   int
+	Current bool
+	URL     string
+}
+
+// ScenarioItemNav steps through the results a run's page listed, in its
+// order, from an item's page.
+type ScenarioItemNav struct {
+	Filter           string // the filter's label: "All", "Under-triaged", ...
+	Position, Total  int    // 1-based; Position 0: the item is not among them
+	PrevURL, NextURL string // "" at either end
+	ListURL          string // the run's page with that filter
 }
 
 // ScenarioFlips is a run's flip table: per variation and gold class, the
@@ -216,9 +285,12 @@ type ScenarioSummary struct {
 	MeanTurns                                        string
 	// SimulatorLimited counts the results left out of every rate because
 	// the simulated patient did not understand a question; Coverage is the
-	// simulator coverage ("98.5% of 320 questions understood").
+	// simulator coverage ("98.5% of 320 questions understood"); Readings
+	// the questions by how the patient read them ("315 concept, 2 quick
+	// reply, 3 not understood").
 	SimulatorLimited int
 	Coverage         string
+	Readings         string
 	Provenance       []Fact
 	MixedProvenance  bool
 }
@@ -263,6 +335,7 @@ type ScenarioItemPage struct {
 	Handoff           *ScenarioHandoff // nil when none was read
 	HandoffError      string           // the handoff could not be decoded
 	Error             string           // why the item failed
+	Nav               *ScenarioItemNav // nil before the item finished
 }
 
 // ScenarioOutcome is an item's result against its gold.
@@ -279,6 +352,7 @@ type ScenarioOutcome struct {
 	FalseAlarms         []string
 	SimulatorLimited    bool
 	Coverage            string // "9 of 10 questions understood"
+	Readings            string // "8 concept, 1 quick reply, 1 low margin"
 }
 
 // ScenarioExchange is one exchange of an item's transcript.
@@ -315,7 +389,9 @@ type ScenarioClusteredTest struct {
 type ScenarioComparePage struct {
 	Layout
 	Base, Head                                                       ScenarioRunOption
+	BaseScope, HeadScope                                             ScenarioCompareScope
 	Regressions, SetAside, Others, Improvements                      []ScenarioChange
+	GoldChanges                                                      []ScenarioChange // the gold label differs: not the engine
 	OnlyInBase, OnlyInHead                                           []string
 	Paired, BothCorrect, BaseOnlyCorrect, HeadOnlyCorrect, BothWrong int
 	PValue                                                           string
@@ -325,6 +401,18 @@ type ScenarioComparePage struct {
 	Clustered        *ScenarioClusteredTest
 	AdjudicateAction string
 	BackURL          string
+}
+
+// ScenarioCompareScope is what the comparison took of one run and what it
+// left out.
+type ScenarioCompareScope struct {
+	Plays, Scored, NotScored int    // plays as written
+	Varied                   int    // varied plays, left out
+	Variations               string // their labels, joined
+	// Flips are the run's varied plays against its own plays as written,
+	// downward first (nil without variations).
+	Flips              *ScenarioFlips
+	FlipsDown, FlipsUp int
 }
 
 // ScenarioChange is one vignette across the two runs, with its
@@ -338,7 +426,12 @@ type ScenarioChange struct {
 	HeadCorrect            bool
 	BaseScored, HeadScored string // "2 of 3 scored"
 	UnderTriage            bool
-	Adjudication           *ScenarioAdjudication // the verdict in force
+	// GoldChanged: the gold label differs between the runs; BaseGold is
+	// the base's. Both runs are judged against Gold, the head's.
+	GoldChanged   bool
+	BaseGold      string
+	EngineChanged bool                  // the engine's answer differs too
+	Adjudication  *ScenarioAdjudication // the verdict in force
 	// The form's values and errors after a refused adjudication (keys:
 	// verdict, note, vignette).
 	Verdict, Note string

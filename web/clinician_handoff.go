@@ -90,7 +90,7 @@ func handoffPage(l templates.Layout, rec *bff.HandoffRecord) templates.HandoffPa
 	p := templates.HandoffPage{
 		Layout: l, ID: in.ID, BackURL: "/clinician", Status: in.Status,
 		Urgent: h.Urgent, Terminal: h.Terminal,
-		CapturedAt: clock(h.CapturedAt), FetchedAt: clock(rec.FetchedAt), Release: rec.Release,
+		CapturedAt: clock(h.CapturedAt), FetchedAt: clock(rec.FetchedAt), Release: rec.Release, EngineRelease: val(h.Provenance.Release),
 		Stale: rec.Stale, StaleReason: rec.StaleReason,
 		DownloadURL: "/clinician/intakes/" + in.ID + "/handoff.json", CSRF: l.CSRF,
 		FHIRURL:      "/clinician/intakes/" + in.ID + "/handoff.fhir.json",

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -88,6 +89,10 @@ func (s *Server) comparePage(c *fiber.Ctx, base, head string) (templates.Scenari
 	if p.Head, err = side(head); err != nil {
 		return p, err
 	}
+	p.BaseScope, p.HeadScope = scopeView(base, cmp.BaseScope), scopeView(head, cmp.HeadScope)
+	for _, ch := range cmp.GoldChanges {
+		p.GoldChanges = append(p.GoldChanges, changeView(ch))
+	}
 	for _, ch := range cmp.Regressions {
 		p.Regressions = append(p.Regressions, changeView(ch))
 	}
@@ -109,12 +114,28 @@ func changeView(ch scenarios.Change) templates.ScenarioChange {
 	scored := func(sd scenarios.Side) string { return fmt.Sprintf("%d of %d scored", sd.Scored, sd.Repeats) }
 	v := templates.ScenarioChange{Key: changeKey(ch.VignetteID), VignetteID: ch.VignetteID, Title: ch.Title, Gold: ch.Gold.Label(),
 		BaseFinal: ch.Base.Final.Label(), HeadFinal: ch.Head.Final.Label(), BaseCorrect: ch.Base.Correct, HeadCorrect: ch.Head.Correct,
-		BaseScored: scored(ch.Base), HeadScored: scored(ch.Head), UnderTriage: ch.UnderTriage}
+		BaseScored: scored(ch.Base), HeadScored: scored(ch.Head), UnderTriage: ch.UnderTriage,
+		GoldChanged: ch.GoldChanged, BaseGold: ch.BaseGold.Label(), EngineChanged: ch.Changed}
 	if a := ch.Adjudication; a != nil {
 		v.Adjudication = &templates.ScenarioAdjudication{Verdict: verdictLabel(a.Verdict), Note: a.Note, By: a.By}
 		if !a.At.IsZero() {
 			v.Adjudication.At = clock(a.At)
 		}
+	}
+	return v
+}
+
+// scopeView is what the comparison took of run id, with its flips.
+func scopeView(id string, sc scenarios.Scope) templates.ScenarioCompareScope {
+	v := templates.ScenarioCompareScope{Plays: sc.Plays, Scored: sc.Scored, NotScored: sc.NotScored(), Varied: sc.Varied,
+		Flips: flipsView(id, sc.Flips), FlipsDown: sc.FlippedDown()}
+	labels := make([]string, len(sc.Variations))
+	for i, n := range sc.Variations {
+		labels[i] = variations.Label(n)
+	}
+	v.Variations = strings.Join(labels, ", ")
+	if sc.Flips != nil {
+		v.FlipsUp = len(sc.Flips.Flips) - v.FlipsDown
 	}
 	return v
 }

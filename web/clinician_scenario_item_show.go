@@ -21,6 +21,10 @@ func (s *Server) showScenarioItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	show, err := showParam(c)
+	if err != nil {
+		return err
+	}
 	run, it, err := s.deps.Scenarios.Item(c.UserContext(), id, seq)
 	if err != nil {
 		return err
@@ -37,8 +41,11 @@ func (s *Server) showScenarioItem(c *fiber.Ctx) error {
 			Correct: o.Correct(), Under: o.Triage == scenarios.TriageUnder, Disposition: res.Disposition, Urgent: res.Urgent,
 			SafetyStatus: res.SafetyStatus, Protocol: res.Protocol, GoldProtocol: res.Gold.Protocol,
 			RedFlagsHit: o.RedFlagsHit, RedFlagsMissed: o.RedFlagsMissed, FalseAlarms: o.FalseAlarms,
-			SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(*res)}
+			SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(*res), Readings: res.Readings.String()}
 		p.Error = res.Error
+		if p.Nav, err = s.itemNav(c, run.ID, seq, show); err != nil {
+			return err
+		}
 	}
 	p.Turns = scenarioExchanges(it.Turns)
 	if it.Decoded != nil {
@@ -47,6 +54,30 @@ func (s *Server) showScenarioItem(c *fiber.Ctx) error {
 		p.HandoffError = "The handoff the service sent could not be read."
 	}
 	return render(c, http.StatusOK, templates.ScenarioItemPageView(p))
+}
+
+// itemNav places item seq among the results its run's page lists with
+// filter show, for the previous and next links.
+func (s *Server) itemNav(c *fiber.Ctx, runID string, seq int, show resultFilter) (*templates.ScenarioItemNav, error) {
+	_, items, err := s.deps.Scenarios.Run(c.UserContext(), runID)
+	if err != nil {
+		return nil, err
+	}
+	listed := show.keep(listResults(items, scenarios.Flips(bff.ScenarioResults(items))))
+	n := &templates.ScenarioItemNav{Filter: show.label, Total: len(listed), ListURL: runPath(runID) + show.query() + "#results-heading"}
+	for i, x := range listed {
+		if x.seq != seq {
+			continue
+		}
+		n.Position = i + 1
+		if i > 0 {
+			n.PrevURL = itemURL(runID, listed[i-1].seq, show)
+		}
+		if i+1 < len(listed) {
+			n.NextURL = itemURL(runID, listed[i+1].seq, show)
+		}
+	}
+	return n, nil
 }
 
 // scenarioExchanges are an item's exchanges as its transcript shows them.

@@ -13,17 +13,19 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
 // refuseStart shows the index again with the form as typed and errs
-// beside their fields, with status.
-func (s *Server) refuseStart(c *fiber.Ctx, in startInput, status int, errs templates.FieldErrors) error {
+// beside their fields, with status; a suite file's problems are listed
+// under the upload field.
+func (s *Server) refuseStart(c *fiber.Ctx, in startInput, status int, errs templates.FieldErrors, problems ...templates.SuiteProblem) error {
 	p, err := s.scenariosPage(c, in, "", "")
 	if err != nil {
 		return err
 	}
-	p.Errors = errs
+	p.Errors, p.Upload.Problems = errs, problems
 	return render(c, status, templates.ScenariosPageView(p))
 }
 
@@ -38,8 +40,9 @@ func invalidField(err error) (field, msg string, ok bool) {
 }
 
 // startScenarioRun starts a run: of a built-in suite (the estimate page's
-// form) or of a suite file (multipart, at most maxSuiteUpload). Refused
-// forms come back on the index with the error beside the field.
+// form) or of a suite file (multipart, at most uploadLimit). Refused
+// forms come back on the index with the error beside the field, and a
+// suite file's problems listed one a line.
 func (s *Server) startScenarioRun(c *fiber.Ctx) error {
 	in := startInput{suite: utils.CopyString(c.FormValue("suite")), repeats: utils.CopyString(c.FormValue("repeats")), label: utils.CopyString(c.FormValue("label"))}.withVariations(c)
 	in.upload = strings.HasPrefix(strings.ToLower(c.Get(fiber.HeaderContentType)), fiber.MIMEMultipartForm)
@@ -60,7 +63,7 @@ func (s *Server) startScenarioRun(c *fiber.Ctx) error {
 		if err != nil {
 			return fmt.Errorf("open uploaded suite: %w", err)
 		}
-		data, err := io.ReadAll(file) // fh.Size is what the parser read: at most maxSuiteUpload
+		data, err := io.ReadAll(file) // fh.Size is what the parser read: at most uploadLimit
 		_ = file.Close()
 		if err != nil {
 			return fmt.Errorf("read uploaded suite: %w", err)
@@ -69,7 +72,7 @@ func (s *Server) startScenarioRun(c *fiber.Ctx) error {
 	}
 	run, est, err := s.deps.Scenarios.StartRun(c.UserContext(), clinicianOf(c), f)
 	if field, msg, ok := invalidField(err); ok {
-		return s.refuseStart(c, in, http.StatusUnprocessableEntity, in.fieldErrors(field, msg))
+		return s.refuseStart(c, in, http.StatusUnprocessableEntity, in.fieldErrors(field, msg), suiteProblems(err)...)
 	} else if err != nil {
 		return err
 	}
@@ -81,13 +84,18 @@ func (s *Server) startScenarioRun(c *fiber.Ctx) error {
 	return c.Redirect(runPath(run.ID), http.StatusSeeOther)
 }
 
-// uploadLimit is the largest suite file taken: maxSuiteUpload, or less
-// when the server's body limit (HTTP_MAX_BODY_BYTES, 256 KiB by default)
-// is lower, less room for the form's other fields. A body over the server's
-// limit is refused by the server itself (413) before any handler runs.
+// uploadLimit is the largest suite file taken: scenarios.MaxFileBytes (the
+// command line's limit too), or less when the server's body limit
+// (HTTP_MAX_BODY_BYTES) leaves less room beside the form's other fields. A
+// body over the server's limit is refused by the server itself (413)
+// before any handler runs; its page then says this limit too.
 func (s *Server) uploadLimit() int {
-	return max(min(maxSuiteUpload, s.cfg.Limits.MaxBodyBytes-4<<10), 0)
+	return max(min(scenarios.MaxFileBytes, s.cfg.Limits.MaxBodyBytes-uploadFormRoom), 0)
 }
+
+// uploadFormRoom is what the upload form's other fields and its multipart
+// framing may take of the server's body limit.
+const uploadFormRoom = 4 << 10
 
 // uploadTooLarge is the upload field's error for a file of size bytes (0:
 // not known, as in the sentence the page's script shows before sending).

@@ -63,13 +63,15 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	show, err := showParam(c)
+	if err != nil {
+		return err
+	}
 	// The report from the items just read (the service's Report would
 	// read them all again).
 	results := bff.ScenarioResults(items)
 	var playing []*bff.ScenarioItem
-	seqOf := map[string]int{} // vignette, variation and repeat -> item
 	for _, it := range items {
-		seqOf[itemKey(it.VignetteID, it.Variation, it.Repeat)] = it.Seq
 		if it.State == bff.ItemPlaying {
 			playing = append(playing, it)
 		}
@@ -91,27 +93,18 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 		p.Summary = &sum
 		p.ConfusionSVG = scenarios.ConfusionSVG(rep.Summary)
 	}
-	var limited []templates.ScenarioResultRow
-	for _, r := range rep.Results {
-		o := scenarios.Assess(r)
-		row := templates.ScenarioResultRow{VignetteID: r.VignetteID, Title: r.Title, Repeat: r.Repeat,
+	listed := listResults(items, rep.Flips)
+	p.Filters, p.Filter, p.AllResults = filterLinks(id, listed, show), show.label, len(listed)
+	for _, x := range show.keep(listed) {
+		r, o := x.result, x.outcome
+		row := templates.ScenarioResultRow{VignetteID: r.VignetteID, Title: r.Title, Repeat: r.Repeat, URL: itemURL(id, x.seq, show),
 			Gold: r.Gold.Class.Label(), Final: r.Final.Label(), Triage: string(o.Triage), Under: o.Triage == scenarios.TriageUnder,
 			Turns: r.Turns, Error: r.Error, SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(r)}
 		if r.Variation != "" {
 			row.Variation = variations.Label(r.Variation)
 		}
-		if seq, ok := seqOf[itemKey(r.VignetteID, r.Variation, r.Repeat)]; ok {
-			row.URL = runPath(id) + "/items/" + strconv.Itoa(seq)
-		}
-		if row.SimulatorLimited {
-			limited = append(limited, row)
-		} else {
-			p.Results = append(p.Results, row)
-		}
+		p.Results = append(p.Results, row)
 	}
-	// Simulator-limited results first: they are not the engine's, and the
-	// reader should see them before trusting the rest.
-	p.Results = append(limited, p.Results...)
 	p.Flips = flipsView(id, rep.Flips)
 	return render(c, http.StatusOK, templates.ScenarioRunPageView(p))
 }
@@ -145,6 +138,7 @@ func summaryView(s scenarios.Summary) templates.ScenarioSummary {
 		MixedProvenance:    s.MixedProvenance,
 		SimulatorLimited:   s.SimulatorLimited,
 		Coverage:           rateOf(s.Coverage, s.Questions, "questions understood", ""),
+		Readings:           s.Readings.String(),
 		Provenance: []templates.Fact{
 			{Name: "release", Label: "Engine release", Value: s.Provenance.Release},
 			{Name: "prompt_hash", Label: "Prompt hash", Value: s.Provenance.PromptHash},

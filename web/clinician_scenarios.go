@@ -15,10 +15,9 @@ import (
 // exist only when Deps.Scenarios is set).
 
 const (
-	scenariosPath  = "/clinician/scenarios"
-	maxSuiteUpload = 1 << 20 // a suite file, read whole into memory (the server's body limit may be lower: uploadLimit)
-	maxRunIDLen    = 80
-	maxItemSeq     = 1_000_000 // far above vignettes × 10 repeats
+	scenariosPath = "/clinician/scenarios"
+	maxRunIDLen   = 80
+	maxItemSeq    = 1_000_000 // far above vignettes × 10 repeats
 )
 
 func runPath(id string) string { return scenariosPath + "/runs/" + id }

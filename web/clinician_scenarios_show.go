@@ -17,7 +17,7 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 	p := templates.ScenariosPage{Layout: s.clinicianLayout(c, "Scenarios"),
 		Start: templates.ScenarioStartForm{Action: scenariosPath + "/new"},
 		Upload: templates.ScenarioUploadForm{Action: scenariosPath + "/runs", MaxSize: sizeText(int64(s.uploadLimit())),
-			MaxBytes: s.uploadLimit(), TooLarge: uploadTooLarge(0, s.uploadLimit())},
+			MaxBytes: s.uploadLimit(), TooLarge: uploadTooLarge(0, s.uploadLimit()), FormatURL: formatPath},
 		Compare: templates.ScenarioCompareForm{Action: scenariosPath + "/compare", Base: base, Head: head},
 	}
 	if in.upload {
@@ -28,7 +28,7 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 		p.Start.Variations, p.Upload.Variations = variationOptions(in.variations), variationOptions(nil)
 	}
 	for _, si := range svc.Suites() {
-		p.Suites = append(p.Suites, templates.ScenarioSuite{Name: si.Name, Title: si.Title, Vignettes: si.Vignettes})
+		p.Suites = append(p.Suites, templates.ScenarioSuite{Name: si.Name, Title: si.Title, Vignettes: si.Vignettes, AtOnce: si.AtOnce})
 	}
 	runs, err := svc.Runs(ctx)
 	if err != nil {

@@ -74,7 +74,7 @@ type fakeScenarios struct {
 }
 
 func (f *fakeScenarios) Suites() []bff.ScenarioSuite {
-	return []bff.ScenarioSuite{{Name: "builtin", Title: "Every built-in vignette", Vignettes: 12}, {Name: "builtin/heart_lungs", Title: "Heart and lungs", Vignettes: 4}}
+	return []bff.ScenarioSuite{{Name: "builtin", Title: "Every built-in vignette", Vignettes: 12, AtOnce: 7}, {Name: "builtin/heart_lungs", Title: "Heart and lungs", Vignettes: 4, AtOnce: 4}}
 }
 
 func (f *fakeScenarios) Estimate(_ context.Context, rf bff.ScenarioRunForm) (*bff.ScenarioRunEstimate, error) {
@@ -414,6 +414,11 @@ func TestScenarioPagesRender(t *testing.T) {
 		`<label for="suite">Suite</label>`, `enctype="multipart/form-data"`, `<label for="upload">Suite file</label>`,
 		`<label for="upload-repeats">Repeats</label>`, "release 2.4 candidate", "12 of 61", "Unlabelled run of builtin",
 		`<label for="base">`, `<label for="head">`, "<caption", `scope="col"`)
+	// How many vignettes play at once, as the service says for each suite.
+	wantAll(t, "the index", idx, "many at the same time", `<th scope="col" class="num">At once</th>`, `<td class="num">12</td><td class="num">7</td>`)
+	if strings.Contains(idx, "one after another") {
+		t.Error("the index says vignettes play one after another")
+	}
 	// Scores only for runs that played something: the head's accuracy is 1 of 3.
 	wantAll(t, "the index", idx, "33.3%")
 	// The comparison form starts at the two newest runs that played something.
@@ -583,14 +588,14 @@ func TestStartScenarioRunFromAnUpload(t *testing.T) {
 
 	big := bytes.Repeat([]byte("#"), 1<<20+1)
 	p = b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token, "label": "too big"}, "big.yaml", big)
-	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "at most 1 MiB is accepted") ||
+	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "The suite file is 1.0 MiB: at most 200 KiB is accepted.") ||
 		!strings.Contains(p.body, `id="upload-error"`) || !strings.Contains(p.body, `value="too big"`) {
-		t.Fatalf("a file over 1 MiB: %d", p.status)
+		t.Fatalf("a file over 200 KiB: %d", p.status)
 	}
 	if len(svc.started) != 1 {
-		t.Fatal("a file over 1 MiB reached the service")
+		t.Fatal("a file over 200 KiB reached the service")
 	}
-	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 1 MiB") {
+	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 200 KiB") {
 		t.Error("the form does not say the limit")
 	}
 
@@ -601,37 +606,42 @@ func TestStartScenarioRunFromAnUpload(t *testing.T) {
 	}
 }
 
-// With the server's default body limit (256 KiB), the form says the lower
-// limit, and a file over it but under the body limit is refused by the
-// handler with that limit; a body over the server's limit gets the
-// server's own 413, whole.
-func TestScenarioUploadLimitFollowsTheServerBodyLimit(t *testing.T) {
+// The upload's limit is the suite file's (scenarios.MaxFileBytes, 200 KiB,
+// the command line's too), said from that one constant: by the form, by
+// the handler refusing a file over it under the server's body limit, and
+// by the server's own 413 for a body over its limit (256 KiB by default),
+// which arrives whole and leads back to Scenarios. A server body limit
+// that leaves less room lowers it, and then the form says the lower one.
+func TestScenarioUploadLimitIsTheSuiteFilesLimit(t *testing.T) {
 	svc := newFakeScenarios()
 	a := startScenarioApp(t, svc)
 	b, token := signedIn(t, a)
-	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 252 KiB") {
-		t.Error("the form does not say the server's lower limit")
+	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 200 KiB") || !strings.Contains(idx, `data-max-bytes="204800"`) ||
+		!strings.Contains(idx, `data-too-large="The suite file is too large: at most 200 KiB is accepted.`) {
+		t.Error("the form does not say the suite file's limit")
 	}
-	p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token}, "s.yaml", bytes.Repeat([]byte("#"), 253<<10))
-	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "at most 252 KiB is accepted") {
-		t.Fatalf("a 253 KiB file: %d", p.status)
+	p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token}, "s.yaml", bytes.Repeat([]byte("#"), 201<<10))
+	if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "The suite file is 201 KiB: at most 200 KiB is accepted.") {
+		t.Fatalf("a 201 KiB file: %d", p.status)
 	}
-	// Over the server's limit: its own 413, which says the limit and leads
-	// back to Scenarios. The answer arrives whole, not as a reset (the
-	// listener's lingering close), however large the body.
+	// Over the server's limit: its own 413, which says the same limit and
+	// leads back to Scenarios. The answer arrives whole, not as a reset
+	// (the listener's lingering close), however large the body.
 	for _, size := range []int{300 << 10, 2 << 20} {
 		p := b.postMultipart("/clinician/scenarios/runs", map[string]string{"_csrf": token}, "s.yaml", bytes.Repeat([]byte("#"), size))
-		if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "at most 256 KiB is accepted") ||
+		if p.status != http.StatusRequestEntityTooLarge || !strings.Contains(p.body, "The suite file is too large: at most 200 KiB is accepted.") ||
 			!strings.Contains(p.body, `href="/clinician/scenarios"`) || !strings.Contains(p.body, "Back to Scenarios") {
 			t.Fatalf("a %d-byte file: %d", size, p.status)
 		}
 	}
-	if idx := b.get("/clinician/scenarios").body; !strings.Contains(idx, `data-max-bytes="258048"`) ||
-		!strings.Contains(idx, `data-too-large="The suite file is too large: at most 252 KiB is accepted.`) {
-		t.Error("the upload field does not carry its limit for the page's script")
-	}
 	if len(svc.started) != 0 {
 		t.Fatal("a file over the limit reached the service")
+	}
+	// A server body limit of 100 KiB leaves 96 KiB for the file.
+	small := startScenarioApp(t, svc, func(c *web.Config) { c.Limits.MaxBodyBytes = 100 << 10 })
+	sb, _ := signedIn(t, small)
+	if idx := sb.get("/clinician/scenarios").body; !strings.Contains(idx, "at most 96 KiB") || !strings.Contains(idx, `data-max-bytes="98304"`) {
+		t.Error("the form does not say the server's lower limit")
 	}
 }
 
@@ -751,29 +761,38 @@ func TestAdjudicateScenario(t *testing.T) {
 	}
 }
 
-// A simulator-limited result is listed first on its run's page and counted
-// apart in the scores; the item page says why the patient said each
-// message, a question it did not understand marked.
+// A simulator-limited result is listed on its run's page after the
+// under-triaged ones and before the rest, and counted apart in the scores;
+// the item page says why the patient said each message, a question it did
+// not understand marked.
 func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
 	svc := newFakeScenarios()
 	hr := svc.results["sr_head"]
 	hr[2].SimulatorLimited, hr[2].Questions, hr[2].Understood = true, 4, 3
+	hr[2].Readings = scenarios.Readings{scenarios.ReadingConcept: 2, scenarios.ReadingQuickReply: 1, scenarios.ReadingLowMargin: 1}
 	hr[0].Questions, hr[0].Understood = 1, 1
+	hr[0].Readings = scenarios.Readings{scenarios.ReadingConcept: 1}
 	it := svc.items["sr_head"][0]
 	it.Turns[0].Why = &scenarios.Why{Kind: scenarios.WhyOpening}
 	it.Turns[1].Why = &scenarios.Why{Kind: scenarios.WhyNotUnderstood}
 	a := startScenarioApp(t, svc)
 	b, _ := signedIn(t, a)
 	page := b.get("/clinician/scenarios/runs/sr_head").body
-	limited, chest := strings.Index(page, `>ankle</span>`), strings.Index(page, `>chest_pain</span>`)
-	if limited < 0 || chest < 0 || limited > chest {
-		t.Fatalf("the simulator-limited result is not listed first (ankle at %d, chest_pain at %d)", limited, chest)
+	limited, chest, throat := strings.Index(page, `>ankle</span>`), strings.Index(page, `>chest_pain</span>`), strings.Index(page, `>sore_throat</span>`)
+	if limited < 0 || chest < 0 || throat < 0 || !(chest < limited && limited < throat) {
+		t.Fatalf("not under-triaged, then simulator-limited, then the rest (chest_pain at %d, ankle at %d, sore_throat at %d)", chest, limited, throat)
 	}
+	// The readings by kind stand beside the coverage, on the run's page
+	// (the run's sum) and on each item's.
 	wantAll(t, "the run page", page, "Simulator-limited", "1 not scored: the simulated patient did not understand a question",
-		"3 of 4 questions understood", "80.0% of 5 questions understood")
+		"3 of 4 questions understood", "80.0% of 5 questions understood",
+		"<dt>Questions by how they were read</dt><dd>3 concept, 1 quick reply, 1 low margin</dd>")
 	item := b.get("/clinician/scenarios/runs/sr_head/items/0").body
 	wantAll(t, "the item page", item, "Why: the vignette&#39;s opening", "msg__why--not-understood",
-		"Why: not understood: the vignette&#39;s answer for unknown questions", "1 of 1 questions understood")
+		"Why: not understood: the vignette&#39;s answer for unknown questions", "1 of 1 questions understood",
+		"<dt>Questions by how they were read</dt><dd>1 concept</dd>")
+	item = b.get("/clinician/scenarios/runs/sr_head/items/2").body
+	wantAll(t, "the limited item's page", item, "3 of 4 questions understood", "<dd>2 concept, 1 quick reply, 1 low margin</dd>")
 }
 
 // Runs with repeats: the page gives the clustered test beside McNemar's

@@ -32,7 +32,7 @@ func withClinician(t *testing.T, name string) func(*appwire.Config) {
 			t.Fatal(err)
 		}
 		svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, BcryptCost: 4})
-		if _, err := svc.AddClinician(context.Background(), name, clinPassword); err != nil {
+		if _, err := svc.AddClinician(context.Background(), "system", name, clinPassword); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
@@ -143,6 +143,12 @@ func TestFailedSignInsAreLimited(t *testing.T) {
 	p := b.signIn("dr.ada", clinPassword)
 	if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "Too many failed sign-ins") {
 		t.Fatalf("after 5 failures the right password: %d", p.status)
+	}
+	// The page says how long the lock lasts and how to lift it.
+	for _, w := range []string{"locked for 15 minutes more", "intake-web clinician unlock dr.ada", `role="alert"`} {
+		if !strings.Contains(p.body, w) {
+			t.Errorf("the sign-in page of a locked account does not say %q", w)
+		}
 	}
 	// The refusal says when to come back, in the header clients read too.
 	if ra, err := strconv.Atoi(p.header.Get("Retry-After")); err != nil || ra <= 0 {

@@ -54,8 +54,8 @@ type Limits struct {
 	Heartbeat time.Duration
 }
 
-// withDefaults fills the zero fields.
-func (l Limits) withDefaults() Limits {
+// WithDefaults fills the zero fields (intake-web -h prints the result).
+func (l Limits) WithDefaults() Limits {
 	def := func(v *int, d int) {
 		if *v == 0 {
 			*v = d
@@ -89,7 +89,7 @@ func (c *Config) check() error {
 	if c.ClinicianIdle == 0 {
 		c.ClinicianIdle = 30 * time.Minute
 	}
-	c.Limits = c.Limits.withDefaults()
+	c.Limits = c.Limits.WithDefaults()
 	return nil
 }
 

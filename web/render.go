@@ -117,6 +117,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) (rerr error) {
 	}
 	if status == http.StatusRequestEntityTooLarge && errors.As(err, &fe) { // the server's own: say its limit
 		msg = fmt.Sprintf("What you sent is too large: at most %s is accepted.", sizeText(int64(s.cfg.Limits.MaxBodyBytes)))
+		if c.Path() == scenariosPath+"/runs" && s.deps.Scenarios != nil { // a suite file: its own limit, as the form says
+			msg = uploadTooLarge(0, s.uploadLimit())
+		}
 	}
 	page := templates.ErrorPage{Layout: s.errorLayout(c, heading), Status: status, Heading: heading, Message: msg}
 	page.BackURL, page.BackLabel = backTo(c.Path())

@@ -74,6 +74,7 @@ func (s *Server) routes() *fiber.App {
 	if s.deps.Scenarios != nil {
 		clin.Get("/scenarios", s.showScenarios)
 		clin.Get("/scenarios/new", s.showScenarioEstimate)
+		clin.Get("/scenarios/format", s.showSuiteFormat)
 		clin.Post("/scenarios/runs", s.startScenarioRun)
 		clin.Get("/scenarios/runs/:id", s.showScenarioRun)
 		clin.Get("/scenarios/runs/:id/progress", s.showScenarioProgress)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -267,8 +268,9 @@ func builtinFindings(t *testing.T) map[string]string {
 	return out
 }
 
-// TestDocsScenarios: the example in docs/scenarios.md loads, and its table
-// lists every built-in vignette with its gold class and finding mark.
+// TestDocsScenarios: the example in docs/scenarios.md is Example, which
+// loads; its field table is Fields, row for row; and its table lists every
+// built-in vignette with its gold class and finding mark.
 func TestDocsScenarios(t *testing.T) {
 	data, err := os.ReadFile("../../docs/scenarios.md")
 	if err != nil {
@@ -277,8 +279,26 @@ func TestDocsScenarios(t *testing.T) {
 	doc := string(data)
 	_, rest, _ := strings.Cut(doc, "```yaml\n")
 	example, _, _ := strings.Cut(rest, "```")
-	if s, err := Load("docs/scenarios.md", []byte(example)); err != nil || len(s.Vignettes) != 1 {
+	if example != Example() {
+		t.Errorf("the example of docs/scenarios.md is not bff/scenarios/example.yaml:\n%s", example)
+	}
+	if s, err := Load("example.yaml", []byte(Example())); err != nil || len(s.Vignettes) != 1 {
 		t.Errorf("the example does not load: %v", err)
+	}
+	for _, f := range Fields() { // the example uses every field
+		leaf := strings.TrimSuffix(f.Name[strings.LastIndex(f.Name, ".")+1:], "[]")
+		if !regexp.MustCompile(`(?m)^[ -]*` + leaf + `:`).MatchString(Example()) {
+			t.Errorf("the example does not use %s", f.Name)
+		}
+	}
+	_, table, _ := strings.Cut(doc, "| field | type | rule | meaning |\n|---|---|---|---|\n")
+	table, _, _ = strings.Cut(table, "\n\n")
+	var want []string
+	for _, f := range Fields() {
+		want = append(want, fmt.Sprintf("| `%s` | %s | %s | %s |", f.Name, f.Type, f.Rule, f.Meaning))
+	}
+	if got := strings.Split(table, "\n"); !slices.Equal(got, want) {
+		t.Errorf("the field table of docs/scenarios.md is not Fields:\n%s\nwant\n%s", table, strings.Join(want, "\n"))
 	}
 	s, err := Builtin()
 	if err != nil {

@@ -40,14 +40,23 @@ type Side struct {
 	Scored  int  `json:"scored"`
 }
 
-// Change is one vignette across two runs.
+// Change is one vignette across two runs. Both runs' plays are judged
+// against one gold label, the head's (the base's when the head lacks the
+// vignette): a change of the label is not a change of the engine.
 type Change struct {
 	VignetteID string `json:"vignette_id"`
 	Title      string `json:"title"`
 	Gold       Class  `json:"gold"` // the head's gold (the base's when the head lacks it)
 	Base       Side   `json:"base"`
 	Head       Side   `json:"head"`
-	// Changed: both runs have it and its final class or correctness differs.
+	// GoldChanged: both runs played it and its gold label (class or
+	// accepted dispositions) differs between them; BaseGold is then the
+	// base's own gold class. The base's plays are judged against the
+	// head's label all the same.
+	GoldChanged bool  `json:"gold_changed,omitempty"`
+	BaseGold    Class `json:"base_gold,omitempty"`
+	// Changed: both runs have it and the engine's final class, or its
+	// correctness against the one label, differs.
 	Changed bool `json:"changed"`
 	// Regression: correct in the base and not in the head, or newly
 	// under-triaged (UnderTriage: not under in the base, under in the head;
@@ -61,9 +70,67 @@ type Change struct {
 	SetAside     bool          `json:"set_aside"`
 }
 
+// Scope is what a comparison took of one run: its plays as written.
+// Varied plays are left out (they are compared with the run's own plays
+// as written, in Flips), and so are plays that are not scored (failed, or
+// simulator-limited).
+type Scope struct {
+	Plays      int      `json:"plays"`  // results as written, repeats included
+	Scored     int      `json:"scored"` // of Plays: the ones compared
+	Varied     int      `json:"varied"` // varied results: left out
+	Variations []string `json:"variations,omitempty"`
+	// Flips is the run's own flip report (nil without variations).
+	Flips *FlipReport `json:"flips,omitempty"`
+}
+
+// NotScored is the plays as written that were left out: failed or
+// simulator-limited.
+func (s Scope) NotScored() int { return s.Plays - s.Scored }
+
+// FlippedDown counts the run's downward flips.
+func (s Scope) FlippedDown() int {
+	n := 0
+	if s.Flips != nil {
+		for _, f := range s.Flips.Flips {
+			if f.Direction == FlipDown {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func scopeOf(results []Result) Scope {
+	s := Scope{Flips: Flips(results)}
+	for _, r := range results {
+		switch {
+		case r.Variation != "":
+			s.Varied++
+		case Assess(r).Scored():
+			s.Plays++
+			s.Scored++
+		default:
+			s.Plays++
+		}
+	}
+	if s.Flips != nil {
+		s.Variations = s.Flips.Variations
+	}
+	return s
+}
+
 // Comparison is a head run compared with a base run, vignette by vignette.
 type Comparison struct {
-	Changes []Change `json:"changes"` // every vignette of either run, by id
+	// BaseScope and HeadScope say what was compared of each run and what
+	// was left out.
+	BaseScope Scope    `json:"base_scope"`
+	HeadScope Scope    `json:"head_scope"`
+	Changes   []Change `json:"changes"` // every vignette of either run, by id
+	// GoldChanges are the vignettes whose gold label differs between the
+	// runs, by id: a difference of the suite, not of the engine. Each is
+	// also in Regressions or Improvements when the engine's answer
+	// changed too.
+	GoldChanges []Change `json:"gold_changes,omitempty"`
 	// Regressions not set aside: newly under-triaged first, then by id.
 	Regressions  []Change `json:"regressions"`
 	SetAside     []Change `json:"set_aside"` // regressions adjudicated gold_wrong
@@ -91,9 +158,21 @@ type Comparison struct {
 func (c *Comparison) Regressed() bool { return len(c.Regressions) > 0 }
 
 // Compare pairs base and head results by vignette id; repeats are combined
-// by majority (see Side). adjudications are by vignette id.
+// by majority (see Side). Only plays as written are paired (see Scope).
+// Both runs are judged against the head's gold label of each vignette,
+// so an engine that answered the same is not a regression or an
+// improvement when only the label changed (see Change.GoldChanged).
+// adjudications are by vignette id.
 func Compare(base, head []Result, adjudications map[string]Adjudication) Comparison {
-	b, h := sides(base), sides(head)
+	baseGold, headGold := golds(base), golds(head)
+	judged := make([]Result, len(base))
+	for i, r := range base {
+		if g, ok := headGold[r.VignetteID]; ok {
+			r.Gold = g
+		}
+		judged[i] = r
+	}
+	b, h := sides(judged), sides(head)
 	ids := make([]string, 0, len(b)+len(h))
 	for id := range b {
 		ids = append(ids, id)
@@ -104,12 +183,15 @@ func Compare(base, head []Result, adjudications map[string]Adjudication) Compari
 		}
 	}
 	slices.Sort(ids)
-	var c Comparison
+	c := Comparison{BaseScope: scopeOf(base), HeadScope: scopeOf(head)}
 	for _, id := range ids {
 		bs, hs := b[id], h[id]
 		ch := Change{VignetteID: id, Base: bs.Side, Head: hs.Side, Title: hs.title, Gold: hs.gold}
 		if !hs.Present {
 			ch.Title, ch.Gold = cmp.Or(ch.Title, bs.title), cmp.Or(ch.Gold, bs.gold)
+		}
+		if bg, ok := baseGold[id]; ok && bs.Repeats > 0 && hs.Repeats > 0 && !sameLabel(bg, headGold[id]) {
+			ch.GoldChanged, ch.BaseGold = true, bg.Class
 		}
 		if a, ok := adjudications[id]; ok && (a.Gold == "" || a.Gold == ch.Gold) {
 			ch.Adjudication = &a
@@ -123,6 +205,9 @@ func Compare(base, head []Result, adjudications map[string]Adjudication) Compari
 			c.OnlyInHead = append(c.OnlyInHead, id)
 		default:
 			c.pair(&ch)
+		}
+		if ch.GoldChanged {
+			c.GoldChanges = append(c.GoldChanges, ch)
 		}
 		c.Changes = append(c.Changes, ch)
 	}
@@ -145,7 +230,7 @@ func Compare(base, head []Result, adjudications map[string]Adjudication) Compari
 		return false
 	}
 	if repeated(b) || repeated(h) {
-		ct := ClusteredCompare(base, head)
+		ct := ClusteredCompare(judged, head)
 		c.Clustered = &ct
 	}
 	return c
@@ -177,6 +262,24 @@ func (c *Comparison) pair(ch *Change) {
 	case ch.Improvement:
 		c.Improvements = append(c.Improvements, *ch)
 	}
+}
+
+// golds are each vignette's gold label, from its first result as written
+// (a run's repeats and variations share it).
+func golds(results []Result) map[string]Gold {
+	out := map[string]Gold{}
+	for _, r := range Unvaried(results) {
+		if _, ok := out[r.VignetteID]; !ok {
+			out[r.VignetteID] = r.Gold
+		}
+	}
+	return out
+}
+
+// sameLabel reports whether two gold labels judge a final class alike:
+// the same class and the same accepted dispositions, in any order.
+func sameLabel(a, b Gold) bool {
+	return a.Class == b.Class && slices.Equal(slices.Sorted(slices.Values(a.Dispositions)), slices.Sorted(slices.Values(b.Dispositions)))
 }
 
 // leastUrgentFirst is NoClass then Classes from self-care up.

@@ -119,3 +119,70 @@ func TestCompareRepeats(t *testing.T) {
 		t.Errorf("failed head: %+v", c)
 	}
 }
+
+// TestCompareGoldLabelChange: a vignette whose gold label changed while the
+// engine answered the same is a label change, not a regression or an
+// improvement; where the engine's answer changed too, it is judged against
+// the head's label.
+func TestCompareGoldLabelChange(t *testing.T) {
+	base := []Result{
+		res("a-label-only", Routine, Routine), // correct against its own label
+		res("b-label-and-engine", Urgent, Urgent),
+		res("c-same", Routine, Routine),
+	}
+	head := []Result{
+		res("a-label-only", Urgent, Routine), // the label moved up; the engine answered the same
+		res("b-label-and-engine", Routine, SelfCare),
+		res("c-same", Routine, Routine),
+	}
+	c := Compare(base, head, nil)
+	if got := ids(c.GoldChanges); !slices.Equal(got, []string{"a-label-only", "b-label-and-engine"}) {
+		t.Errorf("gold changes %v", got)
+	}
+	// a: wrong against the head's label in both runs: no regression, no change.
+	// b: against the head's label (routine) the base was over, the head under: newly under-triaged.
+	if got := ids(c.Regressions); !slices.Equal(got, []string{"b-label-and-engine"}) || !c.Regressions[0].UnderTriage {
+		t.Errorf("regressions %v", got)
+	}
+	for _, ch := range c.Changes {
+		if ch.VignetteID == "a-label-only" && (ch.Changed || ch.Regression || ch.Improvement || ch.UnderTriage || ch.BaseGold != Routine || ch.Gold != Urgent) {
+			t.Errorf("label-only change %+v", ch)
+		}
+	}
+	if c.BothWrong != 2 || c.BothCorrect != 1 || c.BaseOnlyCorrect != 0 || c.HeadOnlyCorrect != 0 {
+		t.Errorf("pairs on one label: %+v", c)
+	}
+	// Accepted dispositions are part of the label.
+	d := res("d", Urgent, Urgent)
+	d.Disposition = "urgent_escalation"
+	dh := d
+	dh.Gold.Dispositions = []string{"same_day"}
+	if c := Compare([]Result{d}, []Result{dh}, nil); len(c.GoldChanges) != 1 || c.Regressed() {
+		t.Errorf("a change of accepted dispositions: gold changes %v regressions %v", ids(c.GoldChanges), ids(c.Regressions))
+	}
+}
+
+// TestCompareScope: varied plays are left out of the pairing and counted
+// so, with each run's own flips; unscored plays as written are counted.
+func TestCompareScope(t *testing.T) {
+	vary := func(r Result, v string) Result { r.Variation = v; return r }
+	failed := res("c", Routine, NoClass)
+	failed.Error = "timeout"
+	base := []Result{res("a", Emergency, Emergency), res("b", Urgent, Urgent)}
+	head := []Result{res("a", Emergency, Emergency), res("b", Urgent, Urgent), failed,
+		vary(res("a", Emergency, Urgent), "typos"), vary(res("b", Urgent, Routine), "typos"), vary(res("a", Emergency, Emergency), "terse")}
+	c := Compare(base, head, nil)
+	if c.Regressed() || len(c.Changes) != 3 {
+		t.Errorf("varied plays were compared: regressions %v changes %d", ids(c.Regressions), len(c.Changes))
+	}
+	if s := c.BaseScope; s.Plays != 2 || s.Scored != 2 || s.Varied != 0 || s.Flips != nil {
+		t.Errorf("base scope %+v", s)
+	}
+	s := c.HeadScope
+	if s.Plays != 3 || s.Scored != 2 || s.NotScored() != 1 || s.Varied != 3 || !slices.Equal(s.Variations, []string{"typos", "terse"}) {
+		t.Errorf("head scope %+v", s)
+	}
+	if s.FlippedDown() != 2 {
+		t.Errorf("head flipped down %d, want 2", s.FlippedDown())
+	}
+}

@@ -1,5 +1,10 @@
 package scenarios
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Answer is one patient message of a result and why it was said.
 type Answer struct {
 	Turn     int    `json:"turn"`     // 1-based; 1 is the opening
@@ -10,11 +15,11 @@ type Answer struct {
 	Reason string `json:"reason"`
 }
 
-// Account fills r's Answers, Questions, Understood and SimulatorLimited from
-// the exchanges of its play. Exchanges recorded without a reason (before
-// reasons were kept) are left out of the counts.
+// Account fills r's Answers, Questions, Understood, Readings and
+// SimulatorLimited from the exchanges of its play. Exchanges recorded
+// without a reason (before reasons were kept) are left out of the counts.
 func Account(r *Result, turns []Exchange) {
-	r.Answers, r.Questions, r.Understood, r.SimulatorLimited = nil, 0, 0, false
+	r.Answers, r.Questions, r.Understood, r.SimulatorLimited, r.Readings = nil, 0, 0, false, nil
 	for i, e := range turns {
 		if e.Why == nil {
 			continue
@@ -28,6 +33,10 @@ func Account(r *Result, turns []Exchange) {
 			continue
 		}
 		r.Questions++
+		if r.Readings == nil {
+			r.Readings = Readings{}
+		}
+		r.Readings[e.Why.Reading()]++
 		if e.Why.Understood() {
 			r.Understood++
 		} else {
@@ -43,4 +52,34 @@ func (r Result) Coverage() float64 {
 		return 1
 	}
 	return float64(r.Understood) / float64(r.Questions)
+}
+
+// Readings counts the engine questions of a result, or a run, by how the
+// patient read them (Why.Reading).
+type Readings map[ReadingKind]int
+
+// add adds o's counts to r.
+func (r Readings) add(o Readings) {
+	for k, n := range o {
+		r[k] += n
+	}
+}
+
+// String is the counts in words, in ReadingKinds order, kinds with none
+// left out: "240 concept, 12 open question, 2 quick reply, 1 low margin".
+func (r Readings) String() string {
+	names := map[ReadingKind]string{
+		ReadingConcept: "concept", ReadingOpen: "open question", ReadingQuickReply: "quick reply",
+		ReadingAsks: "asks", ReadingNotUnderstood: "not understood", ReadingLowMargin: "low margin",
+	}
+	var parts []string
+	for _, k := range ReadingKinds {
+		if n := r[k]; n > 0 {
+			parts = append(parts, strconv.Itoa(n)+" "+names[k])
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

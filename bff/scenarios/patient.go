@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/clinical-intake/intake-web/bff/scenarios/concepts"
 )
@@ -103,23 +104,22 @@ func (p *Patient) Turns() int { return p.said }
 // but not "painful"; "pain*" matches both; a phrase ("chest pain")
 // matches those words in that order, next to each other.
 //
-// Otherwise the question is understood by meaning (the Understander): for
-// each concept it asks about, in order, the first fact stated by that
-// concept answers. An open question (the main problem, "tell me more",
-// "anything else?") gets the complaint, or the offered quick reply that
-// names it; age and sex come from the demographics when no fact states
-// them. A question worded as the opposite of its concept turns the
-// answer's leading yes or no (and a chosen Yes/No quick reply), so the
-// answer keeps its meaning. Two concepts asked at once are answered both,
-// in one message, those that say yes first (an engine asking "A or B?"
-// reads the first word). Concepts understood that no fact covers get the
-// vignette's default; a question the patient cannot place at all gets
-// its answer for unknown questions, marked not understood.
+// Otherwise the question is read by meaning (Read) and answered
+// (AnswerReading).
 func (p *Patient) Answer(question string, choices []string) (Said, bool) {
 	if p.said >= p.max {
 		return Said{}, false
 	}
-	p.said++
+	if said, ok := p.byAsks(question, choices); ok {
+		p.said++
+		return said, true
+	}
+	return p.AnswerReading(Read(p.u, question), choices)
+}
+
+// byAsks answers from the first fact one of whose asks the question's words
+// match.
+func (p *Patient) byAsks(question string, choices []string) (Said, bool) {
 	words := textWords(question)
 	for _, f := range p.facts {
 		ask, ok := f.matching(words)
@@ -133,27 +133,98 @@ func (p *Patient) Answer(question string, choices []string) (Said, bool) {
 		}
 		return Said{Text: p.fallback, Why: why}, true // found, but nothing to say here
 	}
-	var asked []Asked
-	if p.u != nil {
-		asked = p.u.Understand(question)
+	return Said{}, false
+}
+
+// Reading is how the patient read one engine message, before any fact of a
+// vignette: the concepts it asks about, each with its question, its
+// alternative and its margin. It depends only on the message, so one
+// reading serves every vignette the message is asked in, and a reading a
+// person has confirmed can stand in for the automatic one
+// (AnswerReading).
+type Reading struct {
+	Asked []Asked `json:"asked,omitempty"`
+}
+
+// Read reads a message with u (nil reads nothing).
+func Read(u Understander, message string) Reading {
+	if u == nil {
+		return Reading{}
 	}
-	if len(asked) == 0 {
+	return Reading{Asked: u.Understand(message)}
+}
+
+// Margin is the least margin of the concepts read; 0 when none.
+func (r Reading) Margin() int {
+	if len(r.Asked) == 0 {
+		return 0
+	}
+	m := r.Asked[0].Margin
+	for _, a := range r.Asked[1:] {
+		m = min(m, a.Margin)
+	}
+	return m
+}
+
+// Trusted reports whether the reading found a concept and every concept
+// won its words by at least concepts.MinMargin.
+func (r Reading) Trusted() bool {
+	return len(r.Asked) > 0 && r.Margin() >= concepts.MinMargin
+}
+
+// AnswerReading answers one engine message as read (r), with the choices
+// it offered; ok is false at the turn limit, as for Answer.
+//
+// A message read as no concept gets the vignette's answer for unknown
+// questions (not understood), and so does one read below the margin (low
+// margin): either way the result is simulator-limited. Otherwise, for each
+// concept asked the first fact stated by that concept answers. An open
+// question (the main problem, "tell me more", "anything else?") gets the
+// complaint, or the offered quick reply that clearly names it; age and sex
+// come from the demographics when no fact states them. A question worded
+// as the opposite of its concept turns the answer's leading yes or no (and
+// a chosen Yes/No quick reply), so the answer keeps its meaning.
+//
+// The answer has the shape an engine reads (docs/scenarios.md, "Answer
+// shapes"): one sentence per question, in the order asked; a question of
+// one concept gets its fact's answer; a question of alternatives ("A, or
+// B, or C?") one yes or no: "yes" naming what applies when any does,
+// "no" when none does. Concepts asked together in one alternative ("a
+// stiff neck along with a fever") say yes only when all do. Concepts
+// understood that no fact covers get the vignette's default.
+func (p *Patient) AnswerReading(r Reading, choices []string) (Said, bool) {
+	if p.said >= p.max {
+		return Said{}, false
+	}
+	p.said++
+	if len(r.Asked) == 0 {
 		return Said{Text: p.unknown, Why: Why{Kind: WhyNotUnderstood}}, true
 	}
-	return p.byConcept(asked, choices), true
+	if !r.Trusted() {
+		why := Why{Kind: WhyLowMargin, Margin: r.Margin()}
+		why.Concepts, why.Cue = conceptsAndCues(r.Asked)
+		return Said{Text: p.unknown, Why: why}, true
+	}
+	said := p.byConcept(r.Asked, choices)
+	said.Why.Margin = r.Margin()
+	return said, true
+}
+
+func conceptsAndCues(asked []Asked) ([]string, string) {
+	var ids, cues []string
+	for _, a := range asked {
+		ids = append(ids, a.Concept)
+		if a.Cue != "" {
+			cues = append(cues, a.Cue)
+		}
+	}
+	return ids, strings.Join(cues, "; ")
 }
 
 // byConcept answers the concepts asked (at least one).
 func (p *Patient) byConcept(asked []Asked, choices []string) Said {
 	why := Why{Kind: WhyConcept}
-	var cues []string
-	for _, a := range asked {
-		why.Concepts = append(why.Concepts, a.Concept)
-		if a.Cue != "" {
-			cues = append(cues, a.Cue)
-		}
-	}
-	why.Cue = strings.Join(cues, "; ")
+	why.Concepts, why.Cue = conceptsAndCues(asked)
 	for _, a := range asked {
 		if a.Kind == concepts.Open {
 			why.Kind = WhyOpen
@@ -164,47 +235,195 @@ func (p *Patient) byConcept(asked []Asked, choices []string) Said {
 			return Said{Text: p.complaint, Why: why}
 		}
 	}
-	var yes, other []string
-	demographics := false
+	var parts []string
+	var from answerSources
+	for i := 0; i < len(asked); {
+		j := i + 1
+		for j < len(asked) && asked[j].Question == asked[i].Question {
+			j++
+		}
+		if text := p.answerQuestion(asked[i:j], choices, &why, &from); text != "" {
+			parts = append(parts, text)
+		}
+		i = j
+	}
+	switch {
+	case len(parts) == 0:
+		why.Kind = WhyNotKnown
+		return Said{Text: fallbackAnswer, Why: why}
+	case from.facts == 0 && from.demographics == 0 && from.defaults > 0:
+		why.Kind = WhyDefault
+	case from.facts == 0 && from.defaults == 0 && from.demographics > 0:
+		why.Kind = WhyDemographics
+	case from.facts == 0 && from.defaults == 0 && from.demographics == 0:
+		why.Kind = WhyNotKnown
+	}
+	return Said{Text: sentences(parts), Why: why}
+}
+
+// answerSources counts what the parts of an answer came from.
+type answerSources struct{ facts, defaults, demographics int }
+
+// conceptAnswer is what the patient says of one concept of a question.
+type conceptAnswer struct {
+	alt   int
+	text  string
+	yesNo string // "yes", "no", or "" when the text says neither
+	plain bool   // the text is a bare yes or no
+}
+
+// answerQuestion answers one question of a message: asked holds its
+// concepts (asked in the same question, in order).
+func (p *Patient) answerQuestion(asked []Asked, choices []string, why *Why, from *answerSources) string {
+	var yn []conceptAnswer
+	var values []string
 	for _, a := range asked {
 		f := p.factFor(a.Concept)
-		if f == nil {
-			if text, ok := p.fromDemographics(a.Concept, choices); ok {
-				other = append(other, text)
-				demographics = true
+		var text string
+		switch {
+		case f != nil:
+			why.Facts = append(why.Facts, f.n)
+			t, choice, turned, ok := f.say(choices, a.Inverse)
+			if !ok {
+				if a.Kind == concepts.YesNo {
+					text = p.fallback
+					from.defaults++
+				}
+				break
+			}
+			text = t
+			from.facts++
+			if choice != "" {
+				why.Choice = choice
+			}
+			why.Inverted = why.Inverted || turned
+		case a.Kind == concepts.YesNo:
+			text = p.fallback
+			from.defaults++
+		default:
+			if t, ok := p.fromDemographics(a.Concept, choices); ok {
+				text = t
+				from.demographics++
+			}
+		}
+		if text == "" {
+			if a.Kind != concepts.YesNo {
+				values = append(values, fallbackAnswer)
 			}
 			continue
 		}
-		why.Facts = append(why.Facts, f.n)
-		text, choice, turned, ok := f.say(choices, a.Inverse)
-		if !ok {
-			continue
-		}
-		if choice != "" {
-			why.Choice = choice
-		}
-		why.Inverted = why.Inverted || turned
-		if leadingYesNo(text) == "yes" {
-			yes = append(yes, text)
+		if a.Kind == concepts.YesNo {
+			yn = append(yn, conceptAnswer{alt: a.Alt, text: text, yesNo: leadingYesNo(text), plain: yesNo(text) != ""})
 		} else {
-			other = append(other, text)
+			values = append(values, text)
 		}
 	}
-	parts := append(yes, other...)
-	switch {
-	case len(parts) == 0 && !slices.ContainsFunc(asked, func(a Asked) bool { return a.Kind == concepts.YesNo }):
-		// A value the vignette does not give (how old, how long, where):
-		// its default is for yes/no questions, and "no" answers none of
-		// these.
-		why.Kind = WhyNotKnown
-		return Said{Text: fallbackAnswer, Why: why}
-	case len(parts) == 0:
-		why.Kind = WhyDefault
-		return Said{Text: p.fallback, Why: why}
-	case len(why.Facts) == 0 && demographics:
-		why.Kind = WhyDemographics
+	var out []string
+	if s := alternativesAnswer(yn); s != "" {
+		out = append(out, s)
 	}
-	return Said{Text: strings.Join(parts, " "), Why: why}
+	out = append(out, values...)
+	return strings.Join(out, "; ")
+}
+
+// alternativesAnswer is one yes or no for the yes/no concepts of one
+// question: the single concept's own answer; else "yes" naming what
+// applies when every concept of some alternative says yes; else, when
+// some say something other than yes or no, those words; else the no (a
+// first denial with words of its own, or a bare "no"), with what does
+// apply after "but" when an alternative held only in part.
+func alternativesAnswer(as []conceptAnswer) string {
+	switch len(as) {
+	case 0:
+		return ""
+	case 1:
+		return as[0].text
+	}
+	holds := map[int]bool{}
+	for _, a := range as {
+		if _, seen := holds[a.alt]; !seen {
+			holds[a.alt] = true
+		}
+		holds[a.alt] = holds[a.alt] && a.yesNo == "yes"
+	}
+	var yes, partly, other []string
+	var lead string
+	for _, a := range as {
+		switch {
+		case a.yesNo == "yes" && holds[a.alt]:
+			if lead == "" {
+				lead = firstWord(a.text)
+			}
+			yes = appendBody(yes, a.text)
+		case a.yesNo == "yes":
+			partly = appendBody(partly, a.text)
+		case a.yesNo == "":
+			other = append(other, a.text)
+		}
+	}
+	switch {
+	case lead != "":
+		if len(yes) == 0 {
+			return lead
+		}
+		return lead + ", " + strings.Join(yes, ", and ")
+	case len(other) > 0:
+		return strings.Join(other, "; ")
+	}
+	no := ""
+	for _, a := range as {
+		if a.yesNo == "no" && (no == "" || !a.plain && yesNo(no) != "") {
+			no = a.text
+		}
+	}
+	if no == "" {
+		no = "no"
+	}
+	if len(partly) > 0 {
+		return firstWord(no) + ", but " + strings.Join(partly, ", and ")
+	}
+	return no
+}
+
+// appendBody appends the words of text after its leading yes or no (and
+// the punctuation after it), unless they are empty or already said.
+func appendBody(list []string, text string) []string {
+	b := strings.TrimLeft(strings.TrimPrefix(text, firstWord(text)), " ,.;:-–—!")
+	b = strings.TrimRight(b, " .!")
+	if b == "" || slices.ContainsFunc(list, func(s string) bool { return strings.Contains(s, b) }) {
+		return list
+	}
+	return append(list, b)
+}
+
+// firstWord is text's first word as written ("Yes" of "Yes, I have").
+func firstWord(text string) string {
+	t := strings.TrimSpace(text)
+	i := strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) })
+	if i < 0 {
+		return t
+	}
+	return t[:i]
+}
+
+// sentences joins the answers to a message's questions as sentences, in
+// order: each after the first starts with a capital, each but the last
+// ends with a full stop where it has no closing mark.
+func sentences(parts []string) string {
+	var b strings.Builder
+	for i, s := range parts {
+		s = strings.TrimSpace(s)
+		if i > 0 {
+			b.WriteString(" ")
+			r, n := utf8.DecodeRuneInString(s)
+			s = string(unicode.ToUpper(r)) + s[n:]
+		}
+		b.WriteString(s)
+		if i < len(parts)-1 && !strings.ContainsAny(s[len(s)-1:], ".!?") {
+			b.WriteString(".")
+		}
+	}
+	return b.String()
 }
 
 func (p *Patient) factFor(concept string) *patientFact {
@@ -316,49 +535,55 @@ func turnYesNo(text string) string {
 	return text[:i] + to + text[j:]
 }
 
-// namingChoice is the offered choice that names the patient's problem: the
-// one sharing the most body areas or systems with the complaint ("Abdominal
-// pain", "Stomach ache" or "Belly or abdomen" for "pain low down in my
-// belly"), an area counting less the more of the choices share it, and a
-// title that also names an area the complaint does not counting a little
-// less ("Injury" before "Back problems" for a twisted ankle). "" when no
-// choice shares an area, or two score the same: the patient then says the
-// complaint in its own words.
+// namingChoice is the offered choice that clearly names the patient's
+// problem, or "" when none does: the patient then says the complaint in
+// its own words. A choice is a candidate when it names the complaint
+// (Understander.Names: every area it names is the complaint's, so never
+// "Low back pain" for a knee); the candidates are scored by the areas they
+// share with the complaint, an area counting less the more choices share
+// it; the best is chosen when the next scores at most half of it
+// (minChoiceMargin) and the offered choices cover every area the
+// complaint names (Understander.Covered: a diabetic emergency that also
+// mentions breathing is not "Shortness of breath" when the list has
+// nothing for the diabetes).
 func namingChoice(u Understander, choices []string, complaint string) string {
-	if u == nil || len(choices) == 0 {
+	if u == nil || len(choices) == 0 || !u.Covered(choices, complaint) {
 		return ""
 	}
 	mine := u.Areas(complaint)
-	areas := make([][]string, len(choices))
 	shared := map[string]int{}
-	for i, c := range choices {
-		areas[i] = u.Areas(c)
-		for _, a := range areas[i] {
+	for _, c := range choices {
+		for _, a := range u.Areas(c) {
 			shared[a]++
 		}
 	}
-	best, bestScore, tie := "", 0.0, false
-	for i, c := range choices {
+	best, bestScore, second := "", 0.0, 0.0
+	for _, c := range choices {
+		if !u.Names(c, complaint) {
+			continue
+		}
 		score := 0.0
-		for _, a := range areas[i] {
+		for _, a := range u.Areas(c) {
 			if slices.Contains(mine, a) {
 				score += 1 / float64(shared[a])
-			} else {
-				score -= 0.25 / float64(shared[a]) // names something else too
 			}
 		}
 		switch {
-		case score > bestScore && score > 0:
-			best, bestScore, tie = c, score, false
-		case score == bestScore && score > 0:
-			tie = true
+		case score > bestScore:
+			best, bestScore, second = c, score, bestScore
+		case score > second:
+			second = score
 		}
 	}
-	if tie {
+	if bestScore == 0 || second > bestScore*minChoiceMargin {
 		return ""
 	}
 	return best
 }
+
+// minChoiceMargin: a quick reply is picked only when the next candidate
+// scores at most this share of the best one.
+const minChoiceMargin = 0.5
 
 // containsPhrase reports whether phrase occurs as consecutive words.
 func containsPhrase(words, phrase []string) bool {

@@ -160,7 +160,15 @@ func (f fakeUnderstanding) Understand(q string) []Asked {
 	var out []Asked
 	for _, k := range slices.Sorted(maps.Keys(f)) {
 		if strings.Contains(q, k) {
-			out = append(out, f[k])
+			a := f[k]
+			if a.Cue != "tie" {
+				a.Margin = max(a.Margin, 1) // a confident reading, unless a tie
+			}
+			// A new question after ", and" or "?"; an alternative after "or".
+			before := q[:strings.Index(q, k)]
+			a.Question = strings.Count(before, ", and ") + strings.Count(before, "? ")
+			a.Alt = strings.Count(before, " or ")
+			out = append(out, a)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Asked) int {
@@ -189,9 +197,24 @@ func (f fakeUnderstanding) Areas(text string) []string {
 	return out
 }
 
+// Names: a title names the text when they share an area; Covered: every
+// area of the text is some title's.
+func (f fakeUnderstanding) Names(title, text string) bool {
+	return slices.ContainsFunc(f.Areas(title), func(a string) bool { return slices.Contains(f.Areas(text), a) })
+}
+
+func (f fakeUnderstanding) Covered(titles []string, text string) bool {
+	for _, a := range f.Areas(text) {
+		if !slices.ContainsFunc(titles, func(t string) bool { return slices.Contains(f.Areas(t), a) }) {
+			return false
+		}
+	}
+	return true
+}
+
 func keyOf(f fakeUnderstanding, a Asked) string {
 	for k, v := range f {
-		if v == a {
+		if v.Concept == a.Concept && v.Inverse == a.Inverse && v.Cue == a.Cue {
 			return k
 		}
 	}
@@ -224,6 +247,7 @@ var understanding = fakeUnderstanding{
 	"fever":      {Concept: "fever", Kind: "yes_no"},
 	"walk on it": {Concept: "cannot_bear_weight", Kind: "yes_no", Inverse: true},
 	"medicine":   {Concept: "medicines", Kind: "value"},
+	"move your":  {Concept: "stiff_neck", Kind: "yes_no", Cue: "tie"},
 }
 
 // Facts stated by concept answer whatever the question's words, keep their
@@ -243,8 +267,11 @@ func TestPatientByConcept(t *testing.T) {
 		{"Does it stay put in one place?", nil, "no, it goes up into my jaw", WhyConcept, []int{1}, "", true},
 		{"How long has this been going on?", []string{"Started today", "A few days"}, "Started today", WhyConcept, []int{2}, "Started today", false},
 		{"How long has this been going on?", nil, "about an hour", WhyConcept, []int{2}, "", false},
-		// Two at once: the one that says yes first.
-		{"Are you sweaty, and does it spread?", nil, "yes, it goes up into my jaw no, I'm not sweaty", WhyConcept, []int{3, 1}, "", false},
+		// Two questions at once: two sentences, in the order asked.
+		{"Are you sweaty, and does it spread?", nil, "no, I'm not sweaty. Yes, it goes up into my jaw", WhyConcept, []int{3, 1}, "", false},
+		// Alternatives: one yes naming what applies, or one no.
+		{"Are you sweaty or does it spread?", nil, "yes, it goes up into my jaw", WhyConcept, []int{3, 1}, "", false},
+		{"Are you sweaty or feverish?", nil, "no, I'm not sweaty", WhyConcept, []int{3}, "", false},
 		{"What's the main problem today?", nil, "a heavy feeling in my chest", WhyOpen, nil, "", false},
 		{"What's the main problem today?", []string{"Tummy pain", "Chest pain", "Headache"}, "Chest pain", WhyOpen, nil, "Chest pain", false},
 		{"How old are you?", nil, "I'm 52.", WhyDemographics, nil, "", false},

@@ -64,6 +64,10 @@ type Result struct {
 	// Coverage() is their ratio: the simulator coverage.
 	Questions  int `json:"questions"`
 	Understood int `json:"understood"`
+	// Readings counts the questions by how the patient read them: by a
+	// concept, as an open question, with a quick reply, by a fact's asks,
+	// not understood, or below the margin (Why.Reading).
+	Readings Readings `json:"readings,omitempty"`
 	// SimulatorLimited: the patient did not understand at least one of the
 	// engine's questions, so the course of the intake depended on the
 	// simulator, not only on the engine. Such a result is counted apart
@@ -233,6 +237,9 @@ type Summary struct {
 	// question: the engine's questions understood over those asked.
 	Coverage  float64 `json:"coverage"`
 	Questions int     `json:"questions"`
+	// Readings counts every result's questions by how the patient read
+	// them (Result.Readings).
+	Readings Readings `json:"readings"`
 
 	Accuracy    float64 `json:"accuracy"`
 	UnderTriage float64 `json:"under_triage"`
@@ -286,7 +293,7 @@ type ClassSummary struct {
 // each is judged.
 func Score(results []Result) Summary {
 	results = Unvaried(results)
-	s := Summary{Runs: len(results), PerClass: map[Class]ClassSummary{}}
+	s := Summary{Runs: len(results), PerClass: map[Class]ClassSummary{}, Readings: Readings{}}
 	ids := map[string]bool{}
 	var correct, under, over, turns, flagsHit, protoMatch, bandsAgreed, understood int
 	per := make([]ClassSummary, len(Classes))
@@ -299,6 +306,7 @@ func Score(results []Result) Summary {
 		}
 		s.Questions += r.Questions
 		understood += r.Understood
+		s.Readings.add(r.Readings)
 		o := Assess(r)
 		if o.SimulatorLimited {
 			s.SimulatorLimited++

@@ -16,6 +16,13 @@ type Asked struct {
 	// you walk on it?" for cannot_bear_weight).
 	Inverse bool
 	Cue     string // what matched, for the audit trail
+	// Question numbers the questions of the message (0 first, in the order
+	// asked) and Alt the alternatives within one (see concepts.Match):
+	// the patient answers each question in a sentence of its own, and a
+	// question's alternatives with one yes or no.
+	Question, Alt int
+	// Margin is how clearly the concept won (concepts.Match.Margin).
+	Margin int
 }
 
 // Understander works out which concepts an engine message asks about,
@@ -30,6 +37,12 @@ type Understander interface {
 	// abdomen), to tell which of an engine's complaint titles names the
 	// patient's problem.
 	Areas(text string) []string
+	// Names reports whether a complaint title names what text is about
+	// (no area the text does not name: "Low back pain" does not name a
+	// sore knee); Covered whether every area the text names is named by
+	// one of the titles (concepts.Understanding.Names and Covered).
+	Names(title, text string) bool
+	Covered(titles []string, text string) bool
 }
 
 // WhyKind is what decided a patient message.
@@ -56,7 +69,52 @@ const (
 	// vignette's answer for unknown questions. The result is
 	// simulator-limited.
 	WhyNotUnderstood WhyKind = "not_understood"
+	// WhyLowMargin: concepts were found, but one of them won its words
+	// below concepts.MinMargin (a tie with another reading): the patient
+	// does not trust the reading and gives its answer for unknown
+	// questions. The result is simulator-limited.
+	WhyLowMargin WhyKind = "low_margin"
 )
+
+// ReadingKind is how the patient read an engine message, for the counts of
+// a report: by a concept, as an open question (the complaint in words, or
+// a quick reply naming it), by a fact's asks, not at all, or too narrowly
+// to trust.
+type ReadingKind string
+
+// The kinds of reading.
+const (
+	ReadingConcept       ReadingKind = "concept"
+	ReadingOpen          ReadingKind = "open"
+	ReadingQuickReply    ReadingKind = "quick_reply"
+	ReadingAsks          ReadingKind = "asks"
+	ReadingNotUnderstood ReadingKind = "not_understood"
+	ReadingLowMargin     ReadingKind = "low_margin"
+)
+
+// ReadingKinds lists the kinds in the order reports print them.
+var ReadingKinds = []ReadingKind{ReadingConcept, ReadingOpen, ReadingQuickReply, ReadingAsks, ReadingNotUnderstood, ReadingLowMargin}
+
+// Reading is the kind of reading behind a patient message; "" for the
+// opening, which reads nothing.
+func (w Why) Reading() ReadingKind {
+	switch w.Kind {
+	case WhyOpening:
+		return ""
+	case WhyAsks:
+		return ReadingAsks
+	case WhyOpen:
+		if w.Choice != "" {
+			return ReadingQuickReply
+		}
+		return ReadingOpen
+	case WhyNotUnderstood:
+		return ReadingNotUnderstood
+	case WhyLowMargin:
+		return ReadingLowMargin
+	}
+	return ReadingConcept
+}
 
 // Why is why the simulated patient said one message: kept with the
 // exchange, shown on the item page and in the reports.
@@ -74,11 +132,14 @@ type Why struct {
 	// Inverted: the question was worded as the opposite of its concept, and
 	// the answer's leading yes or no was turned to keep its meaning.
 	Inverted bool `json:"inverted,omitempty"`
+	// Margin is the reading's margin, the least of its concepts'
+	// (concepts.Match.Margin); 0 where no concept was read.
+	Margin int `json:"margin,omitempty"`
 }
 
 // Understood reports whether the message answered a question the patient
-// placed (everything but WhyNotUnderstood).
-func (w Why) Understood() bool { return w.Kind != WhyNotUnderstood }
+// placed and trusted (everything but WhyNotUnderstood and WhyLowMargin).
+func (w Why) Understood() bool { return w.Kind != WhyNotUnderstood && w.Kind != WhyLowMargin }
 
 // String is the reason in one line for people, e.g.
 // "concept spread (cue: spread + arm|jaw) → facts[1], yes/no turned".
@@ -101,6 +162,12 @@ func (w Why) String() string {
 		b.WriteString("concept " + strings.Join(w.Concepts, " + ") + ": a value the vignette does not give")
 	case WhyNotUnderstood:
 		return "not understood: the vignette's answer for unknown questions"
+	case WhyLowMargin:
+		b.WriteString("low margin (" + strconv.Itoa(w.Margin) + "): " + strings.Join(w.Concepts, " or ") + " read too narrowly to trust; the vignette's answer for unknown questions")
+		if w.Cue != "" {
+			b.WriteString(" (cue: " + w.Cue + ")")
+		}
+		return b.String()
 	default:
 		return string(w.Kind)
 	}

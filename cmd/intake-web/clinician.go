@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/user"
 	"strings"
 
 	"golang.org/x/term"
@@ -21,11 +23,25 @@ import (
 
 const clinicianUsage = `usage:
   intake-web clinician add USERNAME      # the password is read from a prompt, or from stdin
-  intake-web clinician passwd USERNAME   # a new password, read the same way
-  intake-web clinician list
+  intake-web clinician passwd USERNAME   # a new password, read the same way; it lifts the sign-in lock too
+  intake-web clinician unlock USERNAME   # lift the lock that failed sign-ins put on it, at once
+  intake-web clinician list              # each account, active or disabled, and locked or not
   intake-web clinician disable USERNAME
 With -generate, add and passwd make up a password and print it (once) instead of reading one.
-The database is DATABASE_PATH, or -db FILE (before or after the verb)`
+The database is DATABASE_PATH (or DATABASE_URL), or -db FILE (before or after the verb); the
+running app sees each change at once. The audit log has every change, under "cli:" and your login.`
+
+// clinicianVerb reports whether verb is one of the command's, and how
+// many usernames it takes.
+func clinicianVerb(verb string) (names int, ok bool) {
+	switch verb {
+	case "add", "passwd", "disable", "unlock":
+		return 1, true
+	case "list":
+		return 0, true
+	}
+	return 0, false
+}
 
 // clinicianCommand manages clinician accounts in the app's database. The
 // password never comes from a flag (it would sit in shell history and ps).
@@ -45,10 +61,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return err
+			return flagError(err)
 		}
 		left := fs.Args()
 		if used := len(args) - len(left); used > 0 && args[used-1] == "--" {
@@ -61,8 +74,15 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		rest = append(rest, left[0])
 		args = left[1:]
 	}
+	// A verb the command does not know, or the wrong number of names, is
+	// refused before the database is opened (or created).
 	if len(rest) == 0 {
-		return errors.New(clinicianUsage)
+		return &usageError{msg: "clinician: a verb is needed", usage: clinicianUsage}
+	}
+	if n, ok := clinicianVerb(rest[0]); !ok {
+		return &usageError{msg: fmt.Sprintf("clinician: unknown verb %q", rest[0]), usage: clinicianUsage}
+	} else if len(rest)-1 != n {
+		return &usageError{msg: fmt.Sprintf("clinician %s takes %s", rest[0], map[int]string{0: "no argument", 1: "one USERNAME"}[n]), usage: clinicianUsage}
 	}
 	ctx := context.Background()
 	db, err := app.OpenDatabase(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -70,7 +90,8 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		return err
 	}
 	defer db.Close()
-	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, BcryptCost: cfg.BcryptCost})
+	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, SignInFailures: db, BcryptCost: cfg.BcryptCost})
+	actor := cliActor(getenv)
 
 	// newPassword reads the password, or makes one up with -generate (then
 	// printed once, after it is stored).
@@ -80,13 +101,13 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		}
 		return readPassword(stdin, stderr)
 	}
-	switch verb := rest[0]; {
-	case verb == "add" && len(rest) == 2:
+	switch rest[0] {
+	case "add":
 		password, err := newPassword()
 		if err != nil {
 			return err
 		}
-		c, err := svc.AddClinician(ctx, rest[1], password)
+		c, err := svc.AddClinician(ctx, actor, rest[1], password)
 		if err != nil {
 			return refusal(err)
 		}
@@ -94,24 +115,26 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		if *generate {
 			fmt.Fprintf(stdout, "password (shown only now): %s\n", password)
 		}
-	case verb == "passwd" && len(rest) == 2:
+	case "passwd":
 		password, err := newPassword()
 		if err != nil {
 			return err
 		}
-		c, err := svc.SetPassword(ctx, rest[1], password)
+		c, lock, err := svc.SetPassword(ctx, actor, rest[1], password)
 		if err != nil {
 			return refusal(err)
 		}
-		disabled := c.Disabled
 		fmt.Fprintf(stdout, "clinician %s has a new password\n", c.Username)
 		if *generate {
 			fmt.Fprintf(stdout, "password (shown only now): %s\n", password)
 		}
-		if disabled {
+		if lock.Locked() {
+			fmt.Fprintf(stdout, "its sign-in lock is lifted (it had %s)\n", lock)
+		}
+		if c.Disabled {
 			fmt.Fprintf(stdout, "the account is disabled: it still cannot sign in\n")
 		}
-	case verb == "list" && len(rest) == 1:
+	case "list":
 		cs, err := svc.Clinicians(ctx)
 		if err != nil {
 			return err
@@ -121,21 +144,36 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 			if c.Disabled {
 				state = "disabled"
 			}
-			fmt.Fprintf(stdout, "%-32s %-8s created %s\n", c.Username, state, c.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+			locked := ""
+			if lock, err := svc.LockOf(ctx, c.Username); err != nil {
+				return err
+			} else if lock.Locked() {
+				locked = "; " + lock.String() + " (intake-web clinician unlock " + c.Username + ")"
+			}
+			fmt.Fprintf(stdout, "%-32s %-8s created %s%s\n", c.Username, state, c.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), locked)
 		}
 		if len(cs) == 0 {
 			fmt.Fprintln(stdout, "no clinicians")
 		}
-	case verb == "disable" && len(rest) == 2:
-		if err := svc.DisableClinician(ctx, rest[1]); err != nil {
+	case "unlock":
+		lock, err := svc.Unlock(ctx, actor, rest[1])
+		if err != nil {
+			return refusal(err)
+		}
+		if lock.Locked() {
+			fmt.Fprintf(stdout, "clinician %s unlocked (it had %s): it may sign in now\n", strings.ToLower(rest[1]), lock)
+		} else {
+			fmt.Fprintf(stdout, "clinician %s was not locked (%s in the window)\n", strings.ToLower(rest[1]), lock)
+		}
+		fmt.Fprintln(stdout, "(a network address's lock, after failed sign-ins from it under any usernames, is not an account's: it ends by itself)")
+	case "disable":
+		if err := svc.DisableClinician(ctx, actor, rest[1]); err != nil {
 			if bff.ErrorCode(err) == bff.ENOTFOUND {
 				return fmt.Errorf("no clinician named %s", rest[1])
 			}
 			return err
 		}
 		fmt.Fprintf(stdout, "clinician %s disabled; their sessions lose access at their next request\n", rest[1])
-	default:
-		return errors.New(clinicianUsage)
 	}
 	return nil
 }
@@ -176,4 +214,17 @@ func refusal(err error) error {
 		return fmt.Errorf("%s: %s", be.Field, be.Message)
 	}
 	return errors.New(bff.ErrorMessage(err))
+}
+
+// cliActor is who the audit log says made an account change with this
+// command: "cli:" and the operating system's user (a username has no
+// colon, so it is never taken for a clinician's).
+func cliActor(getenv func(string) string) string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	} else if n := cmp.Or(getenv("USER"), getenv("LOGNAME")); n != "" {
+		name = n
+	}
+	return "cli:" + name
 }

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/services/accounts"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
@@ -106,4 +109,101 @@ func TestClinicianPasswd(t *testing.T) {
 	if out, err := run("a password for a disabled account\n", "passwd", "dr.lost"); err != nil || !strings.Contains(out, "the account is disabled: it still cannot sign in") {
 		t.Errorf("passwd of a disabled account: %v %q", err, out)
 	}
+}
+
+// TestClinicianUnlock: after five wrong passwords the right one is refused
+// (the app's lock, kept in the database); `clinician list` shows the lock,
+// `clinician unlock` lifts it at once and `clinician passwd` does too, each
+// in the audit log under the command line's user.
+func TestClinicianUnlock(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "app.db")
+	env := func(k string) string { return map[string]string{"USER": "ops"}[k] }
+	run := func(stdin string, args ...string) (string, error) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		err := clinicianCommand(append(args, "-db", db), strings.NewReader(stdin), &out, &errb, env)
+		return out.String(), err
+	}
+	// store opens the database as the running app does, its account
+	// service keeping failed sign-ins there.
+	store := func() (app.AccountsDB, *accounts.Service) {
+		t.Helper()
+		cfg := app.Defaults()
+		cfg.DatabasePath = db
+		s, err := app.OpenDatabase(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s, accounts.New(accounts.Deps{Clinicians: s, Audit: s, SignInFailures: s, BcryptCost: bcrypt.MinCost})
+	}
+	s, svc := store()
+	signIn := func(password string) error {
+		t.Helper()
+		_, err := svc.SignIn(context.Background(), "dr.lock", password, "127.0.0.1")
+		return err
+	}
+	lockOut := func() {
+		t.Helper()
+		for range 5 {
+			_ = signIn("not the password at all")
+		}
+		if err := signIn("the right password"); bff.ErrorCode(err) != bff.ERATELIMIT {
+			t.Fatalf("the right password after five wrong ones: %v, want locked", err)
+		}
+	}
+	// Added here at bcrypt's least cost, so that the sign-ins are quick.
+	if _, err := svc.AddClinician(context.Background(), "system", "dr.lock", "the right password"); err != nil {
+		t.Fatal(err)
+	}
+	lockOut()
+	if out, err := run("", "list"); err != nil || !regexp.MustCompile(`dr\.lock +active .*; 5 failed sign-ins, locked for 1[45] minutes more \(intake-web clinician unlock dr\.lock\)`).MatchString(out) {
+		t.Errorf("list does not show the lock: %v\n%s", err, out)
+	}
+	out, err := run("", "unlock", "Dr.Lock")
+	if err != nil || !strings.Contains(out, "clinician dr.lock unlocked (it had 5 failed sign-ins, locked for") {
+		t.Fatalf("unlock: %v %q", err, out)
+	}
+	if err := signIn("the right password"); err != nil {
+		t.Fatalf("the right password after unlock: %v", err)
+	}
+	if out, err := run("", "unlock", "dr.lock"); err != nil || !strings.Contains(out, "clinician dr.lock was not locked") {
+		t.Errorf("unlock of an account not locked: %v %q", err, out)
+	}
+	if _, err := run("", "unlock", "dr.nobody"); err == nil || !strings.Contains(err.Error(), "No clinician is named dr.nobody.") {
+		t.Errorf("unlock of an unknown username: %v", err)
+	}
+
+	// A new password lifts the lock too: the failures were guesses at the
+	// old one.
+	lockOut()
+	out, err = run("", "passwd", "-generate", "dr.lock")
+	m := regexp.MustCompile(`(?m)^password \(shown only now\): (\S+)$`).FindStringSubmatch(out)
+	if err != nil || m == nil || !strings.Contains(out, "its sign-in lock is lifted (it had 5 failed sign-ins") {
+		t.Fatalf("passwd of a locked account: %v %q", err, out)
+	}
+	if err := signIn(m[1]); err != nil {
+		t.Fatalf("the new password of an account that was locked: %v", err)
+	}
+
+	es, err := s.Audit(context.Background(), 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []string
+	for _, e := range es {
+		if strings.HasPrefix(e.Action, "clinician_") && e.Actor != "system" {
+			changes = append(changes, e.Actor+" "+e.Action)
+		}
+	}
+	if want := "cli:" + cliUser(t) + " clinician_"; len(changes) != 3 || !strings.HasPrefix(changes[0], want) || !strings.HasPrefix(changes[2], want) {
+		t.Errorf("account changes audited: %q, want 3 (unlock twice, passwd; not the unknown username) under %q", changes, want)
+	}
+}
+
+// cliUser is the login the command audits changes under here.
+func cliUser(t *testing.T) string {
+	t.Helper()
+	a := cliActor(func(k string) string { return map[string]string{"USER": "ops"}[k] })
+	return strings.TrimPrefix(a, "cli:")
 }

@@ -14,7 +14,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"text/tabwriter"
 
 	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
@@ -23,20 +25,81 @@ import (
 )
 
 func main() {
-	var err error
-	if len(os.Args) > 1 && os.Args[1] == "scenarios" {
-		os.Exit(scenariosCommand(os.Args[2:], os.Stdout, os.Stderr, os.Getenv))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "clinician" {
-		err = clinicianCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
-	} else {
-		err = run(os.Args[1:], os.Stderr, os.Getenv)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "intake-web:", err)
-		os.Exit(1)
-	}
+	os.Exit(intakeWeb(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
+
+// commands are intake-web's commands besides serving, as its usage says.
+const commands = `usage: intake-web [flags]                serve the app (on the embedded sandbox unless INTAKE_BASE_URL is set)
+       intake-web clinician VERB ...     clinician accounts: add, passwd, unlock, list, disable (intake-web clinician -h)
+       intake-web scenarios run [flags]  play a scenario suite against the engine (intake-web scenarios -h)`
+
+// intakeWeb runs the command args name and returns the exit status: 0, 1
+// when it failed, 2 on a usage error (a mistyped command, verb, flag or
+// argument), which does nothing: no server, no database.
+func intakeWeb(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	var err error
+	switch {
+	case len(args) > 0 && args[0] == "scenarios":
+		return scenariosCommand(args[1:], stdout, stderr, getenv)
+	case len(args) > 0 && args[0] == "clinician":
+		err = clinicianCommand(args[1:], stdin, stdout, stderr, getenv)
+	default:
+		err = run(args, stderr, getenv)
+	}
+	var usage *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &usage):
+		if usage.msg != "" {
+			fmt.Fprintln(stderr, "intake-web:", usage.msg)
+		}
+		if usage.usage != "" {
+			fmt.Fprintln(stderr, usage.usage)
+		}
+		return 2
+	}
+	fmt.Fprintln(stderr, "intake-web:", err)
+	return 1
+}
+
+// usageError is a command line the command does not take: msg says what
+// is wrong ("" when the flag package said it already), usage what it takes.
+type usageError struct{ msg, usage string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// flagError is a parse error of fs as a usageError (the flag package has
+// printed it and the usage), or nil for -h.
+func flagError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return &usageError{}
+}
+
+// printUsage is intake-web -h: the commands, the flags, and the
+// environment variables from the configuration's table (app.Variables).
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, commands)
+	fmt.Fprintln(w, "\nflags (each sets the environment variable named, and wins over it):")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprintln(w, "\nenvironment variables (default in brackets; README.md, \"Configuration\", and docs/operations.md say more):")
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	for _, v := range app.Variables() {
+		name := v.Name
+		if v.Default != "" {
+			name += " [" + v.Default + "]"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", name, v.Help)
+	}
+	_ = tw.Flush()
+}
+
+// envFlag is the usage of a flag that sets the environment variable name:
+// the variable's meaning in the configuration's table, and its name.
+func envFlag(name string) string { return app.Help(name) + " (" + name + ")" }
 
 func run(args []string, stderr io.Writer, getenv func(string) string) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -46,17 +109,25 @@ func run(args []string, stderr io.Writer, getenv func(string) string) error {
 	}
 	fs := flag.NewFlagSet("intake-web", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.ListenAddr, "listen", cfg.ListenAddr, "address to serve on (LISTEN_ADDR)")
-	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, "SQLite database file (DATABASE_PATH)")
-	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "URL browsers use to reach the app; https makes cookies Secure (PUBLIC_URL)")
-	fs.BoolVar(&cfg.Demo, "demo", cfg.Demo, "for local use: the embedded sandbox without its rate limit and daily quotas, and no pacing (DEMO=1)")
-	sandboxFaults := fs.Bool("sandbox-faults", getenv("SANDBOX_FAULTS") == "1", "with the embedded sandbox: enable its fault injection (SANDBOX_FAULTS=1)")
+	fs.Usage = func() { printUsage(stderr, fs) }
+	fs.StringVar(&cfg.ListenAddr, "listen", cfg.ListenAddr, envFlag("LISTEN_ADDR"))
+	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, envFlag("DATABASE_PATH"))
+	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, envFlag("PUBLIC_URL"))
+	fs.BoolVar(&cfg.Demo, "demo", cfg.Demo, envFlag("DEMO"))
+	sandboxFaults := fs.Bool("sandbox-faults", cfg.SandboxFaults, envFlag("SANDBOX_FAULTS"))
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return flagError(err)
 	}
+	// Serving takes no argument: a word left is a mistyped command (or a
+	// command after the flags), and nothing starts.
+	if word := fs.Arg(0); word != "" {
+		msg := fmt.Sprintf("unknown command %q", word)
+		if word == "clinician" || word == "scenarios" {
+			msg = fmt.Sprintf("%q after flags: the command comes first (intake-web %s ...)", word, word)
+		}
+		return &usageError{msg: msg, usage: commands + "\n(intake-web -h lists the flags and the environment variables)"}
+	}
+	cfg.SandboxFaults = false // the embedded sandbox's only, below
 	cfg.Logger = log
 	raiseFileLimit(log)
 
@@ -90,12 +161,29 @@ func run(args []string, stderr io.Writer, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "\n  %s\n  intake-web is ready: open %s\n\n", pacingLine(cfg), srv.URL)
+	fmt.Fprint(stderr, readyLines(cfg, srv.URL, srv.Demo()))
 	<-ctx.Done()
 	log.Info("shutting down", "grace", cfg.ShutdownGrace)
 	shutdown, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// readyLines are the start-up output's last words: how fast the app may
+// call its upstream, where the app is, where the clinician area is and,
+// with the embedded sandbox, how to sign in there (the demo clinician's
+// password when this start made it: it is never shown again).
+func readyLines(cfg app.Config, url string, demo app.DemoAccount) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n  %s\n  intake-web is ready: open %s\n  clinician area: %s/clinician", pacingLine(cfg), url, url)
+	switch {
+	case demo.Password != "":
+		fmt.Fprintf(&b, "\n  sign in as demo, password %s (shown only now; intake-web clinician passwd demo -generate makes a new one)", demo.Password)
+	case demo.Active:
+		b.WriteString("\n  sign in as demo: its password was shown at its first start (lost? intake-web clinician passwd demo -generate)")
+	}
+	b.WriteString("\n\n")
+	return b.String()
 }
 
 // pacingLine says above the ready line how fast the app may call its

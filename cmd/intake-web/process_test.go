@@ -26,6 +26,7 @@ const (
 	envAsMain  = "INTAKE_WEB_TEST_AS_MAIN"
 	envNoFile  = "INTAKE_WEB_TEST_NOFILE"     // soft and hard open-file limit of the child
 	envHogFile = "INTAKE_WEB_TEST_HOG_FILES"  // descriptors the child holds open before it starts
+	envArgs    = "INTAKE_WEB_TEST_ARGS"       // the child's arguments, separated by \x1f
 	readyLine  = "intake-web is ready: open " // printed by run
 )
 
@@ -49,6 +50,9 @@ func TestMain(m *testing.M) {
 			}
 		}
 		os.Args = os.Args[:1]
+		if a := os.Getenv(envArgs); a != "" {
+			os.Args = append(os.Args, strings.Split(a, "\x1f")...)
+		}
 		main()
 		os.Exit(0)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
 	"github.com/clinical-intake/intake-web/bff/adapters/pacer"
 	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
@@ -32,7 +33,7 @@ import (
 )
 
 const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-parallel N] [-voice NAME] [-voice-file FILE]
-                               [-vary LIST] [-seed N] [-baseline FILE] [-json FILE] [-junit FILE] [-fail-on LIST]
+                               [-vary LIST] [-seed N] [-baseline FILE] [-json FILE] [-junit FILE] [-fail-on LIST] [-dry-run]
 
 Plays a scenario suite (the built-in one without -suite) against the intake
 service: INTAKE_BASE_URL and INTAKE_API_KEY, or an embedded sandbox with its
@@ -42,7 +43,9 @@ shape intake-sandbox -voice-template prints). Plays as many vignettes at once as
 key's requests a minute (PACER_PER_MINUTE) can feed, at most -parallel
 (one at the spec's 6 a minute). -vary plays each vignette again under
 each named variation of how the patient speaks (all, or a list of: ` + "%s" + `),
-and the report gives the flips. Prints a summary table; writes the JSON
+and the report gives the flips. Says first what the run will cost (the
+estimate the app's Scenarios page gives; -dry-run stops there, nothing
+played). Prints a summary table; writes the JSON
 report to -json and JUnit XML to -junit. Exits 1 on what -fail-on names
 (under-triage, flip, regression; default regression: a vignette regressed
 against -baseline, a report of an earlier run), 2 on a usage or suite error.`
@@ -50,14 +53,28 @@ against -baseline, a report of an earlier run), 2 on a usage or suite error.`
 // scenariosCommand runs `intake-web scenarios ...` and returns the exit
 // status.
 func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) == 0 || args[0] != "run" {
-		fmt.Fprintf(stderr, scenariosUsage+"\n", strings.Join(variations.Names(), ", "))
+	usage := func() { fmt.Fprintf(stderr, scenariosUsage+"\n", strings.Join(variations.Names(), ", ")) }
+	switch {
+	case len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help"}, args[0]):
+		usage()
+		return 0
+	case len(args) == 0:
+		usage()
+		return 2
+	case args[0] != "run":
+		fmt.Fprintf(stderr, "intake-web scenarios: unknown verb %q\n", args[0])
+		usage()
 		return 2
 	}
 	fs := flag.NewFlagSet("scenarios run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		usage()
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
 	suiteFile := fs.String("suite", "", "a suite file (YAML, docs/scenarios.md); default the built-in suite")
-	repeats := fs.Int("repeats", 1, "runs of each vignette (1-20)")
+	repeats := fs.Int("repeats", 1, fmt.Sprintf("runs of each vignette (1-%d)", scenarioruns.MaxRepeats))
 	baseline := fs.String("baseline", "", "the JSON report of an earlier run to compare with")
 	jsonOut := fs.String("json", "", "write the JSON report to this file")
 	parallel := fs.Int("parallel", app.DefaultScenarioParallel, "the most vignettes played at once (1-2000); within it, as many as the key's requests a minute can feed")
@@ -67,14 +84,19 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	failOn := fs.String("fail-on", "regression", "what makes the exit status 1: a comma-separated list of under-triage, flip (a downward flip), regression (against -baseline)")
 	voice := fs.String("voice", "", "the embedded sandbox engine's voice: "+strings.Join(rules.Voices(), " or ")+" (default "+rules.VoicePlain+"); the real service words its own")
 	voiceFile := fs.String("voice-file", "", "the embedded sandbox engine worded by this voice file instead (the shape intake-sandbox -voice-template prints): a wording nobody has played yet")
+	dryRun := fs.Bool("dry-run", false, "say what the run would cost (intakes, turns, days of the key's quota) and stop: nothing is played")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if *repeats < 1 || *repeats > 20 {
-		fmt.Fprintln(stderr, "intake-web scenarios: -repeats must be from 1 to 20")
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "intake-web scenarios run: unexpected argument %q: every input is a flag (intake-web scenarios run -h)\n", fs.Arg(0))
+		return 2
+	}
+	if *repeats < 1 || *repeats > scenarioruns.MaxRepeats {
+		fmt.Fprintf(stderr, "intake-web scenarios: -repeats must be from 1 to %d\n", scenarioruns.MaxRepeats)
 		return 2
 	}
 	if *parallel < 1 || *parallel > scenarioruns.MaxItems {
@@ -120,7 +142,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	}
 	suite, err := loadSuite(*suiteFile)
 	if err != nil {
-		fmt.Fprintln(stderr, "intake-web scenarios:", err)
+		fmt.Fprintln(stderr, "intake-web scenarios:", scenarios.ProblemList(err))
 		return 2
 	}
 	var base *scenarios.Report
@@ -135,24 +157,28 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 		fmt.Fprintln(stderr, "intake-web scenarios:", err)
 		return 2
 	}
+	plays := play.Plays(suite, names, *seed)
+	now := time.Now()
+	est := scenarioruns.Estimate(plays, *repeats, nil, cliBudget(cfg, *parallel, now))
+	fmt.Fprintln(stderr, playsLine(suite, names, len(plays), *repeats, target(cfg, voiceName)))
+	fmt.Fprintln(stderr, estimateLine(est, now))
+	if len(est.PerVariation) > 0 {
+		fmt.Fprintln(stderr, perVariationLine(est))
+	}
+	if *dryRun {
+		return 0
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, closeUpstream, where, err := scenarioClient(ctx, cfg, voiceName, eng)
+	client, closeUpstream, err := scenarioClient(ctx, cfg, eng)
 	if err != nil {
 		fmt.Fprintln(stderr, "intake-web scenarios:", err)
 		return 2
 	}
 	defer closeUpstream()
 
-	plays := play.Plays(suite, names, *seed)
-	runs := len(plays) * *repeats
-	fmt.Fprintf(stderr, "%s: %d vignettes, %d plays with variations, x %d = %d runs against %s\n", suite.Name, len(suite.Vignettes), len(plays), *repeats, runs, where)
-	fmt.Fprintln(stderr, estimate(suite, *repeats, cfg))
-	if len(names) > 0 {
-		fmt.Fprintln(stderr, estimatePerVariation(plays, *repeats))
-	}
-	width := cliParallel(suite, cfg, *parallel)
-	fmt.Fprintf(stderr, "playing up to %d vignettes at once\n", width)
+	width := est.Parallel
+	fmt.Fprintln(stderr, "playing", atOnce(width))
 	started := time.Now()
 	bar := newProgress(stderr)
 	results, err := play.Run(ctx, client, suite, play.Options{
@@ -179,7 +205,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 		printConsistency(stdout, report.Consistency)
 	}
 	if *junitOut != "" {
-		props := [][2]string{{"target", where}, {"release", report.Summary.Provenance.Release}, {"variations", strings.Join(names, ",")},
+		props := [][2]string{{"target", target(cfg, voiceName)}, {"release", report.Summary.Provenance.Release}, {"variations", strings.Join(names, ",")},
 			{"seed", strconv.FormatUint(*seed, 10)}, {"repeats", strconv.Itoa(*repeats)}}
 		if werr := writeJUnit(*junitOut, report, scenarios.JUnit{Suite: suite.Name, Time: started, Properties: props}); werr != nil {
 			fmt.Fprintln(stderr, "intake-web scenarios:", werr)
@@ -197,7 +223,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	}
 	if fail.underTriage {
 		if n := underTriaged(report); n > 0 {
-			fmt.Fprintf(stderr, "intake-web scenarios: failing: %d plays under-triaged\n", n)
+			fmt.Fprintf(stderr, "intake-web scenarios: failing: %s under-triaged\n", plural(n, "play", "plays"))
 			status = 1
 		}
 	}
@@ -209,7 +235,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 			}
 		}
 		if down > 0 {
-			fmt.Fprintf(stderr, "intake-web scenarios: failing: %d downward flips\n", down)
+			fmt.Fprintf(stderr, "intake-web scenarios: failing: %s\n", plural(down, "downward flip", "downward flips"))
 			status = 1
 		}
 	}
@@ -252,27 +278,18 @@ func underTriaged(r *scenarios.Report) int {
 	return n
 }
 
-// estimatePerVariation says what each variation adds: its plays and the
-// turns they are expected to take (scenarioruns.ExpectedTurns).
-func estimatePerVariation(plays []play.Vignette, repeats int) string {
-	type cost struct{ plays, turns int }
-	per := map[string]*cost{}
-	var order []string
-	for _, p := range plays {
-		name := cmp.Or(p.Variation, "unvaried")
-		if per[name] == nil {
-			per[name] = &cost{}
-			order = append(order, name)
-		}
-		per[name].plays += repeats
-		per[name].turns += scenarioruns.ExpectedTurns(*p.Vignette) * repeats
-	}
+// perVariationLine says what each variation adds: its intakes and the
+// turns they are expected to take (the estimate's PerVariation).
+func perVariationLine(e *bff.ScenarioRunEstimate) string {
 	var b strings.Builder
-	b.WriteString("per variation (plays, about turns):")
-	for _, n := range order {
-		fmt.Fprintf(&b, " %s %d/%d;", n, per[n].plays, per[n].turns)
+	b.WriteString("per variation (intakes/about turns):")
+	for i, c := range e.PerVariation {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(&b, " %s %d/%d", cmp.Or(c.Variation, "unvaried"), c.Intakes, c.Turns)
 	}
-	return strings.TrimSuffix(b.String(), ";")
+	return b.String()
 }
 
 func printFlips(w io.Writer, f *scenarios.FlipReport) {
@@ -342,61 +359,93 @@ func loadSuite(file string) (*scenarios.Suite, error) {
 // scenarioClient is the app's client of the service: the configured one
 // behind a pacer at the key's limits, or an embedded sandbox without limits
 // (a run of the built-in suite takes hundreds of turns).
-func scenarioClient(ctx context.Context, cfg app.Config, voice string, eng *rules.Engine) (*intakeapi.Client, func(), string, error) {
+func scenarioClient(ctx context.Context, cfg app.Config, eng *rules.Engine) (*intakeapi.Client, func(), error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if cfg.UpstreamURL == "" {
-		client, closeSandbox, err := app.LimitlessSandbox(ctx, log, eng)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		return client, closeSandbox, "an embedded sandbox (limits off, voice " + voice + ")", nil
+		return app.LimitlessSandbox(ctx, log, eng)
 	}
 	p := pacer.New(pacer.Config{Rules: cfg.KeyRules(), Logger: log})
 	client, err := intakeapi.New(intakeapi.Config{BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: p, Logger: log})
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, err
 	}
-	return client, func() {}, cfg.UpstreamURL, nil
+	return client, func() {}, nil
 }
 
-// cliParallel is how many vignettes the command plays at once: ceiling
-// against the embedded sandbox (its limits are off), else what the key's
-// requests a minute can feed (scenarioruns.Parallel, as the app's runs).
-func cliParallel(s *scenarios.Suite, cfg app.Config, ceiling int) int {
+// target is where the command plays, in words.
+func target(cfg app.Config, voice string) string {
 	if cfg.UpstreamURL == "" {
-		return ceiling
+		return "an embedded sandbox (limits off, voice " + voice + ")"
 	}
-	perMinute := cmp.Or(cfg.PacerPerMinute, pacing.DefaultPerMinute)
-	turns := 0
-	for _, v := range s.Vignettes {
-		turns += scenarioruns.ExpectedTurns(v)
-	}
-	return scenarioruns.Parallel(perMinute, (turns+len(s.Vignettes)-1)/max(len(s.Vignettes), 1), ceiling)
+	return cfg.UpstreamURL
 }
 
-// estimate says how many requests the run needs and whether a day's quota
-// covers it (the service's 100 turns unless PACER_TURNS_PER_DAY says
-// otherwise). Each vignette is expected to take what the app's estimate
-// expects of it when no earlier run says (scenarioruns.ExpectedTurns).
-func estimate(s *scenarios.Suite, repeats int, cfg app.Config) string {
-	turns := 0
-	for _, v := range s.Vignettes {
-		turns += scenarioruns.ExpectedTurns(v)
-	}
-	turns *= repeats
-	intakes := len(s.Vignettes) * repeats
-	msg := fmt.Sprintf("estimate: %d intakes and about %d turns", intakes, turns)
+// cliBudget is the command's scenarioruns.Budget: against the embedded
+// sandbox its limits are off (ceiling items at once); against a service,
+// the key's limits as configured (PACER_PER_MINUTE, PACER_TURNS_PER_DAY or
+// the service's defaults), today's spend unknown (taken as none: the line
+// says so) and no turns kept for patients (the command is not the app).
+func cliBudget(cfg app.Config, ceiling int, now time.Time) scenarioruns.Budget {
 	if cfg.UpstreamURL == "" {
+		return scenarioruns.Budget{Unlimited: true, Parallel: ceiling}
+	}
+	return scenarioruns.Budget{PerMinute: cmp.Or(cfg.PacerPerMinute, pacing.DefaultPerMinute), Parallel: ceiling,
+		Limit: cmp.Or(cfg.TurnsPerDay, pacing.DefaultTurnsPerDay), Now: now}
+}
+
+// playsLine says what the run plays: the suite's vignettes, with the
+// variations each again (a variation that does not fit a vignette skips
+// it), times the repeats.
+func playsLine(s *scenarios.Suite, vary []string, plays, repeats int, where string) string {
+	what := plural(len(s.Vignettes), "vignette", "vignettes")
+	if len(vary) > 0 {
+		what += fmt.Sprintf(" as written and %s under %s", plural(plays-len(s.Vignettes), "varied play", "varied plays"), strings.Join(vary, ", "))
+	}
+	return fmt.Sprintf("%s: %s, x %s = %s against %s", s.Name, what, plural(repeats, "repeat", "repeats"), plural(plays*repeats, "play", "plays"), where)
+}
+
+// estimateLine says what the run is expected to cost (scenarioruns.Estimate,
+// as the app's Scenarios page) and whether a day's quota covers it.
+func estimateLine(e *bff.ScenarioRunEstimate, now time.Time) string {
+	msg := fmt.Sprintf("estimate: %s and about %s (at most %d)", plural(e.Intakes, "intake", "intakes"), plural(e.Turns, "turn", "turns"), e.MaxTurns)
+	took := ""
+	if !e.Finish.IsZero() {
+		took = "; about " + hoursMinutes(e.Finish.Sub(now)) + " at the key's pace"
+	}
+	switch {
+	case e.Unlimited:
 		return msg + " (the embedded sandbox has no quota)"
+	case e.NoQuota:
+		return msg + ": the key has no daily quota (PACER_TURNS_PER_DAY < 0)" + took
+	case e.Days <= 1:
+		return msg + fmt.Sprintf(": within a day's %d turns if the key's quota is unspent", e.PerDay) + took
 	}
-	perDay := cmp.Or(cfg.TurnsPerDay, pacing.DefaultTurnsPerDay)
-	if perDay < 0 {
-		return msg + ": the key has no daily quota (PACER_TURNS_PER_DAY < 0)"
+	return msg + fmt.Sprintf(": more than a day's %d turns; the run stops when today's quota is spent (about %d days' quota in all)", e.PerDay, e.Days)
+}
+
+// hoursMinutes is d rounded up to the minute, as "2 h 05 min" or "7 min".
+func hoursMinutes(d time.Duration) string {
+	m := int((d + time.Minute - 1) / time.Minute)
+	if m < 60 {
+		return fmt.Sprintf("%d min", max(m, 1))
 	}
-	if turns <= perDay {
-		return msg + fmt.Sprintf(": within a day's %d turns if the key's quota is unspent", perDay)
+	return fmt.Sprintf("%d h %02d min", m/60, m%60)
+}
+
+// atOnce is how many vignettes play at once, in words.
+func atOnce(n int) string {
+	if n <= 1 {
+		return "one vignette at a time"
 	}
-	return msg + fmt.Sprintf(": more than a day's %d turns; the run stops when today's quota is spent (about %d days' quota in all)", perDay, (turns+perDay-1)/perDay)
+	return fmt.Sprintf("up to %d vignettes at once", n)
+}
+
+// plural is n and the word for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // progress is a bar on a terminal, a line a vignette elsewhere.
@@ -441,26 +490,36 @@ func orNone(c scenarios.Class) string {
 	return string(c)
 }
 
+// printSummary prints the scores by gold class. A rate over nothing
+// scored is "-", not 0.0% (which would say every play was wrong), and a
+// line under the table says why.
 func printSummary(w io.Writer, r *scenarios.Report) {
 	s := r.Summary
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "class\tscored\taccuracy\tunder-triage\tover-triage\tsimulator-limited")
+	unscored := false
 	for _, c := range scenarios.Classes {
 		cs, ok := s.PerClass[c]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\n", c, cs.N, pct(cs.Accuracy), pct(cs.UnderTriage), pct(cs.OverTriage), cs.SimulatorLimited)
+		unscored = unscored || cs.N == 0
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\n", c, cs.N, rate(cs.N, cs.Accuracy), rate(cs.N, cs.UnderTriage), rate(cs.N, cs.OverTriage), cs.SimulatorLimited)
 	}
-	fmt.Fprintf(tw, "all\t%d\t%s\t%s\t%s\t%d\n", s.Scored, pct(s.Accuracy), pct(s.UnderTriage), pct(s.OverTriage), s.SimulatorLimited)
+	unscored = unscored || s.Scored == 0
+	fmt.Fprintf(tw, "all\t%d\t%s\t%s\t%s\t%d\n", s.Scored, rate(s.Scored, s.Accuracy), rate(s.Scored, s.UnderTriage), rate(s.Scored, s.OverTriage), s.SimulatorLimited)
 	_ = tw.Flush()
+	if unscored {
+		fmt.Fprintln(w, "-: nothing scored (the suite has no vignette of that gold class, or each play of it failed or was simulator-limited), so no rate")
+	}
 	fmt.Fprintf(w, "simulator coverage: %s of %d engine questions understood", pct(s.Coverage), s.Questions)
 	if v := s.Provenance.VoiceProfile; v != "" {
 		fmt.Fprintf(w, " (engine voice %s)", v)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "readings: %s\n", s.Readings)
 	if s.SimulatorLimited > 0 {
-		fmt.Fprintf(w, "%d results are simulator-limited (a question the patient did not understand) and are not in the rates above:\n", s.SimulatorLimited)
+		fmt.Fprintf(w, "%d results are simulator-limited (a question the patient did not understand, or read below the margin) and are not in the rates above:\n", s.SimulatorLimited)
 		for _, x := range r.Results {
 			if x.SimulatorLimited {
 				fmt.Fprintf(w, "  %s (repeat %d): %d of %d questions understood\n", x.VignetteID, x.Repeat, x.Understood, x.Questions)
@@ -470,6 +529,25 @@ func printSummary(w io.Writer, r *scenarios.Report) {
 }
 
 func printComparison(w io.Writer, c scenarios.Comparison) {
+	scope := func(s scenarios.Scope) string {
+		out := fmt.Sprintf("%d plays as written, %d scored", s.Plays, s.Scored)
+		if s.Varied > 0 {
+			out += fmt.Sprintf("; %d varied plays (%s) left out, %d flipped down against its plays as written", s.Varied, strings.Join(s.Variations, ", "), s.FlippedDown())
+		}
+		return out
+	}
+	fmt.Fprintf(w, "against the baseline: %d vignettes paired, as written, each judged by this run's gold label\n", c.Paired)
+	fmt.Fprintf(w, "  baseline: %s\n  this run: %s\n", scope(c.BaseScope), scope(c.HeadScope))
+	if f := c.BaseScope.Flips; f != nil {
+		for _, x := range f.Flips {
+			if x.Direction == scenarios.FlipDown {
+				fmt.Fprintf(w, "  baseline FLIP DOWN %s under %s: %s -> %s (gold %s)\n", x.VignetteID, x.Variation, orNone(x.Base), orNone(x.Varied), x.Gold)
+			}
+		}
+	}
+	for _, g := range c.GoldChanges { // the suite changed, not the engine
+		fmt.Fprintf(w, "GOLD CHANGED %s: %s -> %s; the engine answered %s -> %s\n", g.VignetteID, g.BaseGold, g.Gold, orNone(g.Base.Final), orNone(g.Head.Final))
+	}
 	if len(c.Regressions) == 0 {
 		fmt.Fprintln(w, "no vignette regressed against the baseline")
 	}
@@ -487,6 +565,14 @@ func printComparison(w io.Writer, c scenarios.Comparison) {
 }
 
 func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+// rate is pct of a rate over n results, "-" over none.
+func rate(n int, f float64) string {
+	if n == 0 {
+		return "-"
+	}
+	return pct(f)
+}
 
 func readReport(path string) (*scenarios.Report, error) {
 	b, err := os.ReadFile(path)

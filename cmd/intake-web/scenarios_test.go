@@ -2,18 +2,24 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/bff/scenarios/variations"
 	"github.com/clinical-intake/intake-web/bff/services/play"
@@ -64,6 +70,17 @@ func TestScenariosRunWritesTheReport(t *testing.T) {
 	}
 	if !strings.Contains(out, "emergency") || !strings.Contains(out, "all") || !strings.Contains(errs, "[2/2]") {
 		t.Fatalf("summary:\n%s\nprogress:\n%s", out, errs)
+	}
+	// No vignette is urgent: its rates are "-", not 0.0% (every one
+	// wrong), and a line says why. The plays are counted as they are: no
+	// variations, and "one vignette at a time" against a sandbox playing
+	// two at once is not said.
+	if !regexp.MustCompile(`(?m)^urgent +0 +- +- +- +0$`).MatchString(out) || !strings.Contains(out, "-: nothing scored") {
+		t.Errorf("a class with nothing scored:\n%s", out)
+	}
+	if w := "small: 2 vignettes, x 1 repeat = 2 plays against"; !strings.Contains(errs, w) || strings.Contains(errs, "variations") ||
+		!strings.Contains(errs, "playing up to 2 vignettes at once") {
+		t.Errorf("the run's header does not say %q and %q:\n%s", w, "playing up to 2 vignettes at once", errs)
 	}
 	b, err := os.ReadFile(report)
 	if err != nil {
@@ -137,18 +154,23 @@ func setFinal(res map[string]any, class string) {
 	delete(res, "outcome")
 }
 
-// A suite with a mistake is refused before anything is played, naming the
-// file, the vignette and the field.
+// A suite with mistakes is refused before anything is played, naming the
+// file, then each problem on a line of its own with its line, vignette and
+// field (an unknown field among them, hiding none of the others).
 func TestScenariosRunRefusesABadSuite(t *testing.T) {
 	dir := t.TempDir()
 	suite := filepath.Join(dir, "bad.yaml")
 	bad := strings.Replace(smallSuite, "class: self_care", "class: soon", 1)
+	bad = strings.Replace(bad, "    default: \"no\"\n", "    default: \"no\"\n    colour: red\n", 1)
 	if err := os.WriteFile(suite, []byte(bad), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errs := runScenarios(t, "run", "-suite", suite)
-	if code != 2 || !strings.Contains(errs, "bad.yaml") || !strings.Contains(errs, "mislabelled") || !strings.Contains(errs, "gold.class") {
-		t.Fatalf("a bad suite: exit %d: %s", code, errs)
+	want := "intake-web scenarios: " + suite + " does not load: 2 problems\n" +
+		"  line 9: vignette \"chest-arm\" (1): colour: not a field of a vignette; its fields are id, title, age_years, sex, history, neutral, opening, complaint, facts, default, unknown, max_turns, gold\n" +
+		"  line 19: vignette \"mislabelled\" (2): gold.class: must be one of emergency, urgent, routine, self_care\n"
+	if code != 2 || errs != want {
+		t.Fatalf("a bad suite: exit %d:\n%s\nwant\n%s", code, errs, want)
 	}
 }
 
@@ -173,7 +195,7 @@ func TestScenariosRunVoice(t *testing.T) {
 	if !strings.Contains(string(b), `"voice_profile": "conversational-en/1"`) {
 		t.Fatalf("the report's provenance does not name the voice: %.400s", b)
 	}
-	if code, _, errs := runScenarios(t, "run", "-suite", suite, "-voice", "chatty"); code != 2 || !strings.Contains(errs, `-voice must be one of plain, conversational, got "chatty"`) {
+	if code, _, errs := runScenarios(t, "run", "-suite", suite, "-voice", "chatty"); code != 2 || !strings.Contains(errs, `-voice must be one of plain, conversational, `) || !strings.Contains(errs, `got "chatty"`) {
 		t.Fatalf("an unknown voice: exit %d: %s", code, errs)
 	}
 	var errw bytes.Buffer
@@ -220,7 +242,7 @@ func TestScenariosRunVariationsJUnitAndFailOn(t *testing.T) {
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	code, out, errs := runScenarios(t, "run", "-suite", suite, "-vary", "typos,lay", "-junit", junit, "-fail-on", "flip")
 	if code != 1 || !strings.Contains(out, "FLIP DOWN toddler-swallowed-tablets under typos: emergency -> self_care") ||
-		!strings.Contains(errs, "failing: 1 downward flips") {
+		!strings.Contains(errs, "failing: 1 downward flip\n") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	b, err := os.ReadFile(junit)
@@ -261,7 +283,7 @@ func TestScenariosRunVariationsJUnitAndFailOn(t *testing.T) {
 		says string
 	}{
 		{[]string{"-vary", "lay", "-fail-on", "flip"}, 0, ""},
-		{[]string{"-vary", "typos", "-fail-on", "under-triage"}, 1, "failing: 1 plays under-triaged"},
+		{[]string{"-vary", "typos", "-fail-on", "under-triage"}, 1, "failing: 1 play under-triaged"},
 		{[]string{"-fail-on", "under-triage"}, 0, ""},
 		{[]string{"-fail-on", "flip"}, 2, "-fail-on flip needs -vary"},
 		{[]string{"-fail-on", "regression"}, 2, "-fail-on regression needs -baseline"},
@@ -275,44 +297,88 @@ func TestScenariosRunVariationsJUnitAndFailOn(t *testing.T) {
 	}
 }
 
-// TestScenariosCLIEstimateExpectsWhatTheAppDoes: the command's estimate,
-// its split by variation and the items it plays at once count each
-// vignette's turns as the app's estimate does (scenarioruns.ExpectedTurns),
-// from the configuration the command read once.
-func TestScenariosCLIEstimateExpectsWhatTheAppDoes(t *testing.T) {
-	suite, err := scenarios.Builtin()
+// TestScenariosCLIEstimateIsTheApps: the command's estimate is the app's
+// (scenarioruns.Estimate): with -vary all it counts every varied play
+// (the issue: 61 intakes and about 4 days' quota printed for a run of 533
+// plays and about 3,000 turns), the same intakes, turns, days and split by
+// variation as the app's Scenarios page for the same run and key, and
+// -dry-run stops there.
+func TestScenariosCLIEstimateIsTheApps(t *testing.T) {
+	all, err := scenarios.Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := 0
-	for _, v := range suite.Vignettes {
-		want += scenarioruns.ExpectedTurns(v)
+	names := variations.Names()
+	plays := len(play.Plays(all, names, scenarioruns.VariationSeed))
+	if plays <= len(all.Vignettes) {
+		t.Fatalf("-vary all plays %d of %d vignettes: nothing varied", plays, len(all.Vignettes))
 	}
-	service := app.Config{UpstreamURL: "https://intake.example", TurnsPerDay: 1000, PacerPerMinute: 60}
-	if got := estimate(suite, 2, service); !strings.Contains(got, fmt.Sprintf("%d intakes and about %d turns: within a day's 1000 turns", 2*len(suite.Vignettes), 2*want)) {
-		t.Errorf("estimate %q: want %d turns within the day", got, 2*want)
+	// The app's estimate of the run, for a key of 6 requests a minute and
+	// 100 turns a day with nothing spent and nothing kept for patients.
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "app.db"), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
 	}
-	noQuota := service
-	noQuota.TurnsPerDay = -1
-	if got := estimate(suite, 1, noQuota); !strings.Contains(got, "no daily quota") || strings.Contains(got, "-1") {
-		t.Errorf("estimate without a daily quota: %q", got)
+	defer db.Close()
+	svc, err := scenarioruns.New(scenarioruns.Deps{Store: db, Audit: db, Target: scenarioruns.TargetService, PerMinute: 6, Parallel: app.DefaultScenarioParallel,
+		TurnsToday: func(context.Context) (int, int, error) { return 0, 100, nil }})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := estimate(suite, 1, app.Config{}); !strings.Contains(got, "embedded sandbox has no quota") {
-		t.Errorf("estimate against the embedded sandbox: %q", got)
+	want, err := svc.Estimate(t.Context(), bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 2, Variations: names})
+	if err != nil {
+		t.Fatal(err)
 	}
-	plays := play.Plays(suite, []string{variations.Names()[0]}, 1)
-	if got, w := estimatePerVariation(plays, 1), fmt.Sprintf("unvaried %d/%d;", len(suite.Vignettes), want); !strings.Contains(got, w) {
-		t.Errorf("per variation %q: want %q", got, w)
+	if want.Intakes != 2*plays || want.Days < 2 {
+		t.Fatalf("the app's estimate %+v: want %d intakes over days", want, 2*plays)
 	}
-	// As the app's runs (scenarioruns' TestParallelBound): 22 at 60 a
-	// minute, one at the default 6, the ceiling against the sandbox.
-	if got := cliParallel(suite, service, 64); got != 22 {
-		t.Errorf("at 60 a minute: %d at once, want 22", got)
+	service := func(k string) string {
+		return map[string]string{"INTAKE_BASE_URL": "https://svc.example", "INTAKE_API_KEY": "k"}[k]
 	}
-	if got := cliParallel(suite, app.Config{UpstreamURL: service.UpstreamURL}, 64); got != 1 {
-		t.Errorf("at the default 6 a minute: %d at once, want 1", got)
+	var out, errw bytes.Buffer
+	code := scenariosCommand([]string{"run", "-vary", "all", "-repeats", "2", "-dry-run"}, &out, &errw, service)
+	got := errw.String()
+	for _, w := range []string{
+		fmt.Sprintf("%d vignettes as written and %d varied plays under %s, x 2 repeats = %d plays against https://svc.example",
+			len(all.Vignettes), plays-len(all.Vignettes), strings.Join(names, ", "), 2*plays),
+		fmt.Sprintf("estimate: %d intakes and about %d turns (at most %d): more than a day's 100 turns", want.Intakes, want.Turns, want.MaxTurns),
+		fmt.Sprintf("about %d days' quota in all", want.Days),
+		fmt.Sprintf("per variation (intakes/about turns): unvaried %d/%d; %s %d/%d", want.PerVariation[0].Intakes, want.PerVariation[0].Turns,
+			want.PerVariation[1].Variation, want.PerVariation[1].Intakes, want.PerVariation[1].Turns),
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("the command does not say %q:\n%s", w, got)
+		}
 	}
-	if got := cliParallel(suite, app.Config{}, 64); got != 64 {
-		t.Errorf("against the embedded sandbox: %d at once, want the ceiling 64", got)
+	if code != 0 || out.Len() != 0 || strings.Contains(got, "playing") {
+		t.Errorf("-dry-run: exit %d, played or printed a summary:\n%s\n%s", code, out.String(), got)
+	}
+
+	// Against the embedded sandbox: every play counted, no quota.
+	code, _, errs := runScenarios(t, "run", "-vary", "all", "-dry-run")
+	if w := fmt.Sprintf("estimate: %d intakes", plays); code != 0 || !strings.Contains(errs, w) || !strings.Contains(errs, "the embedded sandbox has no quota") {
+		t.Errorf("against the embedded sandbox: exit %d, want %q:\n%s", code, w, errs)
+	}
+	// No quota: the key's pace alone.
+	noQuota := func(k string) string {
+		return map[string]string{"INTAKE_BASE_URL": "https://svc.example", "INTAKE_API_KEY": "k", "PACER_TURNS_PER_DAY": "-1"}[k]
+	}
+	errw.Reset()
+	if code := scenariosCommand([]string{"run", "-dry-run"}, io.Discard, &errw, noQuota); code != 0 ||
+		!strings.Contains(errw.String(), "no daily quota") || !strings.Contains(errw.String(), "at the key's pace") || strings.Contains(errw.String(), "-1 ") {
+		t.Errorf("without a daily quota: exit %d\n%s", code, errw.String())
+	}
+}
+
+// TestScenariosRunRepeatsLimit: -repeats has the app's limit
+// (scenarioruns.MaxRepeats), and says it.
+func TestScenariosRunRepeatsLimit(t *testing.T) {
+	over := strconv.Itoa(scenarioruns.MaxRepeats + 1)
+	code, _, errs := runScenarios(t, "run", "-repeats", over, "-dry-run")
+	if w := fmt.Sprintf("-repeats must be from 1 to %d", scenarioruns.MaxRepeats); code != 2 || !strings.Contains(errs, w) {
+		t.Errorf("-repeats %s: exit %d, want 2 saying %q: %s", over, code, w, errs)
+	}
+	if code, _, errs := runScenarios(t, "run", "-repeats", strconv.Itoa(scenarioruns.MaxRepeats), "-dry-run"); code != 0 {
+		t.Errorf("-repeats %d: exit %d: %s", scenarioruns.MaxRepeats, code, errs)
 	}
 }

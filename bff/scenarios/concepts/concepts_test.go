@@ -68,8 +68,18 @@ func TestSplitSentences(t *testing.T) {
 		{"Really?! OK... Next one", []string{"Really?!", "OK...", "Next one"}},
 		{"Any fever\nAny cough", []string{"Any fever", "Any cough"}},
 		{"  ", nil},
+		// A dash before a word that opens a question sets the question off;
+		// a dash before another word, or a hyphen in a word, does not.
+		{"Feel your neck — are the glands up?", []string{"Feel your neck —", "are the glands up?"}},
+		{"You can't walk on it - is that right?", []string{"You can't walk on it -", "is that right?"}},
+		{"Chest pain – does it spread?", []string{"Chest pain –", "does it spread?"}},
+		{"About your chest pain: does it spread?", []string{"About your chest pain:", "does it spread?"}},
+		{"Quick check: fever?", []string{"Quick check: fever?"}},
+		{"Any heart problems — angina, a heart attack?", []string{"Any heart problems — angina, a heart attack?"}},
+		{"Any self-harm — or plans to?", []string{"Any self-harm — or plans to?"}},
 	} {
-		if got := splitSentences(tc.in); !slices.Equal(got, tc.want) {
+		asks := func(w string) bool { return slices.Contains([]string{"are", "is", "does"}, w) }
+		if got := splitSentences(tc.in, asks); !slices.Equal(got, tc.want) {
 			t.Errorf("splitSentences(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -201,4 +211,38 @@ func TestConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestGroups: each concept carries the section of vocabulary.yaml it is
+// listed under ("# --- head ---"), and a concept added under a new section
+// carries that one: the clinician area's vocabulary page groups by them.
+func TestGroups(t *testing.T) {
+	u, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"main_problem": "open questions", "pregnancy": "about the person",
+		"spread": "the complaint in general", "support": "mood"} {
+		if c, _ := u.Concept(id); c.Group != want {
+			t.Errorf("%s is in group %q, want %q", id, c.Group, want)
+		}
+	}
+	for _, c := range u.Concepts() {
+		if c.Group == "" {
+			t.Errorf("%s has no group", c.ID)
+		}
+	}
+	vocab := string(vocabularyYAML) + "  # --- eyes ------------------------------\n" +
+		"  - {id: red_eye, kind: yes_no, yes: \"an eye is red\", means: \"a red eye\"}\n"
+	cues := string(cuesYAML) + "  red_eye:\n    - \"red + eye*\"\n"
+	u, err = load([]byte(vocab), []byte(cues))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := u.Concept("red_eye"); !ok || c.Group != "eyes" || c.Yes != "an eye is red" {
+		t.Errorf("the added concept: %+v", c)
+	}
+	if c, _ := u.Concept("support"); c.Group != "mood" {
+		t.Errorf("support moved to group %q", c.Group)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,14 +27,30 @@ type Understanding struct {
 	leadIns        [][]string
 	contextOpeners [][]string
 	anaphors       map[string]bool
+	speaker        map[string]bool // words for the engine itself: I, we, us
+	pronouns       map[string]bool // subject pronouns: "that" before one is no reference
+	embedded       map[string]bool // words that open an embedded question: whether, if, any
+	cessation      [][]string      // the thing asked about has stopped: "stopped", "cleared up"
+	afterGone      map[string]bool // "gone" before one of these has ceased: "gone now"
+	auxDo          map[string]bool // "do" first in a question: an auxiliary
+	whWords        map[string]bool // how, when, where, what, which, who, why
+	determiners    map[string]bool // the, your, this: a definite noun phrase follows
+	subordinators  map[string]bool // when, while, because: a subordinate clause follows
+	notAlternative [][]string      // "or not", "more or less": no alternative
+	anyWords       map[string]bool // a question opened by one lists alternatives with "and" too
 	tags           [][]string
+	auxiliaries    map[string]bool // a tag's verb ("haven't you?"); what makes an alternative a clause
+	tagSubjects    map[string]bool // a tag's subject
 	negators       [][]string
 	normalWords    [][]string
 	difficulty     [][]string
 	absence        [][]string
 	notPolarity    [][]string
-	normalYes      map[int]bool // concepts whose yes is the normal state
-	areas          []area       // body areas and systems, in cues.yaml's order
+	contrast       [][]string          // "rather than", "instead of": what follows is set against the question
+	normalYes      map[int]bool        // concepts whose yes is the normal state
+	areas          []area              // body areas and systems, in cues.yaml's order
+	partOf         map[string][]string // area → the wider areas it is part of
+	causes         map[string]bool     // areas that say how, not where
 
 	// The compiled cues: word patterns, terms (phrases of patterns), groups
 	// (alternative terms) and rules (groups of one concept).
@@ -76,15 +94,30 @@ type cuesFile struct {
 	LeadIns        []string          `yaml:"lead_ins"`
 	ContextOpeners []string          `yaml:"context_openers"`
 	Anaphors       []string          `yaml:"anaphors"`
+	Speaker        []string          `yaml:"speaker"`
+	Pronouns       []string          `yaml:"pronouns"`
+	Embedded       []string          `yaml:"embedded"`
+	Cessation      []string          `yaml:"cessation"`
+	AfterGone      []string          `yaml:"after_gone"`
+	AuxiliaryDo    []string          `yaml:"auxiliary_do"`
+	WhWords        []string          `yaml:"wh_words"`
+	Determiners    []string          `yaml:"determiners"`
+	Subordinators  []string          `yaml:"subordinators"`
+	NotAlternative []string          `yaml:"not_alternative"`
+	AnyWords       []string          `yaml:"any_words"`
 	Macros         map[string]string `yaml:"macros"`
 	Tags           []string          `yaml:"tags"`
+	Auxiliaries    []string          `yaml:"auxiliaries"`
+	TagSubjects    []string          `yaml:"tag_subjects"`
 	Negators       []string          `yaml:"negators"`
 	NormalWords    []string          `yaml:"normal_words"`
 	Difficulty     []string          `yaml:"difficulty"`
 	Absence        []string          `yaml:"absence"`
 	NotPolarity    []string          `yaml:"not_polarity"`
+	Contrast       []string          `yaml:"contrast"`
 	NormalYes      []string          `yaml:"normal_yes"`
 	Areas          yaml.Node         `yaml:"areas"`
+	Causes         []string          `yaml:"causes"`
 	Cues           yaml.Node         `yaml:"cues"`
 }
 
@@ -104,6 +137,37 @@ func decodeYAML(name string, data []byte, v any) error {
 	return nil
 }
 
+// groupLine is a section line of vocabulary.yaml: "# --- head ---".
+var groupLine = regexp.MustCompile(`^#\s*---+\s*(.*?)\s*-*$`)
+
+// vocabularyGroups is the group of each concept of vocabulary.yaml, in
+// order: the text of the last section line in the comments above it, or
+// the group of the concept before. The file has been decoded already, so
+// a file that does not parse here has no groups.
+func vocabularyGroups(vocabulary []byte) []string {
+	var doc yaml.Node
+	if yaml.Unmarshal(vocabulary, &doc) != nil || len(doc.Content) != 1 {
+		return nil
+	}
+	root := doc.Content[0]
+	var out []string
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "concepts" {
+			continue
+		}
+		group := ""
+		for _, item := range root.Content[i+1].Content {
+			for _, line := range strings.Split(item.HeadComment, "\n") {
+				if m := groupLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+					group = m[1]
+				}
+			}
+			out = append(out, group)
+		}
+	}
+	return out
+}
+
 func load(vocabulary, cues []byte) (*Understanding, error) {
 	var vf vocabularyFile
 	if err := decodeYAML("vocabulary.yaml", vocabulary, &vf); err != nil {
@@ -112,6 +176,7 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	if strconv.Itoa(vf.Version) != Version {
 		return nil, fmt.Errorf("vocabulary.yaml: version %d, but the package is version %s", vf.Version, Version)
 	}
+	groups := vocabularyGroups(vocabulary)
 	u := &Understanding{index: map[string]int{}}
 	for i, c := range vf.Concepts {
 		where := fmt.Sprintf("vocabulary.yaml: concept %d (%q)", i+1, c.ID)
@@ -129,7 +194,11 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 			return nil, fmt.Errorf("%s: id used twice", where)
 		}
 		u.index[c.ID] = len(u.concepts)
-		u.concepts = append(u.concepts, Concept{ID: c.ID, Kind: c.Kind, Means: c.Means, Yes: c.Yes})
+		group := ""
+		if i < len(groups) {
+			group = groups[i]
+		}
+		u.concepts = append(u.concepts, Concept{ID: c.ID, Kind: c.Kind, Means: c.Means, Yes: c.Yes, Group: group})
 	}
 
 	var cf cuesFile
@@ -172,6 +241,39 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	if u.anaphors, err = set(cf.Anaphors, "anaphors"); err != nil {
 		return nil, err
 	}
+	if u.speaker, err = set(cf.Speaker, "speaker"); err != nil {
+		return nil, err
+	}
+	if u.pronouns, err = set(cf.Pronouns, "pronouns"); err != nil {
+		return nil, err
+	}
+	if u.embedded, err = set(cf.Embedded, "embedded"); err != nil {
+		return nil, err
+	}
+	if u.afterGone, err = set(cf.AfterGone, "after_gone"); err != nil {
+		return nil, err
+	}
+	if u.auxDo, err = set(cf.AuxiliaryDo, "auxiliary_do"); err != nil {
+		return nil, err
+	}
+	if u.whWords, err = set(cf.WhWords, "wh_words"); err != nil {
+		return nil, err
+	}
+	if u.determiners, err = set(cf.Determiners, "determiners"); err != nil {
+		return nil, err
+	}
+	if u.subordinators, err = set(cf.Subordinators, "subordinators"); err != nil {
+		return nil, err
+	}
+	if u.anyWords, err = set(cf.AnyWords, "any_words"); err != nil {
+		return nil, err
+	}
+	if u.auxiliaries, err = set(cf.Auxiliaries, "auxiliaries"); err != nil {
+		return nil, err
+	}
+	if u.tagSubjects, err = set(cf.TagSubjects, "tag_subjects"); err != nil {
+		return nil, err
+	}
 	for _, l := range []struct {
 		field string
 		in    []string
@@ -185,7 +287,10 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 		{"normal_words", cf.NormalWords, &u.normalWords},
 		{"difficulty", cf.Difficulty, &u.difficulty},
 		{"absence", cf.Absence, &u.absence},
+		{"cessation", cf.Cessation, &u.cessation},
+		{"not_alternative", cf.NotAlternative, &u.notAlternative},
 		{"not_polarity", cf.NotPolarity, &u.notPolarity},
+		{"contrast", cf.Contrast, &u.contrast},
 	} {
 		for _, s := range l.in {
 			p, err := u.phrase(s)
@@ -208,6 +313,13 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	}
 	if err := u.compileAreas(&cf.Areas); err != nil {
 		return nil, err
+	}
+	u.causes = map[string]bool{}
+	for _, c := range cf.Causes {
+		if !slices.ContainsFunc(u.areas, func(a area) bool { return a.id == c }) {
+			return nil, fmt.Errorf("cues.yaml: causes: %q is not an area", c)
+		}
+		u.causes[c] = true
 	}
 	if err := u.compileCues(&cf.Cues, cf.Macros); err != nil {
 		return nil, err
@@ -269,6 +381,22 @@ func (u *Understanding) compileAreas(n *yaml.Node) error {
 			a.words = append(a.words, p)
 		}
 		u.areas = append(u.areas, a)
+	}
+	// An area is part of another when at least half of its words are the
+	// other's ("back": back and spine are bones and muscles too).
+	u.partOf = map[string][]string{}
+	for _, a := range u.areas {
+		for _, b := range u.areas {
+			shared := 0
+			for _, w := range a.words {
+				if slices.ContainsFunc(b.words, func(x []string) bool { return slices.Equal(x, w) }) {
+					shared++
+				}
+			}
+			if a.id != b.id && 2*shared >= len(a.words) && len(b.words) > len(a.words) {
+				u.partOf[a.id] = append(u.partOf[a.id], b.id)
+			}
+		}
 	}
 	return nil
 }

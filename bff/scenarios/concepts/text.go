@@ -11,11 +11,32 @@ import (
 type sentence struct {
 	text     string   // as written, trimmed, with its closing punctuation
 	words    []string // normalised words
+	punct    []bool   // a clause mark (comma, colon, dash, bracket) just before the word
 	clause   []int    // clause index of each word
+	conn     []string // what started each clause: "" (the first), "and", "or", "but", "when" (after a subordinate first clause) or "," (a mark)
+	alt      []int    // each word's alternative within its question (see alternatives)
 	question bool     // ends with "?"
 	tail     int      // in a joined pair, the first clause of the asking sentence; else 0
 	prevRead bool     // in a joined pair, the first sentence asked and was read on its own
+	bare     bool     // in a joined pair, the asking sentence found no concept alone
 	leadIn   bool     // it started with a lead-in clause ("OK, and …"), dropped from words
+	tagged   bool     // it ended with a confirmation tag (", haven't you?"), dropped from words: it asks
+	announce bool     // it asks only by a request frame about the asking itself (see announces)
+}
+
+// group is the question a clause belongs to: a clause started by "or"
+// belongs to the question before it (an alternative of it), so does the
+// main clause after a subordinate one ("When you stand, do you feel
+// faint?"), any other clause starts a new one ("Any fever, and how long has it been going
+// on?" asks two questions, "Is it swollen, or can you see bone?" one).
+func (s *sentence) group(clause int) int {
+	g := 0
+	for c := 1; c <= clause && c < len(s.conn); c++ {
+		if s.conn[c] != "or" && s.conn[c] != "when" {
+			g++
+		}
+	}
+	return g
 }
 
 // isApostrophe reports the characters dropped inside words: "can't" is
@@ -40,8 +61,14 @@ func clausePunct(r rune) bool {
 
 // words splits s into lower-case words of letters and digits, apostrophes
 // dropped, every other character a separator, and maps each word through
-// spell (spelling variants and typos) when it is not nil. punct[i] is true
-// when a clause mark (comma, colon, dash, bracket) comes just before word i.
+// spell (spelling variants and typos) when it is not nil. An "'s" that ends
+// a word is read as the word "is" after it: it is "is", "has" or a
+// possessive, the word before it carries the meaning ("How long's the
+// cough been there?" asks how long; "the baby's temperature" is a
+// temperature), and a contracted verb still makes a clause ("or one side
+// of your throat's swollen").
+// punct[i] is true when a clause mark (comma, colon, dash, bracket) comes
+// just before word i.
 func words(s string, spell map[string]string) (out []string, punct []bool) {
 	var b strings.Builder
 	pending := false
@@ -58,10 +85,18 @@ func words(s string, spell map[string]string) (out []string, punct []bool) {
 		punct = append(punct, pending)
 		pending = false
 	}
-	for _, r := range s {
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			b.WriteRune(unicode.ToLower(r))
+		case isApostrophe(r) && b.Len() > 0 && i+1 < len(rs) && (rs[i+1] == 's' || rs[i+1] == 'S') &&
+			(i+2 == len(rs) || !unicode.IsLetter(rs[i+2]) && !unicode.IsDigit(rs[i+2])):
+			i++ // "'s": the word ends, and "is" follows
+			flush()
+			out = append(out, "is")
+			punct = append(punct, false)
 		case isApostrophe(r):
 			// dropped: the word goes on
 		default:
@@ -76,10 +111,14 @@ func words(s string, spell map[string]string) (out []string, punct []bool) {
 }
 
 // splitSentences cuts a message into sentences at "?", "!", ";", a newline,
-// and a "." that ends a word (followed by a space or the end, so "37.5" and
-// "0.5" stay whole). Each sentence keeps its closing mark; blank ones are
-// dropped.
-func splitSentences(msg string) []string {
+// a "." that ends a word (followed by a space or the end, so "37.5" and
+// "0.5" stay whole), and a dash ("—", "–", or " - ") or a colon followed
+// by a word for which asks is true: a question set off from the statement
+// or instruction before it ("Feel your neck — are the glands up?", "You
+// can't walk on it — is that right?", "A few questions about your chest
+// pain: does it spread?"). Each sentence keeps its closing
+// mark (the part before a dash keeps the dash); blank ones are dropped.
+func splitSentences(msg string, asks func(word string) bool) []string {
 	var out []string
 	start := 0
 	add := func(end int) {
@@ -98,6 +137,13 @@ func splitSentences(msg string) []string {
 				end++
 			}
 			add(end)
+		case '—', '–', '-', ':':
+			if r == '-' && (i == 0 || msg[i-1] != ' ' || end >= len(msg) || msg[end] != ' ') {
+				break // a hyphen inside a word
+			}
+			if asks != nil && asks(nextWord(msg[end:])) {
+				add(end) // the dash stays with the part before it: see setOff
+			}
 		case '.':
 			next := end
 			for next < len(msg) && strings.ContainsRune(".\"'”’)", rune(msg[next])) {
@@ -112,4 +158,27 @@ func splitSentences(msg string) []string {
 	}
 	add(len(msg))
 	return out
+}
+
+// nextWord is the first word of s, lower case, apostrophes dropped.
+func nextWord(s string) string {
+	var b strings.Builder
+	for _, r := range strings.TrimLeft(s, " \t") {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(unicode.ToLower(r))
+		case isApostrophe(r):
+		default:
+			return b.String()
+		}
+	}
+	return b.String()
+}
+
+// setOff reports whether a sentence was set off before a question by a dash
+// or a colon ("Feel your neck —", "About your chest pain:"): it is that
+// question's topic or instruction, and asks nothing itself unless a
+// confirmation tag follows ("You can't walk on it — is that right?").
+func setOff(text string) bool {
+	return strings.HasSuffix(text, "—") || strings.HasSuffix(text, "–") || strings.HasSuffix(text, " -") || strings.HasSuffix(text, ":")
 }

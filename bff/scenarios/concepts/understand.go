@@ -6,9 +6,12 @@ import (
 )
 
 // Understand returns the concepts a message asks about, in the order asked,
-// at most one Match per concept; empty when none.
+// at most one Match per concept; empty when none. Each match says which
+// question of the message asked it (Question), whether it is asked with
+// the others of that question or as an alternative to them (Alt), and how
+// clearly its concept won (Margin).
 func (u *Understanding) Understand(message string) []Match {
-	texts := splitSentences(message)
+	texts := splitSentences(message, func(w string) bool { return u.questionWords[u.spelled(w)] })
 	sents := make([]sentence, len(texts))
 	asks := make([]bool, len(texts))
 	for i, t := range texts {
@@ -16,29 +19,46 @@ func (u *Understanding) Understand(message string) []Match {
 		s.text = t
 		var punct []bool
 		s.words, punct = words(t, u.spell)
+		s.words, punct = u.privatives(s.words, punct)
 		s.words, punct, s.leadIn = u.dropLeadIn(s.words, punct)
-		s.clause = u.clauses(s.words, punct)
+		s.words, punct, s.tagged = u.dropTag(s.words, punct)
+		s.punct = punct
+		s.clause, s.conn = u.clauses(s.words, punct)
 		s.question = strings.HasSuffix(strings.TrimRight(t, "\"'”’) "), "?")
-		asks[i] = u.asks(s)
+		asks[i] = s.tagged || u.asks(s) && !setOff(t)
+		s.announce = asks[i] && u.announces(s)
 		if asks[i] && i > 0 && u.isTag(s.words) {
 			asks[i-1] = true
 		}
 	}
+	// An announcement ("I need to check one thing about bleeding.") frames
+	// the question after it: it asks nothing when a later sentence asks.
+	for i := range sents {
+		if sents[i].announce && slices.ContainsFunc(sents[i+1:], func(s sentence) bool { return !s.announce && u.asks(&s) }) {
+			asks[i] = false
+		}
+	}
 	var out []Match
+	question := map[[2]int]int{} // (sentence, its question) → the message's question
 	for i := range sents {
 		if !asks[i] {
 			continue
 		}
-		cs, text := u.match(&sents[i]), sents[i].text
+		cs, read := u.match(&sents[i]), &sents[i]
 		// A question that points back ("Is either of those sore?") is read
 		// with the sentence before it when it finds nothing alone, or when
 		// the two together say more than it does: "Press the bone on the
 		// outer edge of your foot. Is either tender?" asks about the
 		// foot's bones, not tenderness in general.
-		if i > 0 && u.refersBack(&sents[i]) && !sents[i-1].leadIn && !u.startsWith(sents[i-1].words, u.leadIns) {
+		// So is a question that finds nothing alone: the statement or
+		// instruction before it completes it ("Touch your chin to your
+		// chest — does your neck hurt?"), though a concept wholly in it
+		// still needs a reference word in the question.
+		if i > 0 && (len(cs) == 0 || u.refersBack(&sents[i])) && !sents[i-1].leadIn && !u.startsWith(sents[i-1].words, u.leadIns) {
 			joined := joinSentences(&sents[i-1], &sents[i], asks[i-1])
+			joined.bare = len(cs) == 0
 			if jc := u.match(&joined); len(cs) == 0 || len(jc) > 0 && mostSpecific(jc).more(mostSpecific(cs)) {
-				cs, text = jc, joined.text
+				cs, read = jc, &joined
 			}
 		}
 		for _, c := range cs {
@@ -46,7 +66,14 @@ func (u *Understanding) Understand(message string) []Match {
 			if slices.ContainsFunc(out, func(m Match) bool { return m.Concept == id }) {
 				continue
 			}
-			out = append(out, Match{Concept: id, Inverse: c.inverse, Cue: c.rule.cue, Text: text})
+			key := [2]int{i, read.group(c.clause)}
+			q, ok := question[key]
+			if !ok {
+				q = len(question)
+				question[key] = q
+			}
+			out = append(out, Match{Concept: id, Inverse: c.inverse, Cue: c.rule.cue, Text: read.text,
+				Question: q, Alt: read.alt[c.first], Margin: c.margin})
 		}
 	}
 	return out
@@ -67,6 +94,34 @@ func (u *Understanding) dropLeadIn(ws []string, punct []bool) ([]string, []bool,
 	return ws, punct, false
 }
 
+// dropTag drops a confirmation tag that ends a sentence after a comma or a
+// dash ("…, haven't you?", "… — correct?", "…, yes?"): the statement before
+// it asks whether it holds, in its own polarity, and the tag's words (its
+// "haven't", its "no") say nothing of the concepts. A sentence that is
+// only a tag is kept whole (it makes the sentence before it ask).
+func (u *Understanding) dropTag(ws []string, punct []bool) ([]string, []bool, bool) {
+	k := len(ws) - 1
+	for k > 0 && !punct[k] {
+		k--
+	}
+	if k <= 0 {
+		return ws, punct, false
+	}
+	tail := ws[k:]
+	if u.isTag(tail) || len(tail) == 2 && u.auxiliaries[tail[0]] && u.tagSubjects[tail[1]] {
+		return ws[:k], punct[:k], true
+	}
+	return ws, punct, false
+}
+
+// spelled is w read through the spellings.
+func (u *Understanding) spelled(w string) string {
+	if c, ok := u.spell[w]; ok {
+		return c
+	}
+	return w
+}
+
 // refersBack reports whether a sentence points back to the one before it
 // ("Does that hurt?", "Is there a harsh sound?").
 func (u *Understanding) refersBack(s *sentence) bool {
@@ -79,6 +134,7 @@ func (u *Understanding) refersBack(s *sentence) bool {
 func joinSentences(a, b *sentence, aRead bool) sentence {
 	j := sentence{text: a.text + " " + b.text, question: b.question, prevRead: aRead}
 	j.words = append(slices.Clone(a.words), b.words...)
+	j.punct = append(slices.Clone(a.punct), b.punct...)
 	j.clause = slices.Clone(a.clause)
 	next := 0
 	if n := len(a.clause); n > 0 {
@@ -87,25 +143,46 @@ func joinSentences(a, b *sentence, aRead bool) sentence {
 	for _, c := range b.clause {
 		j.clause = append(j.clause, c+next)
 	}
+	j.conn = slices.Clone(a.conn)
+	for len(j.conn) < next {
+		j.conn = append(j.conn, ".")
+	}
+	j.conn = append(j.conn, b.conn...)
+	if next < len(j.conn) {
+		j.conn[next] = "." // a sentence boundary: a new question
+	}
 	j.tail = next
 	return j
 }
 
 // clauses numbers the clauses of a sentence's words: a new clause starts at
-// a clause word after "and", "or", "but" or a clause mark.
-func (u *Understanding) clauses(ws []string, punct []bool) []int {
+// a clause word after "and", "or", "but" or a clause mark. conn says what
+// started each clause: "" for the first, else the word before it ("and",
+// "or", "but"), else "," for a mark ("Is it swollen, or can you see bone?"
+// is two clauses, the second started by "or"), and "when" for the clause
+// after a first clause opened by a subordinator: the two are one question
+// ("When you stand up, do you feel faint?").
+func (u *Understanding) clauses(ws []string, punct []bool) ([]int, []string) {
 	c := make([]int, len(ws))
+	conn := []string{""}
 	n := 0
 	for i, w := range ws {
 		if i > 0 && u.clauseWords[w] {
 			switch {
-			case punct[i], ws[i-1] == "and", ws[i-1] == "or", ws[i-1] == "but":
+			case ws[i-1] == "and", ws[i-1] == "or", ws[i-1] == "but":
 				n++
+				conn = append(conn, ws[i-1])
+			case punct[i] && n == 0 && u.subordinators[ws[0]]:
+				n++
+				conn = append(conn, "when")
+			case punct[i]:
+				n++
+				conn = append(conn, ",")
 			}
 		}
 		c[i] = n
 	}
-	return c
+	return c, conn
 }
 
 // asks reports whether a sentence asks something: a question mark, a
@@ -122,6 +199,95 @@ func (u *Understanding) asks(s *sentence) bool {
 			if phraseAt(s.words, i, p) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// announces reports whether an asking sentence asks only by a request
+// frame about the asking itself: the frame opens the sentence or the
+// sentence has no "?", and no embedded question follows the frame ("I
+// need to check one thing about bleeding.", "I'd like to gently ask you
+// something important.", "Can I ask you a few questions about your
+// cough?"), where "I'd like to know if you've had a fever." and "Can I ask
+// if you've been sick?" ask.
+func (u *Understanding) announces(s *sentence) bool {
+	for i := range s.words {
+		for _, p := range u.requests {
+			if !phraseAt(s.words, i, p) || s.question && i > 0 {
+				continue
+			}
+			return !slices.ContainsFunc(s.words[i+len(p):], func(w string) bool { return u.embedded[w] })
+		}
+	}
+	return false
+}
+
+// discourse reports whether a sentence's first clause is the speaker
+// talking about the conversation ("Before I go on, …", "Just so I know,
+// …", "If I may ask, …"): it holds a speaker word and no embedded question
+// after it, and another clause follows. Like a context opener's clause, it
+// asks nothing and gives no concept its words.
+func (u *Understanding) discourse(s *sentence) bool {
+	asked := false // a later clause of two words or more opens with a question word
+	for i := 1; i+1 < len(s.words); i++ {
+		if s.clause[i] > 0 && s.clause[i] != s.clause[i-1] && s.clause[i+1] == s.clause[i] && u.questionWords[s.words[i]] {
+			asked = true
+		}
+	}
+	if !asked {
+		return false
+	}
+	for i, w := range s.words {
+		if s.clause[i] != 0 {
+			return false
+		}
+		if u.speaker[w] {
+			for j := i + 1; j < len(s.words) && s.clause[j] == 0; j++ {
+				if u.embedded[s.words[j]] {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// privatives reads a word that says the absence of another ("painless")
+// as "without" and that word, when the word itself is not a cue's and its
+// stem is: "Is peeing painless?" asks "Is peeing without pain?". Words of
+// the cues ("breathless", "hopeless") stay as they are.
+func (u *Understanding) privatives(ws []string, punct []bool) ([]string, []bool) {
+	var out []string
+	var op []bool
+	for i, w := range ws {
+		stem, ok := strings.CutSuffix(w, "less")
+		if ok && len(stem) >= 4 && !u.wholeCueWord(w) && u.cueWord(stem) {
+			out = append(out, "without", stem)
+			op = append(op, punct[i], false)
+			continue
+		}
+		out = append(out, w)
+		op = append(op, punct[i])
+	}
+	return out, op
+}
+
+// wholeCueWord reports whether a cue names w as a whole word (exactly, or
+// as a stem followed by "*").
+func (u *Understanding) wholeCueWord(w string) bool {
+	return len(u.exact[w]) > 0 || len(u.prefix[w]) > 0
+}
+
+// cueWord reports whether some cue pattern matches w.
+func (u *Understanding) cueWord(w string) bool {
+	if len(u.exact[w]) > 0 {
+		return true
+	}
+	for l := 1; l <= len(w) && l <= u.maxStem; l++ {
+		if len(u.prefix[w[:l]]) > 0 {
+			return true
 		}
 	}
 	return false
@@ -183,7 +349,11 @@ type candidate struct {
 	clauses map[int]bool // the clauses its required words lie in
 	spans   int          // how many
 	clause  int          // the last of them
-	context bool         // its required words all lie in a context clause
+	// fromContext: a required word lies in context (a context clause, or
+	// the sentence a joined question points back to); inQuestion: one lies
+	// in the question.
+	fromContext, inQuestion bool
+	margin                  int // groups more than its strongest rival (see match)
 }
 
 // more reports whether a is more specific than b: more groups, then fewer
@@ -207,6 +377,13 @@ func mostSpecific(cs []candidate) *candidate {
 		}
 	}
 	return best
+}
+
+// subsumes reports whether a claims every word b claims and more: b is
+// then no rival of a ("burning up" is fever, not the "burning" of a
+// pain's character).
+func (a *candidate) subsumes(b *candidate) bool {
+	return len(a.claimed) > len(b.claimed) && !slices.ContainsFunc(b.claimed, func(p int) bool { return !slices.Contains(a.claimed, p) })
 }
 
 func (a *candidate) overlaps(b *candidate) bool {
@@ -293,14 +470,20 @@ func (st *sentenceState) group(g int32) []span {
 
 // match returns the concepts a sentence's cues find, ordered by where they
 // are asked: every rule that matches is a candidate; a candidate is dropped
-// when it lies wholly in a context clause, or when another concept's most
-// specific candidate claims some of its words and is more specific; of each
-// concept's remaining candidates the most specific (the first of equals)
-// counts, its polarity decided last.
+// when a required word lies in context (a context clause, or the sentence
+// a joined question points back to, unless another required word lies in
+// the question), or when a more specific candidate of another concept
+// claims some of its words; of each concept's remaining candidates the
+// most specific (the first of equals) counts. A concept that only names
+// the topic of another concept's question is dropped too (topics). Then
+// each one's margin and polarity are decided.
 func (u *Understanding) match(s *sentence) []candidate {
 	st := &sentenceState{u: u, s: s, pats: map[int32][]int{}, terms: map[int32][]span{}, groups: map[int32][]span{}}
-	st.context = len(s.clause) > 0 && s.clause[len(s.clause)-1] > 0 && u.startsWith(s.words, u.contextOpeners)
+	st.context = len(s.clause) > 0 && s.clause[len(s.clause)-1] > 0 && (u.startsWith(s.words, u.contextOpeners) || s.tail == 0 && u.discourse(s))
 	for i, w := range s.words {
+		if i == 0 && u.auxDo[w] {
+			continue // "Do you …": the question's auxiliary, not the verb do
+		}
 		for _, p := range u.exact[w] {
 			st.pats[p] = append(st.pats[p], i)
 		}
@@ -313,29 +496,62 @@ func (u *Understanding) match(s *sentence) []candidate {
 	if len(st.pats) == 0 {
 		return nil
 	}
+	// Context may resolve a reference, never add a concept: a candidate
+	// with a required word in context stands only when the question holds
+	// a reference word it does not claim itself ("Thinking about how the
+	// headache started, was it sudden?"; not "Before I go on, is it
+	// possible …", whose "it … before" is no reference), and one wholly in
+	// context only when no candidate is in the question ("Open your mouth
+	// wide. Is that hard to do?"; not "You mentioned chest pain. Does it
+	// spread?").
 	var all []*candidate
 	for ri := range u.rules {
-		if c, ok := st.try(&u.rules[ri]); ok && !c.context {
+		if c, ok := st.try(&u.rules[ri]); ok && (!c.fromContext || st.reference(c) || s.bare && c.inQuestion) {
 			all = append(all, c)
 		}
 	}
+	if s.prevRead || slices.ContainsFunc(all, func(c *candidate) bool { return c.inQuestion }) {
+		// (A sentence pointed back to that asked was read on its own.)
+		all = slices.DeleteFunc(all, func(c *candidate) bool { return !c.inQuestion })
+	}
+	all = u.dropContrast(s, all)
+	all = u.dropAsides(s, all)
 	top := map[int]*candidate{} // each concept's most specific candidate
 	for _, c := range all {
 		if t, ok := top[c.rule.concept]; !ok || c.more(t) {
 			top[c.rule.concept] = c
 		}
 	}
+	s.alt = u.alternatives(s)
+	// Every other placing of a rule's words within one alternative of one
+	// clause, beside the closest one: "Any vomiting of blood, or bloody
+	// stools?" places gi_bleeding on "bloody stools" and on "vomiting of
+	// blood" too.
+	var placings []placing
+	for _, c := range all {
+		if len(c.rule.required) > 1 {
+			placings = append(placings, st.placings(c.rule)...)
+		}
+	}
 	best := map[int]*candidate{}
 	var order []int
 	for _, c := range all {
-		dominated := false
-		for _, o := range top {
-			if o.rule.concept != c.rule.concept && o.more(c) && o.overlaps(c) {
-				dominated = true
-				break
-			}
+		// Another concept's candidate that claims some of the same words
+		// and is more specific drops it, when it is that concept's best
+		// or lies in one clause (a reading across two clauses is weak).
+		if slices.ContainsFunc(all, func(o *candidate) bool {
+			return o.rule.concept != c.rule.concept && (o == top[o.rule.concept] || o.spans == 1) && o.more(c) && o.overlaps(c)
+		}) {
+			continue
 		}
-		if dominated {
+		// So does another concept's rule placed on all of its words and
+		// more, in one alternative of one clause: a concept named as the
+		// object or complement of another's word ("vomiting OF blood", "a
+		// cough WITH blood in it", "faint ON getting up") is the more
+		// specific concept, never the head word's.
+		if slices.ContainsFunc(placings, func(p placing) bool {
+			return p.rule.concept != c.rule.concept && len(p.rule.required) > c.groups && !slices.ContainsFunc(c.claimed, func(i int) bool { return !slices.Contains(p.pos, i) })
+		}) {
 			continue
 		}
 		ci := c.rule.concept
@@ -350,9 +566,77 @@ func (u *Understanding) match(s *sentence) []candidate {
 	for _, ci := range order {
 		out = append(out, *best[ci])
 	}
+	out, topics := u.dropTopics(s, out)
+	// In a question about a value opened by a question word, a yes/no
+	// concept dropped before (its words another's) is a topic too, not a
+	// rival ("How long has the chest pain been going on?").
+	for _, o := range all {
+		if u.concepts[o.rule.concept].Kind == YesNo && slices.ContainsFunc(out, func(c candidate) bool {
+			return u.concepts[c.rule.concept].Kind == Value && s.group(c.clause) == s.group(o.clause) && u.opensWithQuestionWord(s, s.group(c.clause))
+		}) {
+			if topics == nil {
+				topics = map[int]bool{}
+			}
+			topics[o.rule.concept] = true
+		}
+	}
 	pol := u.polarityWords(s)
+	read := make([]*candidate, len(out))
 	for i := range out {
-		out[i].inverse = u.inverse(s, &out[i], out, pol)
+		read[i] = &out[i]
+	}
+	// A concept's score is its best candidate's groups, and one more when
+	// another of its rules matched too (two cues agree on it). Its margin
+	// is its score less that of its strongest rival: another concept with
+	// a candidate on some of its words that it does not subsume, that
+	// lies in no more clauses, and that is not a topic of the question.
+	score := func(ci int) int {
+		n, rules := 0, 0
+		for _, o := range all {
+			if o.rule.concept == ci {
+				n = max(n, o.groups)
+				rules++
+			}
+		}
+		if rules > 1 {
+			n++
+		}
+		return n
+	}
+	// A concept read by another of its rules in another alternative of the
+	// question ("You can't open your mouth, or one side of your throat is
+	// swollen": trismus twice) is read there too: a polarity word belongs
+	// to the reading it stands before ("can't" to "open your mouth", not to
+	// "one side"), and readings of one concept in opposite polarities ("Can
+	// you open your mouth, or is one side swollen?") cannot be answered
+	// with one yes or no: the margin is nil.
+	owners := slices.Clone(read)
+	var siblings []*candidate
+	for _, o := range all {
+		if slices.ContainsFunc(read, func(c *candidate) bool {
+			return c.rule.concept == o.rule.concept && c.rule != o.rule && slices.ContainsFunc(o.claimed, func(q int) bool {
+				return !slices.ContainsFunc(c.claimed, func(p int) bool { return s.alt[p] == s.alt[q] })
+			})
+		}) {
+			owners = append(owners, o)
+			siblings = append(siblings, o)
+		}
+	}
+	for _, c := range read {
+		c.inverse = u.inverse(s, c, owners, pol)
+		mine := score(c.rule.concept)
+		c.margin = mine
+		for _, o := range siblings {
+			if o.rule.concept == c.rule.concept && u.inverse(s, o, owners, pol) != c.inverse {
+				mine, c.margin = 0, 0
+			}
+		}
+		for _, o := range all {
+			if o.rule.concept != c.rule.concept && !topics[o.rule.concept] && o.overlaps(c) && !c.subsumes(o) && o.spans <= c.spans &&
+				!straddles(o, c, read) && !acrossAlternatives(s, o) {
+				c.margin = min(c.margin, mine-score(o.rule.concept))
+			}
+		}
 	}
 	slices.SortStableFunc(out, func(a, b candidate) int {
 		if a.clause != b.clause {
@@ -363,10 +647,227 @@ func (u *Understanding) match(s *sentence) []candidate {
 	return out
 }
 
+// dropContrast drops a reading of what a question sets its concept against
+// ("Does your pee look cloudy rather than clear?", "cloudy instead of
+// clear"): a candidate with a word after a contrast marker, when another
+// candidate of its concept lies wholly before the marker in the same
+// clause, is the contrast, not the question.
+func (u *Understanding) dropContrast(s *sentence, all []*candidate) []*candidate {
+	for i := range s.words {
+		for _, p := range u.contrast {
+			if !phraseAt(s.words, i, p) {
+				continue
+			}
+			before := func(c *candidate) bool {
+				return !slices.ContainsFunc(c.claimed, func(q int) bool { return q >= i || s.clause[q] != s.clause[i] })
+			}
+			all = slices.DeleteFunc(all, func(c *candidate) bool {
+				return slices.ContainsFunc(c.claimed, func(q int) bool { return q > i }) &&
+					slices.ContainsFunc(all, func(o *candidate) bool { return o != c && o.rule.concept == c.rule.concept && before(o) })
+			})
+		}
+	}
+	return all
+}
+
+// dropAsides drops a candidate whose words all lie in a comparison set off
+// by a comma or a dash, when another concept of the question lies outside
+// it: the comparison describes that one ("Did it hit all at once, like a
+// blow, or …": no blow is asked about). Alone, the words after "like" are
+// an example of what is asked ("Did anything happen, like a fall?"), and a
+// rule that claims the "like" itself ("like being hit") reads it.
+func (u *Understanding) dropAsides(s *sentence, all []*candidate) []*candidate {
+	for i, w := range s.words {
+		if w != "like" || i == 0 || !s.punct[i] {
+			continue
+		}
+		end := i + 1
+		for end < len(s.words) && !s.punct[end] {
+			end++
+		}
+		outside := func(c *candidate) bool {
+			return slices.ContainsFunc(c.claimed, func(q int) bool { return q <= i || q >= end })
+		}
+		all = slices.DeleteFunc(all, func(c *candidate) bool {
+			return !outside(c) && slices.ContainsFunc(all, func(o *candidate) bool {
+				return o.rule.concept != c.rule.concept && outside(o) && s.group(o.clause) == s.group(s.clause[i])
+			})
+		})
+	}
+	return all
+}
+
+// straddles reports whether o's words are all read already, some as c's
+// and some as another reading's: o is then no rival of c, only two
+// readings' words taken together ("Is one calf painful, or are you
+// coughing blood?": pain made worse by coughing is not asked).
+func straddles(o, c *candidate, read []*candidate) bool {
+	other := false
+	for _, p := range o.claimed {
+		switch {
+		case slices.Contains(c.claimed, p):
+		case slices.ContainsFunc(read, func(d *candidate) bool {
+			return d != c && d.rule.concept != o.rule.concept && slices.Contains(d.claimed, p)
+		}):
+			other = true
+		default:
+			return false
+		}
+	}
+	return other
+}
+
+// acrossAlternatives reports whether o's words lie in two clauses that are
+// alternatives of each other ("Is it cold or blue, or has it lost
+// feeling?": "blue" and "feeling" are not "feeling blue"): o is then no
+// rival.
+func acrossAlternatives(s *sentence, o *candidate) bool {
+	if o.spans < 2 {
+		return false
+	}
+	for cl := range o.clauses {
+		if cl > 0 && cl < len(s.conn) && s.conn[cl] == "or" && o.clauses[cl-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// alternatives numbers each word's alternative within its question: an
+// "or" starts the next alternative ("Have you thrown up blood, or had
+// black poo?"), and so does a comma in a list that goes on to an "or"
+// ("sweaty, clammy or sick"); "and", "with" and a comma before "and" keep
+// the alternative ("a stiff neck along with a fever, or a rash": the stiff
+// neck and the fever are asked together, the rash instead). "or not",
+// "more or less" and the like start none (not_polarity, alternatives_not).
+func (u *Understanding) alternatives(s *sentence) []int {
+	alt := make([]int, len(s.words))
+	skip := make([]bool, len(s.words))
+	for i := range s.words {
+		for _, p := range u.notAlternative {
+			if phraseAt(s.words, i, p) {
+				for j := range p {
+					skip[i+j] = true
+				}
+			}
+		}
+	}
+	n, group, anyList := 0, -1, false
+	or := func(x string) bool { return x == "or" || anyList && x == "and" }
+	for i, w := range s.words {
+		if g := s.group(s.clause[i]); g != group {
+			n, group, anyList = 0, g, u.anyWords[w]
+		}
+		switch {
+		case or(w) && !skip[i]:
+			n++
+		case s.punct[i] && i > 0 && s.clause[i] == s.clause[i-1]:
+			for _, x := range s.words[i:] {
+				if or(x) {
+					n++
+					break
+				}
+				if x == "and" {
+					break
+				}
+			}
+		}
+		alt[i] = n
+	}
+	return alt
+}
+
+// dropTopics drops the concepts that only name what another concept's
+// question is about: in a question about a value (how long, when, how it
+// came on) opened by a question word, every yes/no concept ("How long
+// have you had the cough and fever?"); and a yes/no concept whose words
+// follow a determiner ("the breathlessness", "your chest") when another
+// concept, not so introduced, is asked in the same alternative and either
+// shares some of its words ("Does pressing on your chest where it hurts
+// make the pain worse?") or, the topic being one group of words, comes
+// after it ("Does your cough keep you awake at night?"; "burning up or
+// getting the chills" asks both). A question of topics alone keeps them.
+func (u *Understanding) dropTopics(s *sentence, cs []candidate) ([]candidate, map[int]bool) {
+	topic := make([]bool, len(cs))
+	for i, c := range cs {
+		if u.concepts[c.rule.concept].Kind != YesNo {
+			continue
+		}
+		g := s.group(c.clause)
+		for j, o := range cs {
+			if j == i || s.group(o.clause) != g {
+				continue
+			}
+			if u.concepts[o.rule.concept].Kind == Value && u.opensWithQuestionWord(s, g) {
+				topic[i] = true
+			}
+			if u.definite(s, &cs[i], cs) && !u.definite(s, &o, cs) && s.alt[c.first] == s.alt[o.first] &&
+				(c.groups == 1 && c.claimed[0] < o.first || c.overlaps(&o) || c.first > o.first && u.allDefinite(s, &cs[i], cs)) {
+				topic[i] = true
+			}
+		}
+	}
+	var out []candidate
+	dropped := map[int]bool{}
+	for i, c := range cs {
+		if !topic[i] {
+			out = append(out, c)
+		} else {
+			dropped[c.rule.concept] = true
+		}
+	}
+	if len(out) == 0 {
+		return cs, nil
+	}
+	return out, dropped
+}
+
+// opensWithQuestionWord reports whether question g of s opens with a wh-
+// word ("How long …", "When did …").
+func (u *Understanding) opensWithQuestionWord(s *sentence, g int) bool {
+	for i, w := range s.words {
+		if s.group(s.clause[i]) == g {
+			return u.whWords[w]
+		}
+	}
+	return false
+}
+
+// allDefinite reports whether every word of a candidate follows a
+// determiner: it is named by a definite noun phrase ("the sore spot on
+// your chest"), what another concept's question is about ("Worse when you
+// press on the sore spot on your chest?" asks about tenderness).
+func (u *Understanding) allDefinite(s *sentence, c *candidate, cs []candidate) bool {
+	for _, q := range c.claimed {
+		one := candidate{rule: c.rule, claimed: []int{q}}
+		if !u.definite(s, &one, cs) {
+			return false
+		}
+	}
+	return true
+}
+
+// definite reports whether a candidate's words follow a determiner ("the",
+// "your", "this"), with at most one word between, a word no other
+// candidate claims ("the breathlessness start": "start" is not definite).
+func (u *Understanding) definite(s *sentence, c *candidate, cs []candidate) bool {
+	p := c.claimed[0]
+	for k := 1; k <= 2 && p-k >= 0; k++ {
+		if u.determiners[s.words[p-k]] {
+			return true
+		}
+		if s.punct[p-k+1] || u.questionWords[s.words[p-k]] || slices.ContainsFunc(cs, func(o candidate) bool { return o.rule != c.rule && slices.Contains(o.claimed, p-k) }) {
+			return false
+		}
+	}
+	return false
+}
+
 // polarity holds the positions of a sentence's polarity words, those inside
-// a not_polarity phrase ("or not", "than normal") left out.
+// a not_polarity phrase ("or not", "than normal") or after a contrast
+// marker ("rather than clear") left out.
 type polarity struct {
-	negators, difficulty, absence, normal []int
+	negators, difficulty, absence, normal, cessation []int
 }
 
 func (u *Understanding) polarityWords(s *sentence) polarity {
@@ -376,6 +877,15 @@ func (u *Understanding) polarityWords(s *sentence) polarity {
 			if phraseAt(s.words, i, p) {
 				for j := range p {
 					skip = append(skip, i+j)
+				}
+			}
+		}
+		// What is set against the question says nothing of its polarity
+		// ("cloudy rather than clear").
+		for _, p := range u.contrast {
+			if phraseAt(s.words, i, p) {
+				for j := i; j < len(s.words) && s.clause[j] == s.clause[i]; j++ {
+					skip = append(skip, j)
 				}
 			}
 		}
@@ -394,12 +904,31 @@ func (u *Understanding) polarityWords(s *sentence) polarity {
 		}
 		return out
 	}
-	return polarity{
+	pol := polarity{
 		negators:   find(u.negators),
 		difficulty: find(u.difficulty),
 		absence:    find(u.absence),
 		normal:     find(u.normalWords),
+		cessation:  find(u.cessation),
 	}
+	// "stop" before an -ing word ("stopped spreading", "unable to stop
+	// being sick") and "gone" that ends its clause or is followed by an
+	// adverb of time or degree ("Has the fever gone now?") say the thing
+	// has ceased; "stop for breath", "gone numb" do not.
+	for i, w := range s.words {
+		next := ""
+		if i+1 < len(s.words) && s.clause[i+1] == s.clause[i] {
+			next = s.words[i+1]
+		}
+		switch {
+		case (w == "stop" || w == "stops" || w == "stopping") && strings.HasSuffix(next, "ing") && len(next) > 4,
+			w == "gone" && (next == "" || u.afterGone[next]):
+			if !slices.Contains(skip, i) {
+				pol.cessation = append(pol.cessation, i)
+			}
+		}
+	}
+	return pol
 }
 
 // try matches one rule: every required group occurs (the occurrences
@@ -441,6 +970,16 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 	if bestWidth < 0 {
 		return nil, false
 	}
+	// In a question read with the sentence before it, a placing that
+	// reaches into the question is the question's reading, though one
+	// wholly in the sentence before lies closer ("Press the outer edge of
+	// your foot. Any tenderness there?": the foot's bone and the
+	// tenderness, not the pressing).
+	if st.s.tail > 0 && !slices.ContainsFunc(bestPos, func(p int) bool { return !st.inContext(p) }) {
+		if pos, ok := st.placeInQuestion(r); ok {
+			bestPos, bestFirst = pos, slices.Min(pos)
+		}
+	}
 	c := &candidate{rule: r, first: bestFirst, groups: len(r.required), clauses: map[int]bool{}}
 	for _, p := range bestPos {
 		c.clauses[st.s.clause[p]] = true
@@ -453,13 +992,13 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 			}
 		}
 	}
-	// A match wholly in a context clause, or wholly in the first sentence of
-	// a joined pair (already read on its own), asks nothing here.
-	c.context = true
-	for cl := range c.clauses {
-		c.clause = max(c.clause, cl)
-		if (cl != 0 || !st.context) && (cl >= st.s.tail || !st.s.prevRead) {
-			c.context = false
+	// Context may resolve a reference, never add a concept (see match).
+	for _, p := range bestPos {
+		c.clause = max(c.clause, st.s.clause[p])
+		if st.inContext(p) {
+			c.fromContext = true
+		} else {
+			c.inQuestion = true
 		}
 	}
 	for _, g := range r.optional {
@@ -474,9 +1013,139 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 			c.groups++
 		}
 	}
+	// A group claims the other items of a list it has one item of ("into
+	// your arm, jaw, neck or back": spread claims every destination, where
+	// a rule that wants only the neck claims one).
+	for _, g := range slices.Concat(r.required, r.optional) {
+		for _, sp := range st.group(g) {
+			if len(sp.pos) == 1 && !slices.Contains(bestPos, sp.first) && st.listed(sp.first, bestPos) {
+				bestPos = append(bestPos, sp.first)
+			}
+		}
+	}
 	slices.Sort(bestPos)
 	c.claimed = bestPos
 	return c, true
+}
+
+// placeInQuestion is the narrowest placing of r's required groups with a
+// word outside context, anchored on each occurrence of each group.
+func (st *sentenceState) placeInQuestion(r *rule) ([]int, bool) {
+	var best []int
+	bestWidth := -1
+	for k, g := range r.required {
+		for _, anchor := range st.group(g) {
+			pos := slices.Clone(anchor.pos)
+			ok := true
+			for j, o := range r.required {
+				if j == k {
+					continue
+				}
+				sp, found := nearest(st.group(o), anchor.first, pos)
+				if !found {
+					ok = false
+					break
+				}
+				pos = append(pos, sp.pos...)
+			}
+			if !ok || !slices.ContainsFunc(pos, func(p int) bool { return !st.inContext(p) }) {
+				continue
+			}
+			if w := slices.Max(pos) - slices.Min(pos); bestWidth < 0 || w < bestWidth {
+				best, bestWidth = pos, w
+			}
+		}
+	}
+	return best, bestWidth >= 0
+}
+
+// placing is one placing of a rule's required words.
+type placing struct {
+	rule *rule
+	pos  []int
+}
+
+// placings returns every placing of r's required groups that lies in one
+// alternative of one question, outside context and not vetoed in its
+// clauses: each occurrence of each group, with the occurrences of
+// the other groups closest to it.
+func (st *sentenceState) placings(r *rule) []placing {
+	var out []placing
+	for k, g := range r.required {
+		for _, anchor := range st.group(g) {
+			pos := slices.Clone(anchor.pos)
+			ok := true
+			for j, o := range r.required {
+				if j == k {
+					continue
+				}
+				sp, found := nearest(st.group(o), anchor.first, pos)
+				if !found {
+					ok = false
+					break
+				}
+				pos = append(pos, sp.pos...)
+			}
+			if !ok || slices.ContainsFunc(pos, func(p int) bool {
+				return st.s.group(st.s.clause[p]) != st.s.group(st.s.clause[pos[0]]) || st.s.alt[p] != st.s.alt[pos[0]] || st.inContext(p)
+			}) {
+				continue
+			}
+			vetoed := false
+			for _, t := range r.not {
+				vetoed = vetoed || slices.ContainsFunc(st.term(t), func(sp span) bool {
+					return slices.ContainsFunc(pos, func(p int) bool { return st.s.clause[p] == st.s.clause[sp.first] })
+				})
+			}
+			if !vetoed {
+				slices.Sort(pos)
+				out = append(out, placing{r, pos})
+			}
+		}
+	}
+	return out
+}
+
+// listed reports whether the word at i is an item of a list one of whose
+// items is claimed: only commas, "and", "or" and fillers lie between.
+func (st *sentenceState) listed(i int, claimed []int) bool {
+	for _, p := range claimed {
+		lo, hi := min(i, p), max(i, p)
+		ok := st.s.clause[lo] == st.s.clause[hi]
+		for j := lo + 1; j < hi && ok; j++ {
+			w := st.s.words[j]
+			ok = w == "and" || w == "or" || st.u.fillers[w]
+		}
+		for j := lo + 1; j <= hi && ok && hi-lo == 1; j++ {
+			ok = st.s.punct[j] // neighbours: a comma between them
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// inContext reports whether word i is context, not question: in the
+// sentence a joined question points back to, or in a first clause that
+// sets the context (an opener's or the speaker's).
+func (st *sentenceState) inContext(i int) bool {
+	cl := st.s.clause[i]
+	return st.s.tail > 0 && cl < st.s.tail || cl == 0 && st.context
+}
+
+// reference reports whether the question holds a reference word (an
+// anaphor) that c does not claim: one its context words can resolve. A
+// reference word before a subject pronoun opens a clause ("possible that
+// you're pregnant") and refers to nothing.
+func (st *sentenceState) reference(c *candidate) bool {
+	ws := st.s.words
+	for i, w := range ws {
+		if st.u.anaphors[w] && !st.inContext(i) && !slices.Contains(c.claimed, i) && (i+1 >= len(ws) || !st.u.pronouns[ws[i+1]]) {
+			return true
+		}
+	}
+	return false
 }
 
 // scope reports whether word i lies in the clauses of a match: its own, or
@@ -515,21 +1184,28 @@ func abs(x int) int {
 }
 
 // inverse decides a match's polarity from the polarity words in its scope
-// (its clauses, and the asking sentence of a joined pair) that no match
-// claimed and that are not nearer to another match of the sentence ("a
-// stiff neck, or a rash that doesn't fade": the "doesn't" is the rash's):
+// (its clauses, and the asking sentence of a joined pair) that no
+// candidate claimed and that are not nearer to another candidate of the
+// sentence ("a stiff neck, or a rash that doesn't fade": the "doesn't" is
+// the rash's). Each kind of word turns the polarity once, however many of
+// it there are, so kinds compose ("unable to stop being sick" is
+// vomiting; "the fever has not gone" is fever):
 //   - a normal word ("Is your urine clear?", "Are you peeing OK?") asks
 //     about the normal state: inverse unless the concept's yes is the
 //     normal state (normal_yes);
-//   - else a negator ("not", "never", "can't", "no") flips the rule;
-//   - else an absence word ("without", "free of") flips a rule that is not
-//     inverse ("Can you stand without feeling dizzy?"), and a difficulty
-//     word ("hard", "trouble", "too") flips an inverse rule, one worded as
-//     an ability ("Do you have trouble opening your mouth?");
-//   - else the rule's own polarity.
+//   - a negator ("not", "never", "can't", "no") turns it;
+//   - a cessation word ("stopped", "gone away", "cleared up", "stop"
+//     before an -ing word) turns it: the thing has ceased;
+//   - an absence word ("without", "free") turns a rule that is not
+//     inverse ("Can you stand without feeling dizzy?", "pain-free");
+//   - a difficulty or loss word ("hard", "trouble", "struggling",
+//     "losing") turns a rule worded as an ability or a normal state: an
+//     inverse rule, or any rule of a normal_yes concept ("Do you have
+//     trouble opening your mouth?", "Are your legs losing strength?",
+//     "Are you struggling to cope?").
 //
 // Rules marked fixed keep their own; only yes_no concepts are ever inverse.
-func (u *Understanding) inverse(s *sentence, c *candidate, all []candidate, pol polarity) bool {
+func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol polarity) bool {
 	r := c.rule
 	if u.concepts[r.concept].Kind != YesNo {
 		return false
@@ -546,34 +1222,144 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []candidate, pol 
 		}
 		return d
 	}
-	free := func(ps []int) bool {
-		for _, p := range ps {
-			if !s.scope(c.clauses, p) {
-				continue
-			}
-			mine := true
-			for i := range all {
-				o := &all[i]
-				if slices.Contains(o.claimed, p) || o.rule != r && dist(o, p) < dist(c, p) {
-					mine = false
-					break
+	// owner is the candidate a polarity word at p belongs to: a word that
+	// goes before what it says (a negator, an absence word: "no numbness
+	// … and no bladder problems") belongs to the first candidate after it
+	// in its clause; any other word, or one with no candidate after it
+	// ("pain-free"), to the nearest.
+	owner := func(p int, before bool) *candidate {
+		var own *candidate
+		if before {
+			next := -1
+			for _, o := range all {
+				for _, q := range o.claimed {
+					if q > p && s.clause[q] == s.clause[p] && (next < 0 || q < next) {
+						next, own = q, o
+					}
 				}
 			}
-			if mine {
+			if own != nil {
+				return own
+			}
+		}
+		// The nearest, one in the word's own clause first ("Is opening your
+		// mouth a struggle, or is one side swollen?": the struggle is the
+		// opening's).
+		inClause := func(o *candidate) bool {
+			return slices.ContainsFunc(o.claimed, func(q int) bool { return s.clause[q] == s.clause[p] })
+		}
+		for _, o := range all {
+			if own == nil || inClause(o) && !inClause(own) || inClause(o) == inClause(own) && dist(o, p) < dist(own, p) {
+				own = o
+			}
+		}
+		return own
+	}
+	free := func(ps []int, before bool) bool {
+		for _, p := range ps {
+			if !s.scope(c.clauses, p) || u.ruleWord(r, s.words[p]) || u.subordinate(s, c, p) {
+				continue
+			}
+			if slices.ContainsFunc(all, func(o *candidate) bool { return slices.Contains(o.claimed, p) }) {
+				continue
+			}
+			// A polarity word in another alternative of the question says
+			// nothing of this one ("a heart attack, angina or heart
+			// failure": the failure is no negation of the angina), but
+			// for a negation that governs a whole list (distributes).
+			// (A question pointing back to the sentence before it speaks
+			// of what that sentence named: "Open your mouth wide. Is that
+			// hard?")
+			o := owner(p, before)
+			sameAlt := slices.ContainsFunc(c.claimed, func(q int) bool { return s.alt[q] == s.alt[p] && s.group(s.clause[q]) == s.group(s.clause[p]) }) ||
+				s.tail > 0 && s.clause[p] >= s.tail && slices.ContainsFunc(c.claimed, func(q int) bool { return s.clause[q] < s.tail })
+			if !sameAlt && !(before && u.distributes(s, o, c)) {
+				continue
+			}
+			if o == c || o.rule == r || before && u.distributes(s, o, c) {
 				return true
 			}
 		}
 		return false
 	}
-	switch {
-	case free(pol.normal):
-		return !u.normalYes[r.concept]
-	case free(pol.negators):
-		return !r.inverse
-	case !r.inverse && free(pol.absence):
-		return true
-	case r.inverse && free(pol.difficulty):
+	// The normal state asked, by a free normal word or one an inverse rule
+	// claims ("Is your wee clear?"): other polarity words restate it ("Is
+	// your urine clear, with no blood?", "clear, not cloudy"), unless a
+	// negator comes right before the normal word ("Are you not feeling
+	// well?").
+	normal := r.inverse && !u.normalYes[r.concept] && slices.ContainsFunc(pol.normal, func(p int) bool { return slices.Contains(c.claimed, p) })
+	if normal || free(pol.normal, false) {
+		inv := !u.normalYes[r.concept]
+		for _, n := range pol.normal {
+			if s.scope(c.clauses, n) && (slices.Contains(pol.negators, n-1) || slices.Contains(pol.negators, n-2)) {
+				return !inv
+			}
+		}
+		return inv
+	}
+	// A negator, or an absence word for a rule that is not inverse, turns
+	// it once (together they restate one absence: "kept yourself safe,
+	// without harming yourself, and with no plans"); a cessation word turns
+	// it again ("unable to stop being sick").
+	flip := free(pol.negators, true) || !r.inverse && free(pol.absence, true)
+	if free(pol.cessation, false) {
+		flip = !flip
+	}
+	// A difficulty word turns an ability: an inverse rule wherever it
+	// stands, a normal_yes concept's rule when it governs the rule's words
+	// ("struggling to cope", not "someone to talk to when things are
+	// hard").
+	if r.inverse && free(pol.difficulty, false) || u.normalYes[r.concept] && free(slices.DeleteFunc(slices.Clone(pol.difficulty), func(p int) bool { return p > c.claimed[0] }), false) {
+		flip = !flip
+	}
+	return r.inverse != flip
+}
+
+// distributes reports whether a negator or absence word that belongs to o
+// governs c too: c reads the same concept in a later alternative of the
+// same list, with no verb of its own ("No new weakness, numbness or
+// trouble with speech?": the "no" is the speech's too). An alternative
+// with its own verb is a clause of its own ("You can't open your mouth, or
+// one side of your throat is swollen": the "can't" is not the swelling's).
+func (u *Understanding) distributes(s *sentence, o, c *candidate) bool {
+	if o.rule.concept != c.rule.concept || o.first >= c.first || s.alt[o.first] > s.alt[c.first] || s.clause[o.first] != s.clause[c.first] {
 		return false
 	}
-	return r.inverse
+	for i, w := range s.words {
+		if s.clause[i] == s.clause[c.first] && s.alt[i] == s.alt[c.first] && u.auxiliaries[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleWord reports whether w is one of r's own words (a one-word
+// alternative of one of its groups): such a word is the rule's meaning,
+// not a polarity word, even where the match claimed another alternative
+// ("heart attack, angina or heart failure": "failure" is no negator).
+func (u *Understanding) ruleWord(r *rule, w string) bool {
+	for _, g := range slices.Concat(r.required, r.optional) {
+		for _, t := range u.groups[g] {
+			if pt := u.terms[t]; len(pt) == 1 && wordMatches(w, u.pats[pt[0]]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// subordinate reports whether the word at p lies in a subordinate clause
+// ("when you're not doing anything") after every word of c: a polarity
+// word there says something of that clause, not of c.
+func (u *Understanding) subordinate(s *sentence, c *candidate, p int) bool {
+	last := c.claimed[len(c.claimed)-1]
+	if p < last {
+		return false
+	}
+	for i := last + 1; i < p; i++ {
+		if u.subordinators[s.words[i]] {
+			return true
+		}
+	}
+	return false
 }

@@ -74,8 +74,9 @@ var usernameShape = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{2,31}$`)
 // MinPasswordChars is the shortest password an account may have.
 const MinPasswordChars = 12
 
-// AddClinician creates an account. Usernames are lower-cased.
-func (s *Service) AddClinician(ctx context.Context, username, password string) (*bff.Clinician, error) {
+// AddClinician creates an account, audited under actor. Usernames are
+// lower-cased.
+func (s *Service) AddClinician(ctx context.Context, actor, username, password string) (*bff.Clinician, error) {
 	username = strings.ToLower(strings.TrimSpace(username))
 	if !usernameShape.MatchString(username) {
 		return nil, bff.Invalid("username", "A username is 3 to 32 lower-case letters, digits, dots, dashes or underscores, starting with a letter or digit.")
@@ -91,27 +92,113 @@ func (s *Service) AddClinician(ctx context.Context, username, password string) (
 		}
 		return nil, err
 	}
+	bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditClinicianAdd, "", "account "+username)
 	return c, nil
 }
 
 // SetPassword replaces a clinician's password, under the same rule as a new
-// account's. It returns the account, whose Disabled a new password does not
-// change, and does not end sessions already signed in. ENOTFOUND for an
-// unknown username; EINVALID (field "password") for a password the rule
-// refuses.
-func (s *Service) SetPassword(ctx context.Context, username, password string) (*bff.Clinician, error) {
+// account's, audited under actor. It returns the account, whose Disabled a
+// new password does not change, and does not end sessions already signed
+// in. It lifts the account's sign-in lock, and returns the lock it lifted:
+// the failures counted were guesses at the old password, which no longer
+// signs in, and whoever sets a new one (the person who runs the app) could
+// unlock the account anyway; a clinician locked out after forgetting their
+// password gets a new one and signs in at once. The lock of a client
+// address is not the account's, and stays. ENOTFOUND for an unknown
+// username; EINVALID (field "password") for a password the rule refuses.
+func (s *Service) SetPassword(ctx context.Context, actor, username, password string) (*bff.Clinician, Lock, error) {
 	username = strings.ToLower(strings.TrimSpace(username))
 	hash, err := s.hashPassword(password)
 	if err != nil {
-		return nil, err
+		return nil, Lock{}, err
 	}
 	if err := s.clinicians.SetClinicianPassword(ctx, username, hash); err != nil {
 		if bff.ErrorCode(err) == bff.ENOTFOUND {
-			return nil, bff.Errorf(bff.ENOTFOUND, "No clinician is named %s.", username)
+			return nil, Lock{}, bff.Errorf(bff.ENOTFOUND, "No clinician is named %s.", username)
 		}
-		return nil, err
+		return nil, Lock{}, err
 	}
-	return s.clinicians.Clinician(ctx, username)
+	lock, err := s.clearLock(ctx, username)
+	detail := "account " + username
+	if err != nil {
+		detail += "; its sign-in lock could not be lifted"
+	} else if lock.Failures > 0 {
+		detail += "; sign-in lock lifted (" + lock.String() + ")"
+	}
+	bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditClinicianPassword, "", detail)
+	if err != nil {
+		return nil, Lock{}, fmt.Errorf("the password is set; lift its sign-in lock: %w", err)
+	}
+	c, err := s.clinicians.Clinician(ctx, username)
+	return c, lock, err
+}
+
+// Lock is the sign-in lock of an account: the failed sign-ins counted
+// against its username in the window, and how long until it may sign in
+// again (0: it may now).
+type Lock struct {
+	Failures int
+	Wait     time.Duration
+}
+
+// Locked reports whether the account is locked.
+func (l Lock) Locked() bool { return l.Wait > 0 }
+
+// String says the lock in words: "5 failed sign-ins, locked for 12
+// minutes more", or "2 failed sign-ins" when it is not locked.
+func (l Lock) String() string {
+	s := plural(l.Failures, "failed sign-in", "failed sign-ins")
+	if !l.Locked() {
+		return s
+	}
+	return s + ", locked for " + minutes(l.Wait) + " more"
+}
+
+// LockOf is username's sign-in lock now.
+func (s *Service) LockOf(ctx context.Context, username string) (Lock, error) {
+	username = strings.ToLower(strings.TrimSpace(username))
+	now := s.now()
+	key := userKey(username)
+	f, err := s.failures.SignInFailures(ctx, key, now.Add(-attemptWindow))
+	if err != nil {
+		return Lock{}, fmt.Errorf("read failed sign-ins: %w", err)
+	}
+	wait, _, err := s.signInWait(ctx, now, []string{key}, 0)
+	return Lock{Failures: len(f), Wait: wait}, err
+}
+
+// clearLock forgets username's failed sign-ins and returns the lock they
+// made.
+func (s *Service) clearLock(ctx context.Context, username string) (Lock, error) {
+	lock, err := s.LockOf(ctx, username)
+	if err != nil {
+		return Lock{}, err
+	}
+	if err := s.failures.ClearSignInFailures(ctx, userKey(username)); err != nil {
+		return Lock{}, fmt.Errorf("clear failed sign-ins: %w", err)
+	}
+	return lock, nil
+}
+
+// Unlock lifts an account's sign-in lock at once (intake-web clinician
+// unlock), audited under actor, and returns the lock it lifted: the
+// account's failed sign-ins are forgotten, so it has its five tries again.
+// A client address's lock (maxFailsPerAddress) is not the account's and
+// stays: it ends with its window. ENOTFOUND for an unknown username.
+func (s *Service) Unlock(ctx context.Context, actor, username string) (Lock, error) {
+	username = strings.ToLower(strings.TrimSpace(username))
+	if _, err := s.clinicians.Clinician(ctx, username); err != nil {
+		if bff.ErrorCode(err) == bff.ENOTFOUND {
+			return Lock{}, bff.Errorf(bff.ENOTFOUND, "No clinician is named %s.", username)
+		}
+		return Lock{}, err
+	}
+	lock, err := s.clearLock(ctx, username)
+	if err != nil {
+		return Lock{}, err
+	}
+	bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditClinicianUnlock, "", "account "+username+": "+lock.String())
+	return lock, nil
 }
 
 // hashPassword applies the password rule (MinPasswordChars to 72 bytes,
@@ -132,10 +219,15 @@ func (s *Service) Clinicians(ctx context.Context) ([]*bff.Clinician, error) {
 	return s.clinicians.Clinicians(ctx)
 }
 
-// DisableClinician stops an account from signing in; its open sessions lose
-// their rights at their next request.
-func (s *Service) DisableClinician(ctx context.Context, username string) error {
-	return s.clinicians.SetClinicianDisabled(ctx, strings.ToLower(strings.TrimSpace(username)), true)
+// DisableClinician stops an account from signing in, audited under actor;
+// its open sessions lose their rights at their next request.
+func (s *Service) DisableClinician(ctx context.Context, actor, username string) error {
+	username = strings.ToLower(strings.TrimSpace(username))
+	if err := s.clinicians.SetClinicianDisabled(ctx, username, true); err != nil {
+		return err
+	}
+	bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditClinicianDisable, "", "account "+username)
+	return nil
 }
 
 // HasClinicians reports whether any account exists.
@@ -188,11 +280,12 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 		actor, keys = auditName(username), keys[:1]
 	}
 	refused := func(wait time.Duration, key string) error {
+		account := strings.HasPrefix(key, "u:")
 		if s.refusals.due(key, now) {
 			bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditSignInFailed, "", "refused: too many failed attempts (further refusals of this "+
-				map[bool]string{true: "account", false: "address"}[strings.HasPrefix(key, "u:")]+" in the next minute are not audited)")
+				map[bool]string{true: "account", false: "address"}[account]+" in the next minute are not audited)")
 		}
-		return &bff.Error{Code: bff.ERATELIMIT, RetryAfter: wait, Message: fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))}
+		return &bff.Error{Code: bff.ERATELIMIT, RetryAfter: wait, Message: lockedMessage(account, username, wait)}
 	}
 	if wait, key, err := s.signInWait(ctx, now, keys, 0); err != nil {
 		return nil, err
@@ -225,7 +318,7 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 	ok := s.compare(hash, []byte(password)) == nil && c != nil && !c.Disabled
 	if !ok {
 		bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInFailed, "", "wrong username or password, or disabled")
-		return nil, bff.Errorf(bff.EUNAUTHORIZED, "The username or password is wrong, or the account is disabled.")
+		return nil, bff.Errorf(bff.EUNAUTHORIZED, "The username or password is wrong, or the account is disabled. %s", lockRule())
 	}
 	// Signed in: the account's failures are forgiven (as before), the
 	// address keeps its others. A failure here only leaves a count behind.
@@ -243,4 +336,38 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 // SignOut records a sign-out.
 func (s *Service) SignOut(ctx context.Context, username string) {
 	bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignOut, "", "")
+}
+
+// lockRule says when a username is locked, and for how long.
+func lockRule() string {
+	return fmt.Sprintf("After %d failed sign-ins within %s a username is locked for up to %s.",
+		maxFailsPerAccount, minutes(attemptWindow), minutes(attemptWindow))
+}
+
+// lockedMessage is the sign-in page's refusal of a locked username
+// (account) or client address, for wait more: what locked it, how long it
+// lasts, and how to lift it. It says the same for any username, existing
+// or not (a username's failures are counted either way): nothing about
+// which accounts exist.
+func lockedMessage(account bool, username string, wait time.Duration) string {
+	if account {
+		return fmt.Sprintf("Too many failed sign-ins for this username (%d within %s): it is locked for %s more. "+
+			"Whoever runs this app can unlock it at once with: intake-web clinician unlock %s (a new password, set with intake-web clinician passwd, unlocks it too).",
+			maxFailsPerAccount, minutes(attemptWindow), minutes(wait), username)
+	}
+	return fmt.Sprintf("Too many failed sign-ins from your network address (%d within %s): signing in from it is paused for %s more. "+
+		"This ends by itself; unlocking a username does not lift it.", maxFailsPerAddress, minutes(attemptWindow), minutes(wait))
+}
+
+// minutes is d rounded up to whole minutes, in words ("1 minute", "15
+// minutes").
+func minutes(d time.Duration) string {
+	return plural(max(int(math.Ceil(d.Minutes())), 1), "minute", "minutes")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -15,7 +15,7 @@ import (
 func TestUnknownUsernamesCostABcryptCompare(t *testing.T) {
 	db := sqlitetest.MustOpenDB(t)
 	s := New(Deps{Clinicians: db, Audit: db, SignInFailures: db, BcryptCost: 5})
-	if _, err := s.AddClinician(context.Background(), "dr.ada", "correct horse battery"); err != nil {
+	if _, err := s.AddClinician(context.Background(), "system", "dr.ada", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
 	var costs []int

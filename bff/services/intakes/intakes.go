@@ -21,6 +21,9 @@ import (
 	"github.com/clinical-intake/intake-web/bff/services/handoffs"
 )
 
+// DefaultLease is a turn's lease when Deps.Lease is 0 (TURN_LEASE unset).
+const DefaultLease = 30 * time.Second
+
 // Deps are what the intake services need.
 type Deps struct {
 	Client   *intakeapi.Client
@@ -37,7 +40,7 @@ type Deps struct {
 	// the turns it runs. Empty: a random name.
 	Replica string
 	// Lease is how long a turn stays with this replica without a renewal
-	// (0 = 30 s): after a replica dies, its turns are taken over within
+	// (0 = DefaultLease): after a replica dies, its turns are taken over within
 	// about a lease and a sweep.
 	Lease time.Duration
 	// IntakeQuota, when set, refuses a start when today's quota of new
@@ -86,7 +89,7 @@ func New(d Deps) (*Patients, *Runner) {
 		d.Queue, _ = d.Turns.(bff.TurnQueue)
 	}
 	if d.Lease == 0 {
-		d.Lease = 30 * time.Second
+		d.Lease = DefaultLease
 	}
 	if d.Presence == nil && d.Shared {
 		d.Presence, _ = d.Turns.(bff.ReplicaPresence)

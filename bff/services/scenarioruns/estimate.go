@@ -6,6 +6,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/services/play"
 )
 
 // turnTime is what one blocking turn is expected to take against the real
@@ -35,40 +36,84 @@ func Parallel(perMinute, turnsPerItem, ceiling int) int {
 	return min(max(int(n), 1), ceiling)
 }
 
-// parallel is Parallel for a run of items expected to take turns.
-func (s *Service) parallel(turns, items int) int {
-	if s.d.TurnsToday == nil { // an embedded sandbox with its limits off
-		return max(s.d.Parallel, 1)
-	}
-	return Parallel(s.d.PerMinute, (turns+items-1)/max(items, 1), s.d.Parallel)
+// Budget is what an estimate knows of where a run plays: the app's runs
+// (the service's Deps and the key's spend today) and the command line's
+// (intake-web scenarios run: its configuration, today's spend unknown) fill
+// it alike, so both expect the same of the same run (Estimate).
+type Budget struct {
+	// Unlimited: an embedded sandbox with its limits off; the rest but
+	// Parallel does not apply.
+	Unlimited bool
+	// PerMinute is the key's requests a minute (<= 0: no limit).
+	PerMinute int
+	// Parallel is the most items played at once (the operator's ceiling);
+	// 0 or 1: one at a time.
+	Parallel int
+	// Used and Limit are the key's turns spent today and its daily quota
+	// (Limit <= 0: none); Reserve is the turns of it kept for patients.
+	Used, Limit, Reserve int
+	Now                  time.Time
 }
 
-// estimate says what a run of suite would cost and when it would finish.
-//
-// Expected turns per vignette come from the newest finished play of the
-// same vignette id in the latest runs where there is one, else from the
-// vignette itself (ExpectedTurns).
-func (s *Service) estimate(ctx context.Context, h *history, suite *scenarios.Suite, repeats int) (*bff.ScenarioRunEstimate, error) {
+// parallel is Parallel for a run of items expected to take turns.
+func (b Budget) parallel(turns, items int) int {
+	if b.Unlimited {
+		return max(b.Parallel, 1)
+	}
+	return Parallel(b.PerMinute, (turns+items-1)/max(items, 1), b.Parallel)
+}
+
+// budget is the service's Budget without today's spend.
+func (s *Service) budget() Budget {
+	return Budget{Unlimited: s.d.TurnsToday == nil, PerMinute: s.d.PerMinute, Parallel: s.d.Parallel, Reserve: s.d.Reserve}
+}
+
+// parallel is Parallel for a run of items expected to take turns.
+func (s *Service) parallel(turns, items int) int { return s.budget().parallel(turns, items) }
+
+// estimate says what a run of plays × repeats would cost and when it would
+// finish: Estimate under the service's budget and the key's spend today,
+// each vignette expected to take what its newest finished play took in the
+// latest runs where there is one (pastTurns).
+func (s *Service) estimate(ctx context.Context, h *history, suite *scenarios.Suite, plays []play.Vignette, repeats int) (*bff.ScenarioRunEstimate, error) {
 	seen, err := h.pastTurns(ctx, suite)
 	if err != nil {
 		return nil, err
 	}
-	e := &bff.ScenarioRunEstimate{Intakes: len(suite.Vignettes) * repeats}
+	b := s.budget()
+	b.Now = s.now().UTC()
+	if !b.Unlimited {
+		if b.Used, b.Limit, err = s.d.TurnsToday(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return Estimate(plays, repeats, seen, b), nil
+}
+
+// Estimate is what a run of plays (as play.Plays makes them: each
+// vignette as written and under each variation), each played repeats
+// times, is expected to cost under b, and when it would finish. A play is
+// expected to take the turns past gives for its vignette's id (a varied
+// play keeps its vignette's id; nil: none known), else ExpectedTurns. The
+// app's estimate page and the command line both call it: one rule.
+func Estimate(plays []play.Vignette, repeats int, past map[string]int, b Budget) *bff.ScenarioRunEstimate {
+	e := &bff.ScenarioRunEstimate{Intakes: len(plays) * repeats}
 	longest := 0 // the expected turns of the longest item: however many play at once, the run lasts as long
-	for _, v := range suite.Vignettes {
-		limit := maxTurns(&v)
-		n, ok := seen[v.ID]
+	for _, p := range plays {
+		limit := maxTurns(p.Vignette)
+		n, ok := past[p.Vignette.ID]
 		if !ok {
-			n = ExpectedTurns(v)
+			n = ExpectedTurns(*p.Vignette)
 		}
 		longest = max(longest, n)
 		e.Turns += n * repeats
 		e.MaxTurns += limit * repeats
 	}
-	e.Parallel = min(s.parallel(e.Turns, e.Intakes), e.Intakes)
-	if s.d.TurnsToday == nil { // an embedded sandbox with its limits off
+	e.PerVariation = perVariation(plays, repeats, e)
+	e.Parallel = min(b.parallel(e.Turns, e.Intakes), e.Intakes)
+	if b.Unlimited {
 		e.Unlimited, e.Days = true, 1
-		return e, nil
+		return e
 	}
 	// The pace: turns one after another in each of the items played at
 	// once (and no sooner than the longest item's own turns), and the
@@ -77,31 +122,27 @@ func (s *Service) estimate(ctx context.Context, h *history, suite *scenarios.Sui
 	pace := func(turns, intakes int) time.Duration {
 		byTurns := time.Duration(turns) * turnTime / time.Duration(max(min(e.Parallel, intakes), 1))
 		byTurns = max(byTurns, time.Duration(longest)*turnTime)
-		if s.d.PerMinute <= 0 {
+		if b.PerMinute <= 0 {
 			return byTurns
 		}
-		perMinute := max(s.d.PerMinute-runHeadroom, 1)
+		perMinute := max(b.PerMinute-runHeadroom, 1)
 		byRequests := time.Duration(turns+2*intakes) * time.Minute / time.Duration(perMinute)
 		return max(byTurns, byRequests)
 	}
-	used, limit, err := s.d.TurnsToday(ctx)
-	if err != nil {
-		return nil, err
-	}
-	now := s.now().UTC()
-	if limit <= 0 { // no daily quota: the key's requests a minute still pace the run
+	now := b.Now.UTC()
+	if b.Limit <= 0 { // no daily quota: the key's requests a minute still pace the run
 		e.NoQuota, e.Days = true, 1
 		e.Finish = now.Add(pace(e.Turns, e.Intakes))
-		return e, nil
+		return e
 	}
-	e.PerDay = max(limit-s.d.Reserve, 0)
-	e.LeftToday = max(limit-s.d.Reserve-used, 0)
+	e.PerDay = max(b.Limit-b.Reserve, 0)
+	e.LeftToday = max(b.Limit-b.Reserve-b.Used, 0)
 	if e.PerDay == 0 {
-		return e, nil // Days 0: the reserve leaves runs nothing (the page says so)
+		return e // Days 0: the reserve leaves runs nothing (the page says so)
 	}
 	if e.Turns <= e.LeftToday {
 		e.Days, e.Finish = 1, now.Add(pace(e.Turns, e.Intakes))
-		return e, nil
+		return e
 	}
 	rest := e.Turns - e.LeftToday
 	later := (rest + e.PerDay - 1) / e.PerDay // days after today
@@ -109,7 +150,7 @@ func (s *Service) estimate(ctx context.Context, h *history, suite *scenarios.Sui
 	last := rest - (later-1)*e.PerDay
 	share := max(e.Intakes*last/e.Turns, 1)
 	e.Finish = nextReset(now).Add(time.Duration(later-1) * 24 * time.Hour).Add(pace(last, share))
-	return e, nil
+	return e
 }
 
 // recentRuns is how many of the latest runs an estimate and an

@@ -147,6 +147,18 @@ func TestParallelBound(t *testing.T) {
 		if e.Parallel != c.want {
 			t.Errorf("the built-in suite at %d a minute: %d at once, want %d", c.perMinute, e.Parallel, c.want)
 		}
+		// The Scenarios page says the same of each suite.
+		if su := s.Suites()[0]; su.Name != scenarios.BuiltinName || su.AtOnce != c.want {
+			t.Errorf("Suites at %d a minute: %s %d at once, want %d", c.perMinute, su.Name, su.AtOnce, c.want)
+		}
+	}
+	// An embedded sandbox with its limits off: every vignette within the
+	// ceiling at once (the built-in suite's 61 under the default 64).
+	s := newService(t, Deps{Store: db, Target: TargetService, PerMinute: 6, Parallel: 64})
+	for _, su := range s.Suites() {
+		if su.AtOnce != min(su.Vignettes, 64) || su.AtOnce < 2 {
+			t.Errorf("limits off: %s (%d vignettes) %d at once", su.Name, su.Vignettes, su.AtOnce)
+		}
 	}
 }
 

@@ -127,7 +127,12 @@ func (s *Service) Suites() []bff.ScenarioSuite {
 		if i > 0 {
 			title = "Built-in: " + strings.ReplaceAll(strings.TrimPrefix(su.Name, scenarios.BuiltinName+"/"), "_", " and ")
 		}
-		out[i] = bff.ScenarioSuite{Name: su.Name, Title: title, Vignettes: len(su.Vignettes)}
+		turns := 0
+		for _, v := range su.Vignettes {
+			turns += ExpectedTurns(v)
+		}
+		n := len(su.Vignettes)
+		out[i] = bff.ScenarioSuite{Name: su.Name, Title: title, Vignettes: n, AtOnce: min(s.parallel(turns, n), n)}
 	}
 	return out
 }
@@ -148,8 +153,12 @@ func (s *Service) form(f bff.ScenarioRunForm) (*scenarios.Suite, []play.Vignette
 			name = "upload.yaml"
 		}
 		su, err := scenarios.Load(name, f.Upload)
-		if err != nil {
-			return nil, nil, bff.Invalid("upload", "The suite file does not load: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		if head := scenarios.NotLoaded(err); head != "" {
+			e := bff.Invalid("upload", "%s. Correct the file and upload it again.", head)
+			e.Cause = err
+			return nil, nil, e
+		} else if err != nil {
+			return nil, nil, err
 		}
 		suite = su
 	} else {
@@ -191,11 +200,10 @@ func (s *Service) planned(ctx context.Context, f bff.ScenarioRunForm) (*scenario
 		}
 		plays = play.Order(plays, flipped)
 	}
-	est, err := s.estimate(ctx, h, asSuite(suite, plays), f.Repeats)
+	est, err := s.estimate(ctx, h, suite, plays, f.Repeats)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	est.PerVariation = perVariation(plays, f.Repeats, est)
 	return suite, plays, est, nil
 }
 

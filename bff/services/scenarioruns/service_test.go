@@ -512,6 +512,15 @@ func TestEstimate(t *testing.T) {
 			t.Errorf("%+v: %v, want invalid %s", f.form, err, f.field)
 		}
 	}
+	// A suite file that does not load: one message, and behind it every
+	// problem whole (a page lists them one a line).
+	_, err = s.Estimate(t.Context(), bff.ScenarioRunForm{Upload: []byte("vignettes:\n  - id: a\n    colour: red\n"), UploadName: "mine.yaml", Repeats: 1})
+	if msg := bff.ErrorMessage(err); msg != "mine.yaml does not load: 3 problems. Correct the file and upload it again." {
+		t.Errorf("a suite that does not load: %q", msg)
+	}
+	if ps := scenarios.Problems(err); len(ps) != 3 || ps[2].Field != "colour" || ps[2].Line != 3 {
+		t.Errorf("its problems: %v", ps)
+	}
 	// A run that could never finish is refused before it starts.
 	for _, c := range []struct {
 		reserve int

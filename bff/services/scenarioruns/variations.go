@@ -32,16 +32,6 @@ func checkVariations(names []string) error {
 	return nil
 }
 
-// asSuite is plays as one suite (a varied vignette keeps its id), for the
-// estimate, which counts turns per vignette played.
-func asSuite(suite *scenarios.Suite, plays []play.Vignette) *scenarios.Suite {
-	out := &scenarios.Suite{Name: suite.Name, Vignettes: make([]scenarios.Vignette, len(plays))}
-	for i, p := range plays {
-		out.Vignettes[i] = *p.Vignette
-	}
-	return out
-}
-
 // perVariation splits the estimate's turns by variation, in the order the
 // plays name them; nil for a run without variations. Each play is
 // expected to take what its vignette takes unvaried.

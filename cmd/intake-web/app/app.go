@@ -55,7 +55,21 @@ type App struct {
 	// sweep, and with PostgreSQL the event log's flusher and the listener.
 	stopServe context.CancelFunc
 	served    chan struct{}
+	// demo is the demo clinician as this start found it (DemoClinician).
+	demo DemoAccount
 }
+
+// DemoAccount is the demo clinician as a start found it: whether it can
+// sign in, and its password when this start made it (it is never stored
+// in clear, so a later start cannot say it).
+type DemoAccount struct {
+	Active   bool
+	Password string
+}
+
+// Demo is the demo clinician as this start found it, for the start-up
+// output to say where and how to sign in (nothing without DemoClinician).
+func (a *App) Demo() DemoAccount { return a.demo }
 
 // serve starts the background work; stopServing ends it.
 func (a *App) serve(ctx context.Context) {
@@ -257,8 +271,9 @@ func (a *App) closeStores() {
 }
 
 // demoClinician creates the demo account on a database with no clinicians,
-// and logs its password this once: it is never stored in clear. It is
-// idempotent: a replica that loses the race to create it carries on.
+// and keeps its password for the start-up output to say this once (Demo):
+// it is never stored in clear. It is idempotent: a replica that loses the
+// race to create it carries on.
 func (a *App) demoClinician(ctx context.Context) error {
 	if !a.cfg.Embedded {
 		return errors.New("a demo clinician is only created with the embedded sandbox")
@@ -269,24 +284,26 @@ func (a *App) demoClinician(ctx context.Context) error {
 	}
 	if has {
 		if _, err := a.accounts.ActiveClinician(ctx, "demo"); err == nil {
-			a.log.Info("the demo clinician's password was shown at the first start only; to set a new one, "+
-				"run: intake-web clinician passwd demo -generate (with the same -db or DATABASE_PATH)", "username", "demo")
+			a.demo.Active = true
 		}
 		return nil
 	}
 	password := randomHex(12)
-	if _, err := a.accounts.AddClinician(ctx, "demo", password); err != nil {
+	if _, err := a.accounts.AddClinician(ctx, "system", "demo", password); err != nil {
 		// Replicas starting together on one database all saw no clinician:
 		// one created the account, and its password is in that one's log.
 		if _, found := a.accounts.ActiveClinician(ctx, "demo"); found == nil {
-			a.log.Info("another replica created the demo clinician at the same moment; its log shows the password",
+			a.log.Info("another replica created the demo clinician at the same moment; its start-up output shows the password",
 				"username", "demo")
+			a.demo.Active = true
 			return nil
 		}
 		return fmt.Errorf("create the demo clinician: %w", err)
 	}
-	a.log.Warn("created a demo clinician for the embedded sandbox; the password is shown only now",
-		"username", "demo", "password", password, "sign_in", "/clinician/signin")
+	// The password is not logged (logs are kept and shipped): the
+	// start-up output says it once, last (cmd/intake-web).
+	a.log.Info("created a demo clinician for the embedded sandbox; its password is shown once, below the ready line", "username", "demo")
+	a.demo = DemoAccount{Active: true, Password: password}
 	return nil
 }
 

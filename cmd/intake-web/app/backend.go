@@ -79,6 +79,7 @@ func postgresURL(u string) bool {
 type AccountsDB interface {
 	bff.ClinicianStore
 	bff.AuditStore
+	bff.SignInFailureStore // the running app's: unlock and passwd lift its locks
 	Close() error
 }
 

@@ -12,13 +12,15 @@ import (
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff/adapters/pacing"
+	"github.com/clinical-intake/intake-web/bff/services/intakes"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 	"github.com/clinical-intake/intake-web/web"
 )
 
 // Config is everything the assembled app needs: the web layer's settings
-// and those of its adapters. The README's configuration table lists every
-// environment variable; options() is the one place that reads them.
+// and those of its adapters. options() is the one place that reads the
+// environment variables, and intake-web -h prints it; the README's
+// configuration table lists them too (a test checks it lists each).
 type Config struct {
 	web.Config
 
@@ -39,7 +41,8 @@ type Config struct {
 	DemoClinician bool
 	// SandboxFaults says the upstream is the embedded sandbox with its fault
 	// injection on: clinicians get a fault panel that arms faults with
-	// APIKey (which stays in this process).
+	// APIKey (which stays in this process). FromEnv reads SANDBOX_FAULTS
+	// into it; cmd/intake-web keeps it only with the embedded sandbox.
 	SandboxFaults bool
 	// Demo is the switch for local use (DEMO=1, -demo): the embedded
 	// sandbox without its rate limit and daily quotas and the app without
@@ -75,6 +78,8 @@ type Config struct {
 
 	ShutdownGrace time.Duration // running turns may finish
 	BcryptCost    int           // 0 = the service's default (12); tests lower it
+
+	apiKeyFile string // INTAKE_API_KEY_FILE, read by FromEnv
 }
 
 // KeyRules are the key's limits the configuration sets, for the budget
@@ -109,76 +114,106 @@ func Defaults() Config {
 	}
 }
 
-// option is one environment variable: its name and how it sets its field.
+// option is one environment variable: its name, what it means (intake-web
+// -h prints it), how it sets its field and how that field reads back (the
+// default, in -h; "" when there is nothing to show).
 type option struct {
-	env string
-	set func(v string) error
+	env, help string
+	set       func(v string) error
+	show      func() string
 }
 
-func stringOpt(env string, dst *string) option {
-	return option{env, func(v string) error { *dst = v; return nil }}
+func stringOpt(env, help string, dst *string) option {
+	return option{env, help, func(v string) error { *dst = v; return nil }, func() string { return *dst }}
 }
 
-func intOpt(env string, dst *int, min int) option {
-	return option{env, func(v string) error {
+func showInt(n *int) func() string {
+	return func() string {
+		if *n == 0 {
+			return ""
+		}
+		return strconv.Itoa(*n)
+	}
+}
+
+func intOpt(env, help string, dst *int, min int) option {
+	return option{env, help, func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < min {
 			return fmt.Errorf("must be a whole number of at least %d", min)
 		}
 		*dst = n
 		return nil
-	}}
+	}, showInt(dst)}
 }
 
 // signedIntOpt is a count where a negative number means "none".
-func signedIntOpt(env string, dst *int) option {
-	return option{env, func(v string) error {
+func signedIntOpt(env, help string, dst *int) option {
+	return option{env, help, func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			return errors.New("must be a whole number (negative: no limit)")
 		}
 		*dst = n
 		return nil
-	}}
+	}, showInt(dst)}
 }
 
-func durationOpt(env string, dst *time.Duration) option {
-	return option{env, func(v string) error {
+func durationOpt(env, help string, dst *time.Duration) option {
+	return option{env, help, func(v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return errors.New("must be a positive duration such as 30s or 5m")
 		}
 		*dst = d
 		return nil
+	}, func() string {
+		if *dst == 0 {
+			return ""
+		}
+		// 30m0s reads 30m, 1h0m0s 1h.
+		t := dst.String()
+		if strings.HasSuffix(t, "m0s") {
+			t = strings.TrimSuffix(t, "0s")
+		}
+		if strings.HasSuffix(t, "h0m") {
+			t = strings.TrimSuffix(t, "0m")
+		}
+		return t
 	}}
 }
 
-func boolOpt(env string, dst *bool) option {
-	return option{env, func(v string) error {
+func boolOpt(env, help string, dst *bool) option {
+	return option{env, help, func(v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return errors.New("must be 1 or 0 (true or false)")
 		}
 		*dst = b
 		return nil
+	}, func() string {
+		if *dst {
+			return "1"
+		}
+		return "off"
 	}}
 }
 
-func boolPtrOpt(env string, dst **bool) option {
-	return option{env, func(v string) error {
+func boolPtrOpt(env, help string, dst **bool) option {
+	return option{env, help, func(v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return errors.New("must be true or false")
 		}
 		*dst = &b
 		return nil
-	}}
+	}, func() string { return "" }}
 }
 
 // prefixesOpt reads a comma-separated list of IP addresses and CIDR ranges
 // ("127.0.0.1, 10.0.0.0/8").
-func prefixesOpt(env string, dst *[]netip.Prefix) option {
-	return option{env, func(v string) error {
+func prefixesOpt(env, help string, dst *[]netip.Prefix) option {
+	return option{env, help, func(v string) error {
 		var out []netip.Prefix
 		for _, f := range strings.Split(v, ",") {
 			f = strings.TrimSpace(f)
@@ -192,44 +227,80 @@ func prefixesOpt(env string, dst *[]netip.Prefix) option {
 		}
 		*dst = out
 		return nil
-	}}
+	}, func() string { return "" }}
 }
 
-// options is the table of every environment variable the app reads.
+// options is the table of every environment variable the app reads: the
+// one place that reads them, and what intake-web -h lists.
 func (c *Config) options() []option {
 	l := &c.Limits
 	return []option{
-		stringOpt("LISTEN_ADDR", &c.ListenAddr),
-		stringOpt("DATABASE_PATH", &c.DatabasePath),
-		stringOpt("DATABASE_URL", &c.DatabaseURL),
-		stringOpt("REPLICA_NAME", &c.ReplicaName),
-		durationOpt("TURN_LEASE", &c.TurnLease),
-		stringOpt("PUBLIC_URL", &c.PublicURL),
-		prefixesOpt("TRUSTED_PROXIES", &c.TrustedProxies),
-		boolPtrOpt("COOKIE_SECURE", &c.CookieSecure),
-		stringOpt("INTAKE_BASE_URL", &c.UpstreamURL),
-		stringOpt("INTAKE_API_KEY", &c.APIKey),
-		boolOpt("DEMO", &c.Demo),
-		signedIntOpt("PACER_PER_MINUTE", &c.PacerPerMinute),
-		signedIntOpt("PACER_TURNS_PER_DAY", &c.TurnsPerDay),
-		signedIntOpt("PACER_INTAKES_PER_DAY", &c.IntakesPerDay),
-		stringOpt("SCENARIO_TARGET", &c.ScenarioTarget),
-		stringOpt("SCENARIO_VOICE", &c.ScenarioVoice),
-		intOpt("SCENARIO_PATIENT_RESERVE", &c.PatientReserve, 0),
-		intOpt("SCENARIO_PARALLEL", &c.ScenarioParallel, 1),
-		durationOpt("SHUTDOWN_GRACE", &c.ShutdownGrace),
-		durationOpt("CLINICIAN_IDLE", &c.ClinicianIdle),
-		intOpt("HTTP_MAX_CONNECTIONS", &l.MaxConnections, 16),
-		intOpt("HTTP_MAX_HEADER_BYTES", &l.MaxHeaderBytes, 4<<10),
-		intOpt("HTTP_MAX_BODY_BYTES", &l.MaxBodyBytes, 64<<10),
-		durationOpt("HTTP_READ_TIMEOUT", &l.ReadTimeout),
-		durationOpt("HTTP_WRITE_TIMEOUT", &l.WriteTimeout),
-		durationOpt("HTTP_IDLE_TIMEOUT", &l.IdleTimeout),
-		intOpt("STREAMS_PER_SESSION", &l.StreamsPerSession, 1),
-		intOpt("INTAKES_PER_HOUR", &l.IntakesPerHour, 1),
-		intOpt("INTAKES_PER_HOUR_PER_ADDRESS", &l.IntakesPerHourPerAddress, 1),
-		intOpt("TURNS_PER_MINUTE", &l.TurnsPerMinute, 1),
+		stringOpt("LISTEN_ADDR", "address to serve on", &c.ListenAddr),
+		stringOpt("DATABASE_PATH", "SQLite database file (created, migrated on start)", &c.DatabasePath),
+		stringOpt("DATABASE_URL", "a PostgreSQL URL (postgres://user@host:port/db) that replicas share; unset: SQLite", &c.DatabaseURL),
+		stringOpt("REPLICA_NAME", "this replica's name in its leases and logs (unset: host and pid)", &c.ReplicaName),
+		durationOpt("TURN_LEASE", "how long a turn stays with its replica without renewal", &c.TurnLease),
+		stringOpt("PUBLIC_URL", "the URL browsers use; https:// makes cookies Secure and turns on HSTS", &c.PublicURL),
+		prefixesOpt("TRUSTED_PROXIES", "proxies whose X-Forwarded-For is believed: IP addresses or CIDR ranges, comma-separated", &c.TrustedProxies),
+		boolPtrOpt("COOKIE_SECURE", "force the Secure cookie flag true or false (unset: from PUBLIC_URL)", &c.CookieSecure),
+		stringOpt("INTAKE_BASE_URL", "the Clinical Intake Service; unset: the embedded sandbox", &c.UpstreamURL),
+		stringOpt("INTAKE_API_KEY", "its key (server memory only: never logged, never sent to a browser)", &c.APIKey),
+		stringOpt("INTAKE_API_KEY_FILE", "read the key from this file instead", &c.apiKeyFile),
+		boolOpt("DEMO", "for local use: the embedded sandbox without its rate limit and quotas, and the app without pacing", &c.Demo),
+		signedIntOpt("PACER_PER_MINUTE", "upstream requests per rolling minute; negative: no pacing", &c.PacerPerMinute),
+		signedIntOpt("PACER_TURNS_PER_DAY", "turns per UTC day before the app refuses early; negative: none", &c.TurnsPerDay),
+		signedIntOpt("PACER_INTAKES_PER_DAY", "intakes per UTC day; negative: none", &c.IntakesPerDay),
+		stringOpt("SCENARIO_TARGET", "where scenario runs play: sandbox (unset, with the embedded sandbox) or service (unset, otherwise)", &c.ScenarioTarget),
+		stringOpt("SCENARIO_VOICE", "the scenario sandbox engine's wording: "+strings.Join(rules.Voices(), " or ")+" (unset: "+rules.VoicePlain+")", &c.ScenarioVoice),
+		intOpt("SCENARIO_PATIENT_RESERVE", "turns of each day's quota scenario runs leave to patients", &c.PatientReserve, 0),
+		intOpt("SCENARIO_PARALLEL", "most items of a scenario run played at once", &c.ScenarioParallel, 1),
+		durationOpt("SHUTDOWN_GRACE", "on SIGTERM, how long running turns may finish", &c.ShutdownGrace),
+		durationOpt("CLINICIAN_IDLE", "a clinician is signed out after this long without a request", &c.ClinicianIdle),
+		boolOpt("SANDBOX_FAULTS", "with the embedded sandbox: its fault injection, armed from the clinician area's Sandbox faults page", &c.SandboxFaults),
+		intOpt("HTTP_MAX_CONNECTIONS", "open connections, 503 beyond", &l.MaxConnections, 16),
+		intOpt("HTTP_MAX_HEADER_BYTES", "request line and headers, 431 beyond", &l.MaxHeaderBytes, 4<<10),
+		intOpt("HTTP_MAX_BODY_BYTES", "request body on every route, 413 beyond", &l.MaxBodyBytes, 64<<10),
+		durationOpt("HTTP_READ_TIMEOUT", "to receive a whole request, 408 beyond", &l.ReadTimeout),
+		durationOpt("HTTP_WRITE_TIMEOUT", "to send a page (event streams push it on at every write)", &l.WriteTimeout),
+		durationOpt("HTTP_IDLE_TIMEOUT", "an idle keep-alive connection is closed after", &l.IdleTimeout),
+		intOpt("STREAMS_PER_SESSION", "open event streams per browser session", &l.StreamsPerSession, 1),
+		intOpt("INTAKES_PER_HOUR", "intakes a browser session may start in an hour", &l.IntakesPerHour, 1),
+		intOpt("INTAKES_PER_HOUR_PER_ADDRESS", "intakes started in an hour per client address", &l.IntakesPerHourPerAddress, 1),
+		intOpt("TURNS_PER_MINUTE", "messages a browser session may send in a minute", &l.TurnsPerMinute, 1),
 	}
+}
+
+// Variable is one environment variable the app reads, for intake-web -h.
+type Variable struct {
+	Name    string
+	Default string // as it reads when unset; "" when the help says
+	Help    string
+}
+
+// Variables lists the environment variables in the configuration's table
+// (options), each with the default it takes when unset: Defaults(), and
+// where a zero there means another part's default, that part's.
+func Variables() []Variable {
+	c := Defaults()
+	c.Limits = c.Limits.WithDefaults()
+	c.PacerPerMinute, c.TurnsPerDay, c.IntakesPerDay = pacing.DefaultPerMinute, pacing.DefaultTurnsPerDay, pacing.DefaultIntakesPerDay
+	c.TurnLease = intakes.DefaultLease
+	var out []Variable
+	for _, o := range c.options() {
+		out = append(out, Variable{Name: o.env, Default: o.show(), Help: o.help})
+	}
+	return out
+}
+
+// Help is the meaning of the environment variable name ("" for none), for
+// a flag that sets it.
+func Help(name string) string {
+	for _, v := range Variables() {
+		if v.Name == name {
+			return v.Help
+		}
+	}
+	return ""
 }
 
 // FromEnv reads the configuration from the environment (getenv is
@@ -247,7 +318,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			}
 		}
 	}
-	if f := getenv("INTAKE_API_KEY_FILE"); f != "" {
+	if f := c.apiKeyFile; f != "" {
 		if c.APIKey != "" {
 			errs = append(errs, errors.New("set INTAKE_API_KEY or INTAKE_API_KEY_FILE, not both"))
 		}

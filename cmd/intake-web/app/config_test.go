@@ -3,6 +3,7 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -130,7 +131,7 @@ func TestScenarioSettings(t *testing.T) {
 	if c, err := FromEnv(env(map[string]string{"SCENARIO_VOICE": "conversational"})); err != nil || c.ScenarioVoice != "conversational" {
 		t.Errorf("the conversational voice: %v, %q", err, c.ScenarioVoice)
 	}
-	if _, err := FromEnv(env(map[string]string{"SCENARIO_VOICE": "chatty"})); err == nil || !strings.Contains(err.Error(), `SCENARIO_VOICE must be one of plain, conversational, got "chatty"`) {
+	if _, err := FromEnv(env(map[string]string{"SCENARIO_VOICE": "chatty"})); err == nil || !strings.Contains(err.Error(), `SCENARIO_VOICE must be one of plain, conversational, `) || !strings.Contains(err.Error(), `got "chatty"`) {
 		t.Errorf("an unknown voice: %v", err)
 	}
 }
@@ -242,5 +243,35 @@ func TestEachRunOfAReplicaLeasesUnderItsOwnName(t *testing.T) {
 	}
 	if got := processName("replica-a", false); got != "replica-a" {
 		t.Errorf("alone: %q, want replica-a", got)
+	}
+}
+
+// TestREADMEListsEveryVariable: the README's configuration table has a row
+// for each variable of the configuration's table (options, which intake-web
+// -h prints), and no other.
+func TestREADMEListsEveryVariable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "\n## Configuration\n")
+	end := strings.Index(text[start+1:], "\n## ")
+	if start < 0 || end < 0 {
+		t.Fatal("README.md has no Configuration section")
+	}
+	rows := regexp.MustCompile("(?m)^\\| `([A-Z_]+)`").FindAllStringSubmatch(text[start:start+1+end], -1)
+	inREADME := map[string]bool{}
+	for _, r := range rows {
+		inREADME[r[1]] = true
+	}
+	for _, v := range Variables() {
+		if !inREADME[v.Name] {
+			t.Errorf("README.md's configuration table has no row for %s", v.Name)
+		}
+		delete(inREADME, v.Name)
+	}
+	for name := range inREADME {
+		t.Errorf("README.md's configuration table lists %s, which the app does not read", name)
 	}
 }
