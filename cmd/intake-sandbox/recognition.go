@@ -22,12 +22,15 @@ const recognitionUsage = `usage: intake-sandbox recognition [-voice NAME] [-list
 Measures what the engine makes of patients' opening messages it was never
 tuned on: each FILE is a JSON list of phrases labelled blind, either
 {"phrases": [{"phrase", "category", "expected", "also_ok"}]} (the external
-corpus of ../shared/data) or [{"text", "kind", "expected"}] (a held-out set).
+corpus of ../shared/data), [{"text", "kind", "expected"}] (a held-out set),
+or {"cases": [{"text", "kind", "expected", "also"}]} (a blind round that has
+joined the corpora, sandbox/rules/testdata/rounds).
 "expected" is a protocol id without its version, "emergency" or an emergency
 category, "out_of_scope", or "unclear" (left out of every rate). Prints, per
 group, the phrases recognised (the expected protocol committed, or offered
 among the ones the engine asks the patient to choose from), wrong commits,
-false commits out of scope, emergencies escalated and false alarms; -list
+false commits out of scope, emergencies escalated (and, where the label
+names a category, whether the engine named it) and false alarms; -list
 prints every phrase the engine got wrong. A benchmark, not a test: it reads
 files outside the repository and never fails on a figure.`
 
@@ -39,6 +42,7 @@ type phrase struct {
 	Kind     string   `json:"kind"`
 	Expected string   `json:"expected"`
 	AlsoOK   []string `json:"also_ok"`
+	Also     []string `json:"also"` // a blind round's name for also_ok
 }
 
 // what a phrase expects.
@@ -51,10 +55,11 @@ const (
 
 // outcome is what the engine made of one opening message.
 type outcome struct {
-	escalated bool   // an emergency: call emergency services
-	sameDay   bool   // an urgent escalation that is not an emergency
-	committed string // the protocol it committed to, without its version
-	offered   []string
+	escalated  bool   // an emergency: call emergency services
+	sameDay    bool   // an urgent escalation that is not an emergency
+	committed  string // the protocol it committed to, without its version
+	offered    []string
+	categories []string // the emergency categories it named
 }
 
 // tally is one group's counts.
@@ -62,6 +67,7 @@ type tally struct {
 	n, inScope, committed, offered, wrong int
 	outOfScope, falseCommits              int
 	emergencies, escalated                int
+	categorised, named                    int // emergencies labelled with a category; named by it
 	nonEmergencies, falseAlarms, sameDay  int
 }
 
@@ -75,6 +81,8 @@ func (t *tally) add(o tally) {
 	t.falseCommits += o.falseCommits
 	t.emergencies += o.emergencies
 	t.escalated += o.escalated
+	t.categorised += o.categorised
+	t.named += o.named
 	t.nonEmergencies += o.nonEmergencies
 	t.falseAlarms += o.falseAlarms
 	t.sameDay += o.sameDay
@@ -121,15 +129,17 @@ func readPhrases(file string) ([]phrase, error) {
 	if err := json.Unmarshal(data, &list); err != nil {
 		var wrapped struct {
 			Phrases []phrase `json:"phrases"`
+			Cases   []phrase `json:"cases"`
 		}
-		if err2 := json.Unmarshal(data, &wrapped); err2 != nil || len(wrapped.Phrases) == 0 {
-			return nil, fmt.Errorf("%s: neither a list of phrases nor {\"phrases\": [...]}: %v", file, err)
+		if err2 := json.Unmarshal(data, &wrapped); err2 != nil || len(wrapped.Phrases)+len(wrapped.Cases) == 0 {
+			return nil, fmt.Errorf("%s: neither a list of phrases nor {\"phrases\": [...]} nor {\"cases\": [...]}: %v", file, err)
 		}
-		list = wrapped.Phrases
+		list = append(wrapped.Phrases, wrapped.Cases...)
 	}
 	for i := range list {
 		p := &list[i]
 		p.Text = cmp.Or(p.Text, p.Phrase)
+		p.AlsoOK = append(p.AlsoOK, p.Also...)
 		if p.Text == "" || p.Expected == "" {
 			return nil, fmt.Errorf("%s: phrase %d needs a text (or phrase) and expected", file, i+1)
 		}
@@ -164,6 +174,11 @@ func open(eng *rules.Engine, msg string) (outcome, error) {
 	}
 	for _, c := range res.CandidateProtocols {
 		o.offered = append(o.offered, unversioned(c))
+	}
+	if o.escalated {
+		if o.categories, err = eng.EmergencyCategories(context.Background(), engine.Input{Patient: []string{msg}}); err != nil {
+			return outcome{}, err
+		}
 	}
 	return o, nil
 }
@@ -209,7 +224,7 @@ func recognition(w io.Writer, eng *rules.Engine, file string, phrases []phrase, 
 	slices.Sort(order)
 	fmt.Fprintf(w, "\n%s (%d phrases, %d unclear left out)\n", file, len(phrases), len(phrases)-sumN(groups))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "group\tphrases\tin scope\trecognised\t(offered)\twrong commit\tout of scope\tfalse commit\temergencies\tescalated\tfalse alarms\t")
+	fmt.Fprintln(tw, "group\tphrases\tin scope\trecognised\t(offered)\twrong commit\tout of scope\tfalse commit\temergencies\tescalated\tcategory named\tfalse alarms\t")
 	var all tally
 	for _, g := range order {
 		t := groups[g]
@@ -220,10 +235,10 @@ func recognition(w io.Writer, eng *rules.Engine, file string, phrases []phrase, 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "recognised %s of in-scope phrases (%d of %d; %d of them offered among several, not committed), wrong commits %s, false commits out of scope %s, emergencies escalated %s (%d of %d), false alarms %s of %d non-emergencies (%d more sent for same-day care)\n",
+	fmt.Fprintf(w, "recognised %s of in-scope phrases (%d of %d; %d of them offered among several, not committed), wrong commits %s, false commits out of scope %s, emergencies escalated %s (%d of %d; the labelled category named for %d of %d), false alarms %s of %d non-emergencies (%d more sent for same-day care)\n",
 		pct(all.committed+all.offered, all.inScope), all.committed+all.offered, all.inScope, all.offered,
 		pct(all.wrong, all.inScope), pct(all.falseCommits, all.outOfScope),
-		pct(all.escalated, all.emergencies), all.escalated, all.emergencies,
+		pct(all.escalated, all.emergencies), all.escalated, all.emergencies, all.named, all.categorised,
 		pct(all.falseAlarms, all.nonEmergencies), all.nonEmergencies, all.sameDay)
 	if list {
 		for _, l := range wrongs {
@@ -240,6 +255,13 @@ func score(p phrase, want int, o outcome) (t tally, ok bool) {
 		t.emergencies = 1
 		if o.escalated {
 			t.escalated = 1
+		}
+		if p.Expected != "emergency" {
+			t.categorised = 1
+			right := append([]string{p.Expected}, p.AlsoOK...)
+			if slices.ContainsFunc(o.categories, func(c string) bool { return slices.Contains(right, c) }) {
+				t.named = 1
+			}
 		}
 		return t, o.escalated
 	}
@@ -286,9 +308,9 @@ func what(o outcome) string {
 }
 
 func row(w io.Writer, name string, t *tally) {
-	fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t\n", name, t.n, t.inScope,
+	fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t\n", name, t.n, t.inScope,
 		pct(t.committed+t.offered, t.inScope), t.offered, t.wrong, t.outOfScope, t.falseCommits,
-		t.emergencies, pct(t.escalated, t.emergencies), t.falseAlarms)
+		t.emergencies, pct(t.escalated, t.emergencies), pct(t.named, t.categorised), t.falseAlarms)
 }
 
 func pct(a, b int) string {

@@ -27,7 +27,9 @@ func TestRecognitionScores(t *testing.T) {
 		{"false alarm", phrase{Expected: "rash"}, wantProtocol, outcome{escalated: true, committed: "rash"}, false, tally{n: 1, inScope: 1, committed: 1, nonEmergencies: 1, falseAlarms: 1}},
 		{"out of scope left alone", phrase{Expected: "out_of_scope"}, wantOutOfScope, outcome{offered: []string{"rash"}}, true, tally{n: 1, outOfScope: 1, nonEmergencies: 1}},
 		{"false commit", phrase{Expected: "out_of_scope"}, wantOutOfScope, outcome{committed: "rash"}, false, tally{n: 1, outOfScope: 1, falseCommits: 1, nonEmergencies: 1}},
-		{"escalated", phrase{Expected: "stroke"}, wantEmergency, outcome{escalated: true}, true, tally{n: 1, emergencies: 1, escalated: 1}},
+		{"escalated", phrase{Expected: "stroke"}, wantEmergency, outcome{escalated: true}, true, tally{n: 1, emergencies: 1, escalated: 1, categorised: 1}},
+		{"escalated, category named", phrase{Expected: "stroke"}, wantEmergency, outcome{escalated: true, categories: []string{"stroke"}}, true, tally{n: 1, emergencies: 1, escalated: 1, categorised: 1, named: 1}},
+		{"escalated, another category named", phrase{Expected: "stroke", AlsoOK: []string{"seizure"}}, wantEmergency, outcome{escalated: true, categories: []string{"seizure"}}, true, tally{n: 1, emergencies: 1, escalated: 1, categorised: 1, named: 1}},
 		{"missed", phrase{Expected: "emergency"}, wantEmergency, outcome{sameDay: true}, false, tally{n: 1, emergencies: 1}},
 	}
 	for _, c := range cases {
@@ -45,14 +47,17 @@ func TestRecognitionCommand(t *testing.T) {
 	held := filepath.Join(dir, "held.json")
 	os.WriteFile(lay, []byte(`{"phrases": [{"phrase": "I have a sore throat", "category": "Throat", "expected": "sore_throat"}, {"phrase": "hmm", "category": "x", "expected": "unclear"}]}`), 0o600)
 	os.WriteFile(held, []byte(`[{"text": "I have crushing chest pain going down my left arm", "kind": "emergency", "expected": "cardiac_chest_pain"}, {"text": "my knee hurts", "kind": "out_of_scope", "expected": "out_of_scope"}]`), 0o600)
+	round := filepath.Join(dir, "round.json")
+	os.WriteFile(round, []byte(`{"round": 1, "cases": [{"id": "r1-1", "text": "he has a fever and a stiff neck", "kind": "emergency", "expected": "meningitis", "also": ["sepsis_or_meningitis"]}]}`), 0o600)
 	var out, errs bytes.Buffer
-	if err := run([]string{"recognition", "-list", lay, held}, &out, &errs, func(string) string { return "" }); err != nil {
+	if err := run([]string{"recognition", "-list", lay, held, round}, &out, &errs, func(string) string { return "" }); err != nil {
 		t.Fatalf("%v\n%s", err, errs.String())
 	}
 	for _, want := range []string{
 		"(2 phrases, 1 unclear left out)",
 		"recognised 100.0% of in-scope phrases (1 of 1",
-		"emergencies escalated 100.0% (1 of 1)",
+		"emergencies escalated 100.0% (1 of 1; the labelled category named for 1 of 1)",
+		"(1 phrases, 0 unclear left out)",
 		"false commits out of scope 0.0%",
 	} {
 		if !strings.Contains(out.String(), want) {

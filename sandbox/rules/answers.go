@@ -73,6 +73,9 @@ func (q *Question) statedYesNo(m message, volunteered bool) (answer, bool) {
 	if p := m.mentionAny(q.keywords); p != absent {
 		return answer{value: polarityValue(p)}, true
 	}
+	if p := q.findingsSay(m); p != absent {
+		return answer{value: polarityValue(p)}, true
+	}
 	for _, ph := range q.noKeywords {
 		if said(m.mention(ph)) {
 			return answer{value: valNo}, true
@@ -87,6 +90,31 @@ func (q *Question) statedYesNo(m message, volunteered bool) (answer, bool) {
 		}
 	}
 	return answer{}, false
+}
+
+// findingsSay is what m's findings say about q's (Question.Findings): an
+// affirmation or a denial beats a hedge; absent when none is said. A
+// finding whose words all name the complaint (m's mask) is not read.
+func (q *Question) findingsSay(m message) polarity {
+	best := absent
+	for _, f := range m.findings {
+		if m.complaint != nil && !slices.ContainsFunc(f.at, func(k int) bool { return !m.complaint[f.clause][k] }) {
+			continue
+		}
+		for _, c := range q.findings {
+			pos, neg := c, c
+			neg.denied = true
+			switch {
+			case pos.meets(f) && f.pol == affirmed:
+				return affirmed
+			case neg.meets(f):
+				return negated
+			case pos.meets(f):
+				best = uncertain
+			}
+		}
+	}
+	return best
 }
 
 // interpret reads m as the reply to q, which was just asked. ok is false

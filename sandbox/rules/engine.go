@@ -16,7 +16,7 @@ import (
 )
 
 // Version is the rules engine's own version, reported in server_model.
-const Version = "1.2.0"
+const Version = "1.3.0"
 
 // Engine is the rules engine. It is safe for concurrent use: after New it
 // is read-only.
@@ -109,6 +109,24 @@ func (e *Engine) Evaluate(ctx context.Context, in engine.Input) (engine.Result, 
 	s := newSession(e, in)
 	s.run()
 	return s.result(), nil
+}
+
+// EmergencyCategories lists the emergency categories the conversation's
+// first emergency named, in order of precedence (empty when it names
+// none): what the recognition benchmark compares with a label's category.
+func (e *Engine) EmergencyCategories(ctx context.Context, in engine.Input) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := newSession(e, in)
+	s.run()
+	var ids []string
+	if s.emergency != nil {
+		for _, c := range s.emergency.categories {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids, nil
 }
 
 // Identity implements engine.Engine.

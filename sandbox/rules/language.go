@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -30,6 +31,14 @@ type lexiconData struct {
 	// Fillers may sit between the words of a phrase (up to maxFillers), so
 	// "my throat is really very sore" matches the phrase "throat is sore".
 	Fillers []string `json:"fillers"`
+	// ClauseWordsInside end a clause between two words, not as a whole
+	// reply: "n" is "and" in text speech, and "no" said alone.
+	ClauseWordsInside []string `json:"clause_words_inside"`
+	// Binomials are expressions "a and b" read as one: "black and blue" is
+	// a bruise, not two clauses.
+	Binomials []string `json:"binomials"`
+	// Negation is the scope of negation (negation.go).
+	Negation negationData `json:"negation"`
 }
 
 // emergencyData is emergencies.json.
@@ -77,10 +86,16 @@ type EmergencyCategory struct {
 	WhenAll  [][]string `json:"when_all,omitempty"`
 	Patterns []string   `json:"patterns"`
 	Except   []string   `json:"except"` // a clause holding one of these is not read for this category
+	// Findings are rules over the findings of every message so far
+	// (findings.go): the combinations the guidance names ("an infection
+	// with new confusion, mottled skin or no urine" is suspected sepsis).
+	Findings []findingRule `json:"findings,omitempty"`
 
-	patterns [][][]string // pattern → parts → tokens
-	except   [][]string
-	whenAll  [][]*EmergencyCategory
+	patterns  [][][]string  // pattern → parts → tokens
+	firsts    [][]firstWord // pattern → parts → its first word, for a quick look
+	except    [][]string    // Except and the history markers
+	ownExcept [][]string    // Except
+	whenAll   [][]*EmergencyCategory
 }
 
 // unnamedSomeoneElse is EmergencyCategory.Unnamed for "someone else".
@@ -118,6 +133,25 @@ func loadLexicon(data []byte) (*lexicon, error) {
 			return nil, fmt.Errorf("rules: %s: filler %q is a negator or clause word", lexiconFile, f)
 		}
 		lx.fillers[f] = true
+	}
+	lx.clauseWordsInside = map[string]bool{}
+	for _, w := range d.ClauseWordsInside {
+		lx.clauseWordsInside[w] = true
+	}
+	lx.binomials = map[string]bool{}
+	for _, b := range d.Binomials {
+		a, c, ok := strings.Cut(b, " and ")
+		if !ok || strings.Contains(c, " ") || strings.Contains(a, " ") {
+			return nil, fmt.Errorf("rules: %s: binomial %q is not \"word and word\"", lexiconFile, b)
+		}
+		lx.binomials[a+" "+c] = true
+	}
+	lx.vocab = map[string]bool{}
+	lx.compiled = []*compiledToken{}
+	lx.compiledKey = map[string]string{}
+	lx.wordID = map[string]int{}
+	if err := lx.loadNegation(d.Negation); err != nil {
+		return nil, fmt.Errorf("rules: %s: negation: %w", lexiconFile, err)
 	}
 	return lx, nil
 }
@@ -160,8 +194,8 @@ func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 	byID := map[string]*EmergencyCategory{}
 	for i := range d.Categories {
 		c := &d.Categories[i]
-		if c.ID == "" || byID[c.ID] != nil || c.Label == "" || c.Note == "" || len(c.Patterns) == 0 {
-			bad("category %d (%q) needs a unique id, label, note and patterns", i, c.ID)
+		if c.ID == "" || byID[c.ID] != nil || c.Label == "" || c.Note == "" || len(c.Patterns)+len(c.Findings) == 0 {
+			bad("category %d (%q) needs a unique id, label, note and patterns or findings", i, c.ID)
 		}
 		byID[c.ID] = c
 		switch {
@@ -177,16 +211,21 @@ func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 		}
 		for _, pat := range c.Patterns {
 			var parts [][]string
+			var firsts []firstWord
 			for _, part := range strings.Split(pat, "+") {
 				toks, err := phrase(lx, expand(part))
 				if err != nil {
 					bad("category %s pattern %q: %v", c.ID, pat, err)
+					toks = []string{""}
 				}
 				parts = append(parts, toks)
+				firsts = append(firsts, lx.firstWordOf(toks[0]))
 			}
 			c.patterns = append(c.patterns, parts)
+			c.firsts = append(c.firsts, firsts)
 		}
-		c.except = append(phrases(lx, c.Except, bad), history...)
+		c.ownExcept = phrases(lx, c.Except, bad)
+		c.except = append(slices.Clone(c.ownExcept), history...)
 		out = append(out, c)
 	}
 	for _, c := range out {
@@ -210,7 +249,7 @@ func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 	if err != nil {
 		bad("speaker: %v", err)
 	}
-	return &emergencies{categories: out, speaker: sp}, errors.Join(errs...)
+	return &emergencies{categories: out, speaker: sp, history: history}, errors.Join(errs...)
 }
 
 // emergencies is emergencies.json, loaded: the categories in order of
@@ -218,4 +257,5 @@ func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 type emergencies struct {
 	categories []*EmergencyCategory
 	speaker    *speakerWords
+	history    [][]string // the history markers
 }

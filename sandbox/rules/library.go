@@ -36,6 +36,8 @@ type library struct {
 	protocols   []*Protocol
 	emergencies []*EmergencyCategory
 	speaker     *speakerWords // who a message speaks of (speaker.go)
+	vocab       *vocabulary   // the findings vocabulary (findings.go)
+	history     [][]string    // emergencies.json's history markers
 	hash        string        // sha256 over the sorted files' names and bytes
 }
 
@@ -89,6 +91,7 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 		return nil, err
 	}
 	sort.Strings(langNames)
+	var findingsData, wordnetBytes []byte
 	for _, name := range langNames {
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -101,9 +104,89 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 			if err != nil {
 				return nil, err
 			}
-			lib.emergencies, lib.speaker = em.categories, em.speaker
+			lib.emergencies, lib.speaker, lib.history = em.categories, em.speaker, em.history
+		}
+		switch name {
+		case findingsFile:
+			findingsData = data
+		case wordnetFile:
+			wordnetBytes = data
 		}
 	}
+	// A library without the findings files (a test's) reads no findings
+	// and corrects no spelling.
+	wn := &wordnetData{}
+	if wordnetBytes != nil {
+		if wn, err = loadWordNet(wordnetBytes); err != nil {
+			return nil, err
+		}
+	}
+	if lib.vocab, err = loadFindings(findingsData, lx, wn); err != nil {
+		return nil, err
+	}
+	var ruleErrs []error
+	// A library without findings.json (a test's) has no rules over
+	// findings: they are not prepared, and never hold.
+	for _, c := range lib.emergencies {
+		if findingsData == nil {
+			break
+		}
+		for i := range c.Findings {
+			if err := c.Findings[i].prepare(lx, lib.vocab); err != nil {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: %s: category %s findings rule %d: %w", emergenciesFile, c.ID, i, err))
+			}
+			if c.Findings[i].Alone {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: %s: category %s findings rule %d: alone is for protocols", emergenciesFile, c.ID, i))
+			}
+		}
+	}
+	for _, p := range lib.protocols {
+		if findingsData == nil {
+			break
+		}
+		for i := range p.Recognise {
+			r := &p.Recognise[i]
+			if err := r.prepare(lx, lib.vocab); err != nil {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: recognise rule %d: %w", p.ID, i, err))
+			}
+			for _, y := range r.YieldsTo {
+				if !slices.ContainsFunc(lib.protocols, func(o *Protocol) bool { return strings.Split(o.ID, ".v")[0] == y && o != p }) {
+					ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: recognise rule %d: yields_to %q is not another protocol (an id without its version)", p.ID, i, y))
+				}
+			}
+			if r.Scope != "" || (r.Alone && len(r.YieldsTo) > 0) {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: recognise rule %d: scope is for emergency categories, and alone already yields to every protocol", p.ID, i))
+			}
+		}
+		p.asksFindings = map[string]bool{}
+		qs := make([]*Question, 0, len(p.redFlags)+len(p.Questions))
+		for i := range p.redFlags {
+			qs = append(qs, &p.redFlags[i])
+		}
+		for i := range p.Questions {
+			qs = append(qs, &p.Questions[i])
+		}
+		for _, q := range qs {
+			if len(q.Findings) > 0 && q.Kind != kindYesNo {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: question %s: findings are for yes_no questions", p.ID, q.Fact))
+			}
+			for _, s := range q.Findings {
+				c, err := parseCondition(s, lib.vocab)
+				if err != nil {
+					ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: question %s: %w", p.ID, q.Fact, err))
+					continue
+				}
+				q.findings = append(q.findings, c)
+				for _, id := range c.ids {
+					p.asksFindings[id] = true
+				}
+			}
+		}
+	}
+	if err := errors.Join(ruleErrs...); err != nil {
+		return nil, err
+	}
+	lx.finishVocabulary(wn)
 	// So does the split of escalations into same-day and emergency.
 	switch data, err := fs.ReadFile(fsys, urgencyFile); {
 	case errors.Is(err, fs.ErrNotExist):
@@ -149,8 +232,8 @@ func (p *Protocol) prepare(lx *lexicon) error {
 	}
 	p.title = lx.normalisePhrase(p.Title)
 	p.shownTitle, p.shownTerm = p.Title, p.PatientTerm
-	if len(p.Triggers) == 0 {
-		bad("no triggers")
+	if len(p.Triggers) == 0 && len(p.Recognise) == 0 {
+		bad("no triggers and no recognise rules")
 	}
 	for _, t := range p.Triggers {
 		if ex, ok := strings.CutPrefix(t, "!"); ok {
@@ -178,8 +261,16 @@ func (p *Protocol) prepare(lx *lexicon) error {
 		}
 		p.triggers = append(p.triggers, parts)
 	}
-	if len(p.triggers) == 0 {
-		bad("no triggers other than exceptions")
+	if len(p.triggers) == 0 && len(p.Recognise) == 0 {
+		bad("no triggers other than exceptions, and no recognise rules")
+	}
+	p.anyFirst = lx.firstWordOf(p.title[0])
+	for _, parts := range p.triggers {
+		for _, pieces := range parts {
+			for _, piece := range pieces {
+				p.anyFirst = p.anyFirst.union(lx.firstWordOf(piece[0]))
+			}
+		}
 	}
 
 	facts := map[string]string{factAge: "builtin", factSex: "builtin", factPregnancy: "builtin"}
@@ -211,7 +302,7 @@ func (p *Protocol) prepare(lx *lexicon) error {
 		}
 		p.redFlags = append(p.redFlags, Question{
 			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, AskAgain: rf.AskAgain, Kind: kindYesNo,
-			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Choices: slices.Clone(redFlagYesNoChoices),
+			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Findings: rf.Findings, Choices: slices.Clone(redFlagYesNoChoices),
 			keywords: rf.keywords, noKeywords: rf.noKeywords,
 		})
 	}
@@ -378,12 +469,12 @@ func checkPlaceholders(text, where string, bad func(string, ...any)) {
 }
 
 func phrase(lx *lexicon, s string) ([]string, error) {
-	toks := lx.normalisePhrase(s)
+	toks, clauses := lx.normalisePhraseClauses(s)
 	if len(toks) == 0 {
 		return nil, fmt.Errorf("phrase %q is empty once normalised", s)
 	}
-	if got := strings.Join(toks, " "); len(lx.parse(s).clauses) != 1 {
-		return nil, fmt.Errorf("phrase %q spans clauses (%q); drop and/but/punctuation", s, got)
+	if clauses != 1 {
+		return nil, fmt.Errorf("phrase %q spans %d clauses; drop and/but/punctuation", s, clauses)
 	}
 	return toks, nil
 }

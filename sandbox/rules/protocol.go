@@ -6,10 +6,13 @@ package rules
 
 // Protocol is one presenting complaint.
 type Protocol struct {
-	ID                string            `json:"id"`           // versioned: "sore_throat.v1"
-	Title             string            `json:"title"`        // quick-reply label: "Sore throat"
-	PatientTerm       string            `json:"patient_term"` // used in replies: "sore throat"
-	Triggers          []string          `json:"triggers"`     // "a+b": both anywhere in the message; "a~b": both in one clause; "!a": a clause holding a is not read for this protocol
+	ID          string   `json:"id"`           // versioned: "sore_throat.v1"
+	Title       string   `json:"title"`        // quick-reply label: "Sore throat"
+	PatientTerm string   `json:"patient_term"` // used in replies: "sore throat"
+	Triggers    []string `json:"triggers"`     // "a+b": both anywhere in the message; "a~b": both in one clause; "!a": a clause holding a is not read for this protocol
+	// Recognise are rules over the findings of a message (findings.go)
+	// that name this complaint: "pain@chest", "cough" (alone).
+	Recognise         []findingRule     `json:"recognise,omitempty"`
 	PregnancyRelevant bool              `json:"pregnancy_relevant"`
 	RedFlags          []RedFlag         `json:"red_flags"`
 	Questions         []Question        `json:"questions"`
@@ -34,6 +37,12 @@ type Protocol struct {
 	// emergencies.
 	sameDayFlags  map[string]string
 	sameDayScores map[string]string
+	// asksFindings are the findings its questions ask about
+	// (Question.Findings).
+	asksFindings map[string]bool
+	// anyFirst is every word the title and the triggers start with: a
+	// message holding none is not looked at for them.
+	anyFirst firstWord
 }
 
 // RedFlag is a cannot-miss finding, screened before any non-urgent
@@ -45,6 +54,10 @@ type RedFlag struct {
 	AskAgain   string   `json:"ask_again"` // the same question in other words, after an unclear reply
 	Keywords   []string `json:"keywords"`
 	NoKeywords []string `json:"no_keywords"` // statements that answer it "no": "my breathing is fine"
+	// Findings answer the red flag from what was said, like its keywords
+	// (conditions over findings: "melaena", "limb_weakness@leg"): an
+	// affirmed one is yes, a denied one no.
+	Findings   []string `json:"findings,omitempty"`
 	SafetyNote string   `json:"safety_note"` // clinician-facing, in safety_notes when positive
 	Reply      string   `json:"reply"`       // patient-facing: why it is urgent, when positive
 	Advice     string   `json:"advice"`      // patient-facing: what to do meanwhile (else the protocol's)
@@ -79,12 +92,20 @@ type Question struct {
 	// its dysuria), so they may answer it when volunteered. Without it a
 	// fact is never read from the complaint's own words alone (session
 	// volunteer).
-	AnsweredByComplaint bool     `json:"answered_by_complaint,omitempty"`
-	Choices             []string `json:"choices"` // quick replies; defaulted for yes_no
-	Options             []Option `json:"options"` // choice questions only
+	AnsweredByComplaint bool `json:"answered_by_complaint,omitempty"`
+	// Findings are the findings (findings.json) this question asks about,
+	// as conditions ("confusion", "pain@chest"): said, they answer it as
+	// its keywords do (affirmed yes, denied no). While the protocol is
+	// committed, the emergency categories' rules over findings leave them
+	// to it: the cough and fever protocol asks about new confusion for
+	// CRB-65, and its score decides what a yes means, not the sepsis rule.
+	Findings []string `json:"findings,omitempty"`
+	Choices  []string `json:"choices"` // quick replies; defaulted for yes_no
+	Options  []Option `json:"options"` // choice questions only
 
 	keywords   [][]string
 	noKeywords [][]string
+	findings   []condition
 }
 
 // Option is one answer of a choice question.

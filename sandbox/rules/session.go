@@ -67,6 +67,9 @@ type emergencyHit struct {
 	words      string
 	categories []*EmergencyCategory
 	speakers   []speaker
+	// rules are the notes of the findings rules that named a category
+	// ("Suspected sepsis (NICE NG51): …").
+	rules []string
 }
 
 // saidOf is ", said of another person" when the message that named the
@@ -94,7 +97,7 @@ func (h *emergencyHit) note() string {
 	for _, c := range h.categories {
 		notes = append(notes, c.Note)
 	}
-	return strings.Join(notes, " ")
+	return strings.Join(append(notes, h.rules...), " ")
 }
 
 // emergencyLabel begins every category's note.
@@ -107,7 +110,7 @@ func (h *emergencyHit) findings() string {
 	for _, c := range h.categories {
 		notes = append(notes, strings.TrimPrefix(c.Note, emergencyLabel))
 	}
-	return strings.Join(notes, " ")
+	return strings.Join(append(notes, h.rules...), " ")
 }
 
 func newSession(e *Engine, in engine.Input) *session {
@@ -124,6 +127,7 @@ func newSession(e *Engine, in engine.Input) *session {
 	for i, raw := range in.Patient {
 		m := e.lx.parse(raw)
 		m.turn = i + 1
+		m.findings = e.lib.vocab.read(m)
 		s.msgs = append(s.msgs, m)
 	}
 	if a := in.Demographics.AgeYears; a != nil {
@@ -151,7 +155,11 @@ func (s *session) run() {
 
 func (s *session) turn(i int) {
 	m := s.msgs[i]
-	if hit := s.e.lib.emergencyIn(m, i); hit != nil {
+	var asked map[string]bool
+	if s.active != nil {
+		asked = s.active.asksFindings
+	}
+	if hit := s.e.lib.emergencyIn(s.msgs[:i+1], asked); hit != nil {
 		if s.active == nil {
 			if matches := s.match(m, s.e.lib.protocols); len(matches) == 1 {
 				s.commit(matches[0])
@@ -189,6 +197,12 @@ func (s *session) turn(i int) {
 			s.volunteer(earlier)
 		}
 	} else {
+		// A complaint named later, in any answer, is kept for the
+		// clinician ("Also named"): read from its findings, so an answer
+		// that names none costs nothing.
+		if len(m.findings) > 0 {
+			s.consider(s.matchFindings(m))
+		}
 		unclear := s.answerPending(m)
 		if s.volunteer(m) > 0 && unclear {
 			// The reply told us something else: say so rather than
@@ -256,6 +270,13 @@ func (s *session) choose(m message) {
 	case len(matches) == 1:
 		s.commit(matches[0])
 	case len(matches) > 1:
+		// Every sentence counts: when the message already says a red flag
+		// of one of them ("not feeling myself … my stools are black"),
+		// that one is committed, and its red flag ends the intake.
+		if p := s.redFlagged(m, matches); p != nil {
+			s.commit(p)
+			return
+		}
 		if s.phase == phaseWhich {
 			s.prefix = s.e.replies.NotUnderstood
 		}
@@ -268,15 +289,110 @@ func (s *session) choose(m message) {
 	}
 }
 
-// match lists the protocols whose title or a trigger the message affirms.
+// redFlagged is the first of ps one of whose red flags m volunteers yes
+// (an emergency one before a same-day one), or nil.
+func (s *session) redFlagged(m message, ps []*Protocol) *Protocol {
+	var sameDay *Protocol
+	for _, p := range ps {
+		for i := range p.redFlags {
+			if a, ok := p.redFlags[i].volunteer(m); ok && a.value == valYes {
+				if p.sameDayFlags[p.redFlags[i].Fact] == "" {
+					return p
+				}
+				if sameDay == nil {
+					sameDay = p
+				}
+			}
+		}
+	}
+	return sameDay
+}
+
+// match lists the protocols whose title or a trigger the message affirms,
+// or one of whose recognise rules its findings meet; a rule marked alone
+// counts only when no other protocol is recognised.
+//
+// A rule that yields to other protocols (YieldsTo) counts unless one of
+// them is recognised.
 func (s *session) match(m message, pool []*Protocol) []*Protocol {
-	var out []*Protocol
+	var out, alone, yielding []*Protocol
 	for _, p := range pool {
-		if recognises(m, p) {
+		switch recognition(m, p) {
+		case recognisedAlone:
+			alone = append(alone, p)
+		case recognisedYielding:
+			yielding = append(yielding, p)
+		case recognised:
+			out = append(out, p)
+		}
+	}
+	for _, p := range yielding {
+		if !slices.ContainsFunc(out, func(o *Protocol) bool { return p.yieldsTo(m, o) }) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return alone
+	}
+	return out
+}
+
+// matchFindings lists the protocols one of whose recognise rules (not
+// marked alone) m's findings meet.
+func (s *session) matchFindings(m message) []*Protocol {
+	var out []*Protocol
+	for _, p := range s.e.lib.protocols {
+		if slices.ContainsFunc(p.Recognise, func(r findingRule) bool {
+			_, ok := r.holds(m.findings)
+			return ok && !r.Alone
+		}) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// yieldsTo is true when every recognise rule of p that holds over m's
+// findings yields to o.
+func (p *Protocol) yieldsTo(m message, o *Protocol) bool {
+	for i := range p.Recognise {
+		r := &p.Recognise[i]
+		if _, ok := r.holds(m.findings); ok && !r.Alone && !slices.Contains(r.YieldsTo, strings.Split(o.ID, ".v")[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+const (
+	notRecognised = iota
+	recognisedAlone
+	recognisedYielding
+	recognised
+)
+
+// recognition is whether m names p: by its title or a trigger, or by a
+// recognise rule over m's findings (recognisedAlone when only a rule
+// marked alone holds).
+func recognition(m message, p *Protocol) int {
+	if recognises(m, p) {
+		return recognised
+	}
+	result := notRecognised
+	for i := range p.Recognise {
+		r := &p.Recognise[i]
+		if _, ok := r.holds(m.findings); ok {
+			switch {
+			case r.Alone:
+				result = max(result, recognisedAlone)
+			case len(r.YieldsTo) > 0:
+				result = max(result, recognisedYielding)
+			default:
+				return recognised
+			}
+		}
+	}
+	return result
 }
 
 // said is true for an affirmed or hedged mention: "I think I might be
@@ -289,6 +405,9 @@ func said(p polarity) bool {
 // leaving out the clauses p's exceptions hold ("feeling low in my belly" is
 // not low mood).
 func recognises(m message, p *Protocol) bool {
+	if !m.mayHaveFirst(p.anyFirst) {
+		return false // no word the title or a trigger starts with
+	}
 	m = m.without(p.triggerExcept)
 	if said(m.complaintMention(p.title)) {
 		return true
@@ -332,6 +451,20 @@ func (p *Protocol) complaintWords(m message) [][]bool {
 	if said(read.complaintMention(p.title)) {
 		for c := range read.clauses {
 			mark(c, p.title)
+		}
+	}
+	for i := range p.Recognise {
+		used, ok := p.Recognise[i].holds(m.findings)
+		if !ok {
+			continue
+		}
+		for _, f := range used {
+			if f.turn != m.turn {
+				continue
+			}
+			for _, k := range slices.Concat(f.at, f.siteAt) {
+				mask[f.clause][k] = true
+			}
 		}
 	}
 	for _, parts := range p.triggers {
@@ -557,11 +690,38 @@ func (s *session) redFlagsNegative() bool {
 // ("collapsed" and "not breathing properly"), and a someone_else_only
 // category only when m speaks of another person. It is nil when m names
 // none.
-func (lib *library) emergencyIn(m message, turn int) *emergencyHit {
+//
+// A category's findings rules are read over the findings of every message
+// so far (msgs, the last being m), and hold at m when at least one finding
+// they use is m's: "I have a kidney infection" then "now she's confused"
+// is suspected sepsis at the second message.
+//
+// Findings the committed protocol asks about (asked) are left to it.
+func (lib *library) emergencyIn(msgs []message, asked map[string]bool) *emergencyHit {
+	m := msgs[len(msgs)-1]
+	turn := len(msgs) - 1
 	heard := map[*EmergencyCategory][]int{} // category → clauses it was heard in
+	var ruleNotes []string
 	for _, c := range lib.emergencies {
 		if clauses, ok := c.heardIn(m); ok {
 			heard[c] = clauses
+		}
+		// The rules too, so the note names the rule and its source even
+		// when a phrase heard the category.
+		for i := range c.Findings {
+			used, ok := c.Findings[i].holdsAt(msgs, c.ownExcept, lib.history, asked)
+			if !ok {
+				continue
+			}
+			if heard[c] == nil {
+				for _, f := range used {
+					heard[c] = append(heard[c], f.clause)
+				}
+			}
+			if n := c.Findings[i].Note; n != "" {
+				ruleNotes = append(ruleNotes, n)
+			}
+			break
 		}
 	}
 	for _, c := range lib.emergencies {
@@ -597,7 +757,7 @@ func (lib *library) emergencyIn(m message, turn int) *emergencyHit {
 			sp = speakerSelf
 		}
 		if hit == nil {
-			hit = &emergencyHit{turn: turn + 1, words: m.raw}
+			hit = &emergencyHit{turn: turn + 1, words: m.raw, rules: ruleNotes}
 		}
 		hit.categories = append(hit.categories, c)
 		hit.speakers = append(hit.speakers, sp)
@@ -608,9 +768,13 @@ func (lib *library) emergencyIn(m message, turn int) *emergencyHit {
 // heardIn reports whether every part of one of c's patterns is said in m,
 // and the clauses the first such pattern's parts were said in.
 func (c *EmergencyCategory) heardIn(m message) ([]int, bool) {
-	for _, parts := range c.patterns {
+	for i, parts := range c.patterns {
 		var clauses []int
-		for _, part := range parts {
+		for j, part := range parts {
+			if !m.mayHaveFirst(c.firsts[i][j]) {
+				clauses = nil
+				break
+			}
 			cl, ok := m.says(part, c.except)
 			if !ok {
 				clauses = nil
@@ -626,16 +790,33 @@ func (c *EmergencyCategory) heardIn(m message) ([]int, bool) {
 }
 
 // says reports whether phrase occurs affirmed or hedged in a clause that
-// holds none of the except phrases, and the first such clause.
+// holds none of the except phrases, and the first such clause (heardIn has
+// looked for its first word: message.mayHaveFirst).
 func (m message) says(phrase []string, except [][]string) (int, bool) {
 	for c, cl := range m.clauses {
 		for i := range cl {
-			if _, ok := m.lx.matchLoose(cl, i, phrase); ok && m.lx.prefixPolarity(cl[:i]) != negated && !m.lx.holdsAny(cl, except) {
+			if _, ok := m.lx.matchLoose(cl, i, phrase); ok && m.lx.prefixPolarity(cl[:i]) != negated && !m.clauseHolds(c, except) {
 				return c, true
 			}
 		}
 	}
 	return 0, false
+}
+
+// clauseHolds is holdsAny for clause c of m, not looking for a phrase
+// whose first word m does not hold (message.mayHave).
+func (m message) clauseHolds(c int, phrases [][]string) bool {
+	for _, ph := range phrases {
+		if !m.mayHave(ph[0]) {
+			continue
+		}
+		for i := range m.clauses[c] {
+			if _, ok := m.lx.matchLoose(m.clauses[c], i, ph); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // holdsAny is true when one of phrases occurs anywhere in the clause.

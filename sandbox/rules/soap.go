@@ -288,6 +288,17 @@ func (s *session) safetyNotes() []string {
 	if s.redFlagsNegative() {
 		notes = append(notes, "Cannot-miss red flags screened negative: "+s.redFlagLabels()+".")
 	}
+	if s.active != nil {
+		var others []string
+		for _, p := range s.candidates {
+			if p != s.active {
+				others = append(others, strings.ToLower(p.Title))
+			}
+		}
+		if len(others) > 0 {
+			notes = append(notes, "Also named by the patient, not assessed by this intake: "+strings.Join(others, ", ")+".")
+		}
+	}
 	if s.phase == phaseDone && s.emergency == nil && s.redFlag == nil && s.disposition == engine.DispositionEscalate {
 		notes = append(notes, "Urgent by the protocol's disposition rules: "+s.reason)
 	}

@@ -101,7 +101,7 @@ func loadSpeaker(d speakerData) (*speakerWords, error) {
 // a patient's (lowercase, no apostrophes), keeping the pattern syntax of
 // tokenMatches: "a|b", "word*", "#1-17".
 func typedPhrase(s string) []string {
-	return strings.Fields(strings.NewReplacer("'", "", "’", "").Replace(strings.ToLower(s)))
+	return strings.Fields(apostrophes.Replace(strings.ToLower(s)))
 }
 
 // findTyped lists the positions where phrase starts in words, its words

@@ -23,6 +23,17 @@ type message struct {
 	// dropped), before spelling and rewrites: "her" is still "her", not the
 	// "my" that matching reads (speaker.go).
 	words [][]string
+	// lemmas[i][k] is the lemma of clauses[i][k] when it is an inflection
+	// of a vocabulary word ("coughing" → "cough", "bitten" → "bite"), else
+	// the token itself: the findings reader matches either (findings.go).
+	lemmas [][]string
+	// findings are what the message says (findings.go), read once at
+	// parse for a patient message.
+	findings []finding
+	// bits has the bit of every vocabulary word (lexicon.wordID) the
+	// message holds, as a token or a lemma: a phrase whose first word
+	// matches none is not looked for (mayHave).
+	bits []uint64
 	// complaint, when set, marks in each clause the tokens that name the
 	// committed protocol's complaint (Protocol.complaintWords): a phrase
 	// found only in them is not read, so "a pressure in my chest" does not
@@ -34,11 +45,12 @@ type message struct {
 func (lx *lexicon) parse(raw string) message {
 	m := message{raw: raw, lx: lx}
 	lower := strings.ToLower(raw)
-	lower = strings.NewReplacer("’", "", "'", "", "`", "").Replace(lower)
+	lower = apostrophes.Replace(lower)
 	var cur, typed []string
 	flush := func() {
 		if len(cur) > 0 {
 			m.clauses = append(m.clauses, lx.wordsToDigits(lx.rewrite(cur)))
+			m.lemmas = append(m.lemmas, lx.lemmatise(m.clauses[len(m.clauses)-1]))
 			m.tokens = append(m.tokens, m.clauses[len(m.clauses)-1]...)
 			m.question = append(m.question, false)
 			m.words = append(m.words, typed)
@@ -52,8 +64,12 @@ func (lx *lexicon) parse(raw string) message {
 		} else {
 			part, rest = rest[:end], rest[end:]
 		}
-		for _, w := range strings.FieldsFunc(part, notWordRune) {
-			if lx.clauseWords[w] {
+		words := strings.FieldsFunc(part, notWordRune)
+		for k, w := range words {
+			if w == "and" && len(typed) > 0 && k+1 < len(words) && lx.binomials[typed[len(typed)-1]+" "+words[k+1]] {
+				continue // one expression: "black and blue", "pins and needles"
+			}
+			if lx.clauseWords[w] || (len(typed) > 0 && lx.clauseWordsInside[w]) {
 				flush()
 				continue
 			}
@@ -62,7 +78,7 @@ func (lx *lexicon) parse(raw string) message {
 				cur = append(cur, to...)
 				continue
 			}
-			cur = append(cur, w)
+			cur = append(cur, lx.correct(w))
 		}
 		flush()
 		// The breaks after the part: a question mark among them marks the
@@ -73,7 +89,103 @@ func (lx *lexicon) parse(raw string) message {
 		}
 		rest = rest[breaks:]
 	}
+	if lx.spell != nil {
+		m.bits = make([]uint64, len(lx.wordID)/64+1)
+		for _, cl := range slices.Concat(m.clauses, m.lemmas) {
+			for _, t := range cl {
+				if id, ok := lx.wordID[t]; ok {
+					m.bits[id/64] |= 1 << (id % 64)
+				}
+			}
+		}
+	}
 	return m
+}
+
+// firstWord is a phrase's first word read once for message.mayHaveFirst:
+// its word id, or the ids of its alternatives, or open when a prefix or a
+// range may match any word.
+type firstWord struct {
+	open bool
+	id   int // -1: an alternation (bits) or a word with no id (open)
+	bits []uint64
+}
+
+// firstWordOf reads p (a normalised phrase word) for mayHaveFirst.
+func (lx *lexicon) firstWordOf(p string) firstWord {
+	if isCompiled(p) {
+		a := lx.compiledAt(p)
+		return firstWord{open: a.open, id: -1, bits: a.bits}
+	}
+	if id, ok := lx.wordID[p]; ok {
+		return firstWord{id: id}
+	}
+	return firstWord{open: true, id: -1}
+}
+
+// union is a firstWord that a message may have when it may have a or b.
+func (a firstWord) union(b firstWord) firstWord {
+	out := firstWord{open: a.open || b.open, id: -1}
+	if out.open {
+		return out
+	}
+	for _, w := range []firstWord{a, b} {
+		if w.id >= 0 {
+			w.bits = make([]uint64, w.id/64+1)
+			w.bits[w.id/64] = 1 << (w.id % 64)
+		}
+		for len(out.bits) < len(w.bits) {
+			out.bits = append(out.bits, 0)
+		}
+		for i, x := range w.bits {
+			out.bits[i] |= x
+		}
+	}
+	return out
+}
+
+// mayHaveFirst is mayHave for a first word read at load time: no map is
+// looked up.
+func (m message) mayHaveFirst(w firstWord) bool {
+	switch {
+	case m.bits == nil || w.open:
+		return true
+	case w.id >= 0:
+		return w.id/64 < len(m.bits) && m.bits[w.id/64]&(1<<(w.id%64)) != 0
+	}
+	for i, b := range w.bits {
+		if i < len(m.bits) && b&m.bits[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHave is false when no token of m can match the phrase word p, so a
+// phrase starting with p need not be looked for: one bit test, or one AND
+// of two bit sets for an alternation (the message's words and the
+// alternation's, by word id).
+func (m message) mayHave(p string) bool {
+	if m.bits == nil {
+		return true
+	}
+	if isCompiled(p) {
+		a := m.lx.compiledAt(p)
+		if a.open {
+			return true
+		}
+		for i, w := range a.bits {
+			if i < len(m.bits) && w&m.bits[i] != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	id, ok := m.lx.wordID[p]
+	if !ok {
+		return true
+	}
+	return id/64 < len(m.bits) && m.bits[id/64]&(1<<(id%64)) != 0
 }
 
 func isClauseBreak(r rune) bool {
@@ -110,6 +222,13 @@ next:
 	return out
 }
 
+// The replacers of parse and normalisePhrase, built once: they are
+// immutable and safe for concurrent use.
+var (
+	apostrophes  = strings.NewReplacer("’", "", "'", "", "`", "")
+	patternMarks = strings.NewReplacer("*", markStar, "|", markOr)
+)
+
 // Markers that carry pattern syntax through parse, which keeps only letters
 // and digits.
 const (
@@ -124,9 +243,19 @@ const (
 // survives: a trailing "*" (a prefix match), "a|b" (either word, each
 // normalised on its own) and "#10-36" (a number in that range).
 func (lx *lexicon) normalisePhrase(s string) []string {
-	s = numberSlot.ReplaceAllString(s, markNum+"${1}"+markTo+"${2}")
-	s = strings.NewReplacer("*", markStar, "|", markOr).Replace(s)
-	toks := lx.parse(s).tokens
+	toks, _ := lx.normalisePhraseClauses(s)
+	return toks
+}
+
+// normalisePhraseClauses is normalisePhrase, with how many clauses the
+// phrase spans (a phrase must sit in one: library.go phrase).
+func (lx *lexicon) normalisePhraseClauses(s string) ([]string, int) {
+	if strings.ContainsRune(s, '#') {
+		s = numberSlot.ReplaceAllString(s, markNum+"${1}"+markTo+"${2}")
+	}
+	s = patternMarks.Replace(s)
+	m := lx.parse(s)
+	toks := m.tokens
 	for i, t := range toks {
 		alts := strings.Split(t, markOr)
 		for j, a := range alts {
@@ -139,12 +268,19 @@ func (lx *lexicon) normalisePhrase(s string) []string {
 				if to, ok := lx.spelling[a]; ok && len(to) == 1 {
 					a = to[0]
 				}
+				if lx.vocab != nil {
+					lx.vocab[a] = true
+					lx.idOf(a)
+				}
 			}
 			alts[j] = a
 		}
 		toks[i] = strings.Join(alts, "|")
+		if lx.compiled != nil && strings.ContainsAny(toks[i], "|*#") {
+			toks[i] = lx.compileToken(toks[i])
+		}
 	}
-	return toks
+	return toks, len(m.clauses)
 }
 
 // lexicon holds the word lists of the text understanding. It is built once by
@@ -171,6 +307,30 @@ type lexicon struct {
 	spelling map[string][]string
 	rewrites []rewrite
 	fillers  map[string]bool
+	// clauseWordsInside end a clause only between two words: "n" is "and"
+	// in "not making sense n her smile is wonky", and "no" alone.
+	clauseWordsInside map[string]bool
+	// binomials are "a b" for the expressions "a and b" that do not join
+	// two clauses: "black and blue", "pins and needles", "on and off".
+	binomials map[string]bool
+	neg       negation
+
+	// vocab is every word of every phrase normalised while the library
+	// loads; once it has loaded, spell and lemmas are built from it
+	// (spelling.go) and patient text is corrected and lemmatised.
+	vocab       map[string]bool
+	compiled    []*compiledToken  // phrase words with pattern syntax, by key (compileToken)
+	compiledKey map[string]string // the key of each pattern
+	wordID      map[string]int    // every phrase word's id, for message.bits
+	// spell builds the speller on first use, so an engine that never
+	// reads a patient message does not pay for it; nil until the library
+	// has loaded (finishVocabulary).
+	spell  func() *speller
+	lemmaX map[string]string // irregular forms: "threw" → "throw"
+	// unlisted are the vocabulary words the generated wordnet.json was not
+	// computed for: not correction targets until it is generated again
+	// (TestWordNetFileIsCurrent).
+	unlisted []string
 }
 
 type rewrite struct{ from, to []string }
@@ -232,6 +392,22 @@ const (
 	uncertain
 )
 
+func (p polarity) String() string {
+	switch p {
+	case affirmed:
+		return "affirmed"
+	case negated:
+		return "negated"
+	case uncertain:
+		return "uncertain"
+	case past:
+		return "past"
+	case hypothetical:
+		return "hypothetical"
+	}
+	return "absent"
+}
+
 // negationWindow is how many tokens before a keyword a negator or hedge may
 // sit: "I don't think I have a fever" puts "dont" five tokens back.
 const negationWindow = 6
@@ -239,7 +415,10 @@ const negationWindow = 6
 // mention reports what the message says about phrase (already normalised).
 // A phrase token ending in "*" matches any token it prefixes. The last
 // occurrence wins: a patient correcting themselves is believed.
-func (m message) mention(phrase []string) polarity { return m.lastMention(phrase, false) }
+//
+// A mention in a question the patient answers "no" to straight after is
+// negated: "worst headache ever? nah, nowhere near".
+func (m message) mention(phrase []string) polarity { return m.lastMention(phrase, true) }
 
 // clauseMention is mention within clause c.
 func (m message) clauseMention(c int, phrase []string) polarity {
@@ -283,6 +462,9 @@ func (m message) complaintMention(phrase []string) polarity { return m.lastMenti
 // negated.
 func (m message) lastMention(phrase []string, denied bool) polarity {
 	result := absent
+	if !m.mayHave(phrase[0]) {
+		return result
+	}
 	for c := range m.clauses {
 		p := m.clauseMention(c, phrase)
 		if p == affirmed && denied && m.deniedQuestion(c) {
@@ -301,7 +483,13 @@ func (m message) deniedQuestion(c int) bool {
 	if !m.question[c] || c+1 >= len(m.clauses) || len(m.clauses[c+1]) == 0 {
 		return false
 	}
-	return m.lx.noWords[m.clauses[c+1][0]]
+	next := m.clauses[c+1]
+	for _, h := range m.lx.hedges {
+		if startsWithSeq(next, h) {
+			return false // "is it serious? no idea"
+		}
+	}
+	return m.lx.noWords[next[0]]
 }
 
 // saysTogether is true when one clause affirms or hedges every piece, in any
@@ -350,7 +538,17 @@ func (m message) without(except [][]string) message {
 // matchLoose matches phrase at tokens[i], letting up to maxFillers filler
 // words sit between two of its words. It returns the index after the match.
 func (lx *lexicon) matchLoose(tokens []string, i int, phrase []string) (int, bool) {
-	return lx.match(tokens, i, phrase, nil)
+	return lx.match(tokens, nil, i, phrase, nil)
+}
+
+// matchedAtLemma is matchedAt where a word of phrase may also match a
+// token's lemma (lemmas parallel to tokens): "coughing" says "cough".
+func (lx *lexicon) matchedAtLemma(tokens, lemmas []string, i int, phrase []string) []int {
+	var at []int
+	if _, ok := lx.match(tokens, lemmas, i, phrase, &at); !ok {
+		return nil
+	}
+	return at
 }
 
 // matchedAt is the positions of the tokens that phrase's words matched at
@@ -358,15 +556,16 @@ func (lx *lexicon) matchLoose(tokens []string, i int, phrase []string) (int, boo
 // when phrase does not match there.
 func (lx *lexicon) matchedAt(tokens []string, i int, phrase []string) []int {
 	var at []int
-	if _, ok := lx.match(tokens, i, phrase, &at); !ok {
+	if _, ok := lx.match(tokens, nil, i, phrase, &at); !ok {
 		return nil
 	}
 	return at
 }
 
 // match is matchLoose, appending to at (when not nil) the position of each
-// token a word of phrase matched.
-func (lx *lexicon) match(tokens []string, i int, phrase []string, at *[]int) (int, bool) {
+// token a word of phrase matched; with lemmas, a word may match a token's
+// lemma too. A blanked token ("") matches nothing.
+func (lx *lexicon) match(tokens, lemmas []string, i int, phrase []string, at *[]int) (int, bool) {
 	k := i
 	for j, p := range phrase {
 		skipped := 0
@@ -374,7 +573,7 @@ func (lx *lexicon) match(tokens []string, i int, phrase []string, at *[]int) (in
 			if k >= len(tokens) {
 				return 0, false
 			}
-			if tokenMatches(p, tokens[k]) {
+			if tokens[k] != "" && (lx.tokenMatches(p, tokens[k]) || (lemmas != nil && lemmas[k] != tokens[k] && lx.tokenMatches(p, lemmas[k]))) {
 				break
 			}
 			if j == 0 || skipped == maxFillers || !lx.fillers[tokens[k]] {
@@ -389,6 +588,114 @@ func (lx *lexicon) match(tokens []string, i int, phrase []string, at *[]int) (in
 		k++
 	}
 	return k, true
+}
+
+// tokenMatches is the free tokenMatches for a phrase word normalised by
+// this lexicon, whose alternatives, prefixes and ranges were read once
+// (compileToken).
+func (lx *lexicon) tokenMatches(p, t string) bool {
+	if p == t {
+		return true
+	}
+	if !isCompiled(p) {
+		return false // a plain word, and not t
+	}
+	return lx.compiledAt(p).matches(t)
+}
+
+// compiledToken is a phrase word with pattern syntax, read once.
+type compiledToken struct {
+	words    map[string]bool
+	prefixes []string
+	ranges   [][2]int
+	bits     []uint64 // the words' ids (lexicon.wordID)
+	open     bool     // a prefix or a range: any word may match
+	pattern  string   // as written: "a|b*"
+}
+
+func (a *compiledToken) matches(t string) bool {
+	if a.words[t] {
+		return true
+	}
+	for _, p := range a.prefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	if len(a.ranges) > 0 {
+		if n, err := strconv.Atoi(t); err == nil {
+			for _, r := range a.ranges {
+				if n >= r[0] && n <= r[1] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// compiledMark begins the key of a compiled phrase word: no patient word
+// holds it.
+const compiledMark = '\x01'
+
+// isCompiled is true for a phrase word that is a compiled token's key.
+func isCompiled(p string) bool { return p != "" && p[0] == compiledMark }
+
+// compiledAt is the compiled token of key p (isCompiled): its index is the
+// number after the mark, so no map is looked up.
+func (lx *lexicon) compiledAt(p string) *compiledToken {
+	n := 0
+	for i := 1; i < len(p); i++ {
+		n = 10*n + int(p[i]-'0')
+	}
+	return lx.compiled[n]
+}
+
+// compileToken reads p's pattern syntax into lx.compiled, and returns the
+// short key the phrase holds instead of p: a key of a few bytes is hashed
+// and compared much faster than a long alternation.
+func (lx *lexicon) compileToken(p string) string {
+	if key, ok := lx.compiledKey[p]; ok {
+		return key
+	}
+	key := string(compiledMark) + strconv.Itoa(len(lx.compiled))
+	lx.compiledKey[p] = key
+	a := &compiledToken{words: map[string]bool{}, pattern: p}
+	for _, alt := range strings.Split(p, "|") {
+		switch {
+		case strings.HasPrefix(alt, "#"):
+			lo, hi, _ := strings.Cut(alt[1:], "-")
+			l, err1 := strconv.Atoi(lo)
+			h, err2 := strconv.Atoi(hi)
+			if err1 == nil && err2 == nil {
+				a.ranges = append(a.ranges, [2]int{l, h})
+			}
+		case strings.HasSuffix(alt, "*"):
+			a.prefixes = append(a.prefixes, alt[:len(alt)-1])
+		default:
+			a.words[alt] = true
+		}
+	}
+	a.open = len(a.prefixes) > 0 || len(a.ranges) > 0
+	for w := range a.words {
+		id := lx.idOf(w)
+		for len(a.bits) <= id/64 {
+			a.bits = append(a.bits, 0)
+		}
+		a.bits[id/64] |= 1 << (id % 64)
+	}
+	lx.compiled = append(lx.compiled, a)
+	return key
+}
+
+// idOf is w's word id, given on first sight.
+func (lx *lexicon) idOf(w string) int {
+	id, ok := lx.wordID[w]
+	if !ok {
+		id = len(lx.wordID)
+		lx.wordID[w] = id
+	}
+	return id
 }
 
 // tokenMatches compares one phrase word with one patient word: "a|b" is
@@ -442,21 +749,19 @@ func matchAt(tokens []string, i int, phrase []string) bool {
 	return true
 }
 
+// prefixPolarity is scopePolarity for a phrase after the words before (its
+// clause up to it): the phrase matchers read negation and hedges from
+// before a phrase, a hypothetical as a negation, and the past as said (the
+// emergency categories leave past clauses out by their own markers).
 func (lx *lexicon) prefixPolarity(before []string) polarity {
-	if len(before) > negationWindow {
-		before = before[len(before)-negationWindow:]
+	switch p := lx.scopePolarity(before, len(before), len(before)); p {
+	case hypothetical:
+		return negated
+	case past:
+		return affirmed
+	default:
+		return p
 	}
-	for _, h := range lx.hedges {
-		if containsSeq(before, h) {
-			return uncertain
-		}
-	}
-	for _, t := range before {
-		if lx.negators[t] {
-			return negated
-		}
-	}
-	return affirmed
 }
 
 func containsSeq(tokens, seq []string) bool {

@@ -343,6 +343,8 @@ func placeholderSet(s string) []string {
 // every session the same way.
 func reading(lx *lexicon, lib *library, r *replies, p *Protocol, q *Question, raw string) []string {
 	m := lx.parse(raw)
+	m.turn = 1
+	m.findings = lib.vocab.read(m)
 	show := func(a answer) string {
 		return fmt.Sprintf("%s approx=%q unsure_twice=%v", a.value, a.approx, a.unsureTwice)
 	}
@@ -357,7 +359,7 @@ func reading(lx *lexicon, lib *library, r *replies, p *Protocol, q *Question, ra
 	}
 	asks := []*Question{&r.Age, &r.Sex, &r.Pregnancy}
 	for _, pr := range lib.protocols {
-		if q == nil && recognises(m, pr) {
+		if q == nil && recognition(m, pr) != notRecognised {
 			out = append(out, "complaint "+pr.ID)
 		}
 		if p != nil && p != pr {
@@ -375,7 +377,7 @@ func reading(lx *lexicon, lib *library, r *replies, p *Protocol, q *Question, ra
 			out = append(out, "volunteers "+vq.Fact+" "+show(a))
 		}
 	}
-	if hit := lib.emergencyIn(m, 0); hit != nil {
+	if hit := lib.emergencyIn([]message{m}, nil); hit != nil {
 		for i, c := range hit.categories {
 			out = append(out, "emergency "+c.ID+" "+hit.speakers[i].String())
 		}
