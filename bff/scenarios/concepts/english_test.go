@@ -389,3 +389,53 @@ func TestConditionalFollowUp(t *testing.T) {
 		{q: "Have you been sick, and if so, was there any blood in it?", want: []string{"vomiting", "gi_bleeding"}},
 	})
 }
+
+// A subordinate clause after its main clause ("… when you cough", "…
+// while you rest") says when or how the main clause's concept is asked
+// about: a concept read wholly inside it is not asked. Fronted, it is one
+// question with its main clause, whose polarity words reach it.
+func TestSubordinateClause(t *testing.T) {
+	checkReadings(t, []reading{
+		{q: "Do you feel sick when you cough?", want: []string{"sweating_nausea"}},
+		{q: "Has there been blood, or dark bits like coffee grounds, when you've thrown up?", want: []string{"gi_bleeding"}},
+		{q: "When you try to pee, does nothing come out?", want: []string{"cannot_pass_urine"}},
+	})
+}
+
+// What frames the question is not asked: a lead-in of the engine's own
+// ("In other words, …", "To put it differently, …"), a request to answer
+// ("Answer yes if …"), a request before a question word ("Could you tell
+// me how long …"), the definite subject of the question ("Has the
+// breathlessness come on over minutes, or gradually?"), a placing that
+// reaches into a context clause when one lies wholly in the question
+// ("Other than the vomiting, any blood, for example in your stools?"), and
+// a relative clause in the sentence a question points back to ("Some
+// people notice numbness that they have not had before. Have you noticed
+// anything like that?").
+func TestFramesAreNotAsked(t *testing.T) {
+	checkReadings(t, []reading{
+		{q: "In other words, can you hear a whistle when you breathe out?", want: []string{"wheeze"}},
+		{q: "To put it differently, are there tender lumps at the front of your neck?", want: []string{"neck_glands"}},
+		{q: "Answer yes if any of these apply: bloody vomit, vomit like coffee grounds, or black stools.", want: []string{"gi_bleeding"}},
+		{q: "Could you tell me how long you've had the cough?", want: []string{"duration"}},
+		{q: "Has the cough come on over days, or gradually over weeks?", want: []string{"onset"}},
+		{q: "Apart from the vomiting, have you seen blood anywhere, say in your poo?", want: []string{"gi_bleeding"}},
+		{q: "Some people get weakness in an arm that they have not had before. Have you noticed anything like that?", want: []string{"neuro_deficit"}},
+	})
+}
+
+// More polarity by meaning: "different from" and "unlike" deny what
+// follows them ("Is this headache unlike the ones you've had before?");
+// what affects or limits an ability is a difficulty ("Is the pain
+// affecting your ability to get on with your day?"); a negator does not
+// reach an alternative opened by a preposition, a complement of the word
+// before the list ("thoughts that life is not worth living, or of ending
+// it").
+func TestMorePolarity(t *testing.T) {
+	checkReadings(t, []reading{
+		{q: "Is this headache unlike the ones you've had before?", want: []string{"!similar_before"}},
+		{q: "Is the pain affecting your ability to do your normal daily activities?", want: []string{"!managing_daily_activities"}},
+		{q: "Have you had thoughts that life isn't worth living, or of taking your own life?", want: []string{"suicidal_thoughts"}},
+		{q: "Can you confirm you've had no new weakness, numbness or trouble speaking?", want: []string{"!neuro_deficit"}},
+	})
+}

@@ -589,6 +589,14 @@ func (u *Understanding) match(s *sentence) []candidate {
 		}
 	}
 	for _, c := range raw {
+		// (A word of a relative clause in context restricts its head
+		// there; no question borrows it: "Some people notice numbness
+		// that they have not had before. Have you noticed anything like
+		// that?" asks about the numbness, not whether it happened
+		// before.)
+		if c.fromContext && c.inQuestion && slices.ContainsFunc(c.claimed, func(p int) bool { return st.inContext(p) && s.rel[p] >= 0 }) {
+			continue
+		}
 		if !c.fromContext || st.reference(c) || s.bare && c.inQuestion {
 			all = append(all, c)
 		}
@@ -1011,6 +1019,13 @@ func (u *Understanding) dropRestrictions(s *sentence, out []candidate, all []*ca
 			}) {
 			return true
 		}
+		// (So does a subordinate clause after its main clause: "any chest
+		// pain when you cough?" asks about the pain, "blood, or dark bits,
+		// when you've been sick?" about the blood.)
+		if sc := u.trailingSubordinate(s, c.claimed[0]); sc >= 0 && !slices.ContainsFunc(c.claimed, func(q int) bool { return u.trailingSubordinate(s, q) != sc }) &&
+			other(func(o *candidate, q int) bool { return q < sc && !u.definite(s, o, out) }) {
+			return true
+		}
 		for k := c.claimed[len(c.claimed)-1] + 1; k < len(s.words) && s.group(s.clause[k]) == g; k++ {
 			if s.punct[k] == ':' || s.punct[k] == '-' && s.words[k] != "or" && s.words[k] != "and" && s.words[k] != "but" {
 				return other(func(_ *candidate, q int) bool { return q >= k })
@@ -1025,6 +1040,22 @@ func (u *Understanding) dropRestrictions(s *sentence, out []candidate, all []*ca
 		}
 	}
 	return kept
+}
+
+// trailingSubordinate is the position of the subordinator ("when",
+// "while", "after") that opens the subordinate clause word p lies in, after
+// other words of its clause, or -1: the clause runs to the next clause mark
+// or "or".
+func (u *Understanding) trailingSubordinate(s *sentence, p int) int {
+	for q := p; q > 0 && s.clause[q] == s.clause[p]; q-- {
+		if q < p && (s.punct[q+1] != 0 || s.words[q] == "or") {
+			return -1
+		}
+		if u.subordinators[s.words[q]] && s.clause[q-1] == s.clause[q] && s.rel[q] < 0 {
+			return q
+		}
+	}
+	return -1
 }
 
 // straddles reports whether o's words are all read already, some as c's
@@ -1091,7 +1122,7 @@ func (u *Understanding) alternatives(s *sentence) []int {
 		switch {
 		case or(w) && !skip[i]:
 			n++
-		case s.punct[i] != 0 && i > 0 && s.clause[i] == s.clause[i-1] && !u.prepositions[w]:
+		case s.punct[i] != 0 && i > 0 && s.clause[i] == s.clause[i-1] && !u.prepositions[w] && !u.subordinators[w]:
 			for _, x := range s.words[i:] {
 				if or(x) {
 					n++
@@ -1145,7 +1176,7 @@ func (u *Understanding) dropTopics(s *sentence, cs []candidate, all []*candidate
 			// a subordinate clause before the other concept: "Is the chest
 			// pain accompanied by sweating?", not "Is your neck stiff while
 			// you have a fever?")
-			np := c.groups == 1 || s.phrase(&cs[i]) && !slices.ContainsFunc(s.words[c.claimed[len(c.claimed)-1]+1:max(first, c.claimed[len(c.claimed)-1]+1)], func(w string) bool { return u.subordinators[w] })
+			np := c.groups == 1 || u.nounPhrase(s, &cs[i]) && !slices.ContainsFunc(s.words[c.claimed[len(c.claimed)-1]+1:max(first, c.claimed[len(c.claimed)-1]+1)], func(w string) bool { return u.subordinators[w] })
 			if u.definite(s, &cs[i], cs) && !u.definite(s, oc, cs) && s.alt[c.first] == s.alt[first] &&
 				(np && c.claimed[0] < first || c.overlaps(&o) || c.first > first && u.allDefinite(s, &cs[i], cs)) {
 				topic[i] = true
@@ -1155,6 +1186,17 @@ func (u *Understanding) dropTopics(s *sentence, cs []candidate, all []*candidate
 			// "Are you sweating, or feeling sick, along with the chest
 			// pain?"
 			if u.circumstance(s, &cs[i], cs) && !u.definite(s, &o, cs) {
+				topic[i] = true
+			}
+			// Named wholly by the definite subject of its question, it is
+			// the topic of every alternative: "Has the breathlessness come
+			// on over minutes, or gradually over days?"
+			// (The other concept asked in its clause, not in one
+			// subordinate to it or of its own: "Is your neck stiff while
+			// you have a temperature?" asks about both.)
+			if u.subject(s, &cs[i]) && !u.definite(s, &o, cs) && slices.ContainsFunc(o.claimed, func(q int) bool {
+				return s.clause[q] == s.clause[c.first] && u.trailingSubordinate(s, q) < 0 && s.rel[q] < 0
+			}) {
 				topic[i] = true
 			}
 		}
@@ -1184,10 +1226,35 @@ func (u *Understanding) opensWithQuestionWord(s *sentence, g int) bool {
 			if u.prepositions[w] && i+1 < len(s.words) && s.group(s.clause[i+1]) == g {
 				return u.whWords[s.words[i+1]]
 			}
+			// (or a request before it: "Could you tell me how long …?")
+			for k := i; k < len(s.words) && s.group(s.clause[k]) == g; k++ {
+				for _, p := range u.requests {
+					if phraseAt(s.words, k, p) && k+len(p) < len(s.words) && u.whWords[s.words[k+len(p)]] {
+						return true
+					}
+				}
+			}
 			return u.whWords[w]
 		}
 	}
 	return false
+}
+
+// subject reports whether a candidate's words are the definite subject of
+// its question, right after the auxiliary that opens it ("Has the
+// breathlessness …", "Is your chest pain …").
+func (u *Understanding) subject(s *sentence, c *candidate) bool {
+	g := s.group(s.clause[c.first])
+	start := slices.IndexFunc(s.clause, func(cl int) bool { return s.group(cl) == g })
+	if start < 0 || start+2 > c.claimed[0] || !u.auxiliaries[s.words[start]] || !u.determiners[s.words[start+1]] || !u.nounPhrase(s, c) {
+		return false
+	}
+	for q := start + 2; q < c.claimed[0]; q++ {
+		if !u.fillers[s.words[q]] {
+			return false
+		}
+	}
+	return true
 }
 
 // circumstance reports whether a candidate is named by a definite noun
@@ -1210,12 +1277,15 @@ func (u *Understanding) circumstance(s *sentence, c *candidate, cs []candidate) 
 	return false
 }
 
-// phrase reports whether a candidate's words are next to each other, one
-// noun phrase ("the chest pain").
-func (s *sentence) phrase(c *candidate) bool {
+// nounPhrase reports whether a candidate's words are next to each other, but
+// for fillers: one noun phrase ("the chest pain", "the shortness of
+// breath").
+func (u *Understanding) nounPhrase(s *sentence, c *candidate) bool {
 	for k := 1; k < len(c.claimed); k++ {
-		if c.claimed[k] != c.claimed[k-1]+1 || s.punct[c.claimed[k]] != 0 {
-			return false
+		for q := c.claimed[k-1] + 1; q <= c.claimed[k]; q++ {
+			if s.punct[q] != 0 || q < c.claimed[k] && !u.fillers[s.words[q]] {
+				return false
+			}
 		}
 	}
 	return true
@@ -1368,6 +1438,15 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 			bestPos, bestFirst = pos, slices.Min(pos)
 		}
 	}
+	// After a context clause, a placing wholly in the question is the
+	// question's reading, though one reaching into the context lies
+	// closer ("Other than the vomiting, any blood, for example in your
+	// stools?").
+	if st.context && slices.ContainsFunc(bestPos, st.inContext) {
+		if pos, ok := st.placeOutside(r); ok {
+			bestPos, bestFirst = pos, slices.Min(pos)
+		}
+	}
 	c := &candidate{rule: r, first: bestFirst, groups: len(r.required), clauses: map[int]bool{}}
 	for _, p := range bestPos {
 		c.clauses[st.s.clause[p]] = true
@@ -1437,6 +1516,46 @@ func (st *sentenceState) placeInQuestion(r *rule) ([]int, bool) {
 				pos = append(pos, sp.pos...)
 			}
 			if !ok || !slices.ContainsFunc(pos, func(p int) bool { return !st.inContext(p) }) {
+				continue
+			}
+			if w := slices.Max(pos) - slices.Min(pos); bestWidth < 0 || w < bestWidth {
+				best, bestWidth = pos, w
+			}
+		}
+	}
+	return best, bestWidth >= 0
+}
+
+// placeOutside is the narrowest placing of r's required groups wholly
+// outside context, anchored on each occurrence of each group.
+func (st *sentenceState) placeOutside(r *rule) ([]int, bool) {
+	var best []int
+	bestWidth := -1
+	for k, g := range r.required {
+		for _, anchor := range st.group(g) {
+			if slices.ContainsFunc(anchor.pos, st.inContext) {
+				continue
+			}
+			pos := slices.Clone(anchor.pos)
+			ok := true
+			for j, o := range r.required {
+				if j == k {
+					continue
+				}
+				var outside []span
+				for _, sp := range st.group(o) {
+					if !slices.ContainsFunc(sp.pos, st.inContext) {
+						outside = append(outside, sp)
+					}
+				}
+				sp, found := nearest(outside, anchor.first, pos)
+				if !found {
+					ok = false
+					break
+				}
+				pos = append(pos, sp.pos...)
+			}
+			if !ok {
 				continue
 			}
 			if w := slices.Max(pos) - slices.Min(pos); bestWidth < 0 || w < bestWidth {
@@ -1568,7 +1687,10 @@ func plural(w string) bool {
 // scope reports whether word i lies in the clauses of a match: its own, or
 // those of the asking sentence of a joined pair.
 func (s *sentence) scope(clauses map[int]bool, i int) bool {
-	return clauses[s.clause[i]] || s.tail > 0 && s.clause[i] >= s.tail
+	// (a fronted subordinate clause is one question with its main clause:
+	// "When you try to pass water, does nothing come out?")
+	return clauses[s.clause[i]] || s.tail > 0 && s.clause[i] >= s.tail ||
+		clauses[0] && s.clause[i] == 1 && len(s.conn) > 1 && s.conn[1] == "when"
 }
 
 // nearest returns the occurrence closest to at that uses none of the
@@ -1721,7 +1843,10 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 	// negator comes right before the normal word ("Are you not feeling
 	// well?").
 	normal := r.inverse && !u.normalYes[r.concept] && slices.ContainsFunc(pol.normal, func(p int) bool { return slices.Contains(c.claimed, p) })
-	if normal || free(pol.normal, false) {
+	// (For a concept whose yes is the normal state, a normal word restates
+	// it, and the other polarity words decide: "Is the pain affecting your
+	// ability to do your normal daily activities?")
+	if !u.normalYes[r.concept] && (normal || free(pol.normal, false)) {
 		inv := !u.normalYes[r.concept]
 		for _, n := range pol.normal {
 			if s.scope(c.clauses, n) && (slices.Contains(pol.negators, n-1) || slices.Contains(pol.negators, n-2)) {
@@ -1801,12 +1926,19 @@ func (u *Understanding) distributes(s *sentence, o, c *candidate, p int) bool {
 			return false
 		}
 	}
-	// Nor does one inside a clause opened by "that", "which" or a
-	// subordinator ("thoughts that life is not worth living, or of ending
-	// your life": the "not" is that clause's).
-	for q := p - 1; q >= 0 && s.alt[q] == s.alt[p] && s.clause[q] == s.clause[p]; q-- {
-		if u.relPronouns[s.words[q]] || u.subordinators[s.words[q]] {
+	// Nor does one reach an alternative opened by a preposition, a
+	// complement of something before the list, not an item the negator
+	// governs ("thoughts that life is not worth living, or of ending your
+	// life": the "not" is the first thought's).
+	start := c.first
+	for start > 0 && s.alt[start-1] == s.alt[c.first] && s.clause[start-1] == s.clause[c.first] {
+		start--
+	}
+	for q := start; q < c.first; q++ {
+		if w := s.words[q]; u.prepositions[w] {
 			return false
+		} else if w != "or" && !u.fillers[w] {
+			break
 		}
 	}
 	for i, w := range s.words {
