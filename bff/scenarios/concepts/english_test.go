@@ -439,3 +439,31 @@ func TestMorePolarity(t *testing.T) {
 		{q: "Can you confirm you've had no new weakness, numbness or trouble speaking?", want: []string{"!neuro_deficit"}},
 	})
 }
+
+// Clauses listed with commas and ending in an "or" clause are alternatives
+// of one question, answered with one yes or no ("Did you pass out, have you
+// felt dizzy on standing, or was your blood pressure low?"); before, the
+// first was a question of its own, and its yes or no was said apart.
+func TestListOfClauses(t *testing.T) {
+	u := mustLoad(t)
+	for _, q := range []string{
+		"Did you pass out, have you felt dizzy on standing, or was your blood pressure low?",
+		"Is your lip swelling, is your tongue puffy, or does your throat feel tight?",
+	} {
+		ms := u.Understand(q)
+		if len(ms) == 0 || slices.ContainsFunc(ms, func(m Match) bool { return m.Question != 0 }) {
+			t.Errorf("%q: read %v (%s), want one question", q, ms, margins(ms))
+		}
+	}
+}
+
+// An abbreviation of single letters ("i.e.", "e.g.") ends no sentence, and
+// "or not" followed by more words of its clause is no "or not" ("muddled,
+// or not your usual self" asks about confusion twice, in one sense).
+func TestAbbreviationsAndOrNot(t *testing.T) {
+	checkReadings(t, []reading{
+		{q: "Thunderclap onset, i.e. maximal within seconds?", want: []string{"thunderclap"}},
+		{q: "Fever, e.g. over 38 degrees?", want: []string{"fever"}},
+		{q: "Have you seemed muddled, or not your usual self?", want: []string{"confusion"}},
+	})
+}

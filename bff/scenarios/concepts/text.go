@@ -158,6 +158,9 @@ func splitSentences(msg string, asks func(word string) bool) []string {
 			for next < len(msg) && strings.ContainsRune(".\"'”’)", rune(msg[next])) {
 				next++
 			}
+			if abbreviation(msg[:i]) {
+				break // "i.e.", "e.g.": no sentence ends
+			}
 			if next >= len(msg) || msg[next] == ' ' || msg[next] == '\n' || msg[next] == '\t' {
 				end = next
 				add(end)
@@ -167,6 +170,14 @@ func splitSentences(msg string, asks func(word string) bool) []string {
 	}
 	add(len(msg))
 	return out
+}
+
+// abbreviation reports whether a "." after before ends an abbreviation of
+// single letters ("i.e.", "e.g."), not a sentence.
+func abbreviation(before string) bool {
+	n := len(before)
+	return n >= 3 && unicode.IsLetter(rune(before[n-1])) && before[n-2] == '.' && unicode.IsLetter(rune(before[n-3])) &&
+		(n == 3 || !unicode.IsLetter(rune(before[n-4])))
 }
 
 // nextWord is the first word of s, lower case, apostrophes dropped.

@@ -253,6 +253,12 @@ func (u *Understanding) clauses(ws []string, punct []byte, rel []int) ([]int, []
 			case punct[i] != 0 && n == 0 && u.subordinators[ws[0]]:
 				n++
 				conn = append(conn, "when")
+			case punct[i] != 0 && listGoesOnToOr(ws[i:]):
+				// an item of a list of clauses going on to "or": an
+				// alternative ("Have you lost feeling in an arm, had
+				// trouble speaking, or lost any vision?")
+				n++
+				conn = append(conn, "or")
 			case punct[i] != 0:
 				n++
 				conn = append(conn, ",")
@@ -261,6 +267,20 @@ func (u *Understanding) clauses(ws []string, punct []byte, rel []int) ([]int, []
 		c[i] = n
 	}
 	return c, conn
+}
+
+// listGoesOnToOr reports whether an "or" comes in ws before any "and" or
+// "but": the clause starting ws is an item of a list of alternatives.
+func listGoesOnToOr(ws []string) bool {
+	for i, w := range ws {
+		switch w {
+		case "and", "but":
+			return false
+		case "or":
+			return i+1 < len(ws) && ws[i+1] != "not"
+		}
+	}
+	return false
 }
 
 // asks reports whether a sentence asks something: a question mark, a
@@ -1094,6 +1114,14 @@ func acrossAlternatives(s *sentence, o *candidate) bool {
 	return false
 }
 
+// goesOn reports whether a phrase ending in "or not" at i is followed by
+// more words of its clause: then it is no "or not" ("muddled, or not your
+// usual self"), where "… or not?" and "whether or not you're sure" are.
+func (s *sentence) goesOn(i int, p []string) bool {
+	end := i + len(p)
+	return len(p) == 2 && p[0] == "or" && p[1] == "not" && end < len(s.words) && s.punct[end] == 0 && s.clause[end] == s.clause[i]
+}
+
 // alternatives numbers each word's alternative within its question: an
 // "or" starts the next alternative ("Have you thrown up blood, or had
 // black poo?"), and so does a comma in a list that goes on to an "or"
@@ -1106,7 +1134,7 @@ func (u *Understanding) alternatives(s *sentence) []int {
 	skip := make([]bool, len(s.words))
 	for i := range s.words {
 		for _, p := range u.notAlternative {
-			if phraseAt(s.words, i, p) {
+			if phraseAt(s.words, i, p) && !s.goesOn(i, p) {
 				for j := range p {
 					skip[i+j] = true
 				}
@@ -1332,7 +1360,7 @@ func (u *Understanding) polarityWords(s *sentence) polarity {
 	var skip []int
 	for i := range s.words {
 		for _, p := range u.notPolarity {
-			if phraseAt(s.words, i, p) {
+			if phraseAt(s.words, i, p) && !s.goesOn(i, p) {
 				for j := range p {
 					skip = append(skip, i+j)
 				}
