@@ -772,11 +772,24 @@ func (u *Understanding) match(s *sentence) []candidate {
 			c.margin = 0
 		}
 	}
+	// In the order asked: by clause, then by where each concept is first
+	// named in its clause by any of its readings ("weakness, numbness,
+	// confusion or problems with your sight" names the weakness first,
+	// though its most specific reading is the sight).
+	earliest := func(c *candidate) int {
+		first := c.first
+		for _, o := range all {
+			if o.rule.concept == c.rule.concept && o.clause == c.clause && o.first < first && !st.inContext(o.first) {
+				first = o.first
+			}
+		}
+		return first
+	}
 	slices.SortStableFunc(out, func(a, b candidate) int {
 		if a.clause != b.clause {
 			return a.clause - b.clause
 		}
-		return a.first - b.first
+		return earliest(&a) - earliest(&b)
 	})
 	return out
 }
@@ -1290,7 +1303,7 @@ func (u *Understanding) subject(s *sentence, c *candidate) bool {
 // fall"): what the question's other concepts are asked about, given, not
 // asked.
 func (u *Understanding) circumstance(s *sentence, c *candidate, cs []candidate) bool {
-	if !u.definite(s, c, cs) {
+	if !u.definite(s, c, cs) || !u.nounPhrase(s, c) {
 		return false
 	}
 	p := c.claimed[0]
