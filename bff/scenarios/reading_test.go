@@ -275,3 +275,63 @@ func TestMixedPolarityIsNotAnswered(t *testing.T) {
 		t.Errorf("said %q (%s); want low margin", said.Text, said.Why)
 	}
 }
+
+// Round 3 (2026-11-28): the misreadings of round 3's fresh wording, as the
+// patient of the built-in vignette answers them, in wordings of their own.
+// Every case failed before the rules of english_test.go's round 3 were
+// written (a vomiting patient said "yes, I keep being sick" to a question
+// about bleeding; a man with a new headache said "yes, never had headaches
+// like this" to a question about new weakness).
+
+// A patient who keeps being sick, with no blood, says no to a question
+// about bleeding that names vomit inside its items, and never answers it
+// with the vomiting's yes.
+func TestVomitInsideABleedingQuestion(t *testing.T) {
+	for _, q := range []string{
+		"Because bleeding from the gut is serious, I must ask: have you had any of these: blood in your sick, sick that looks like coffee grounds, or tarry stools?",
+		"Have you seen blood, or dark bits like coffee grounds, in your vomit, or have your motions been black?",
+		"Has your vomit looked like coffee grounds, or have your stools been black?",
+	} {
+		said, _ := builtinPatient(t, "abdominal-pain-older-vomiting").Answer(q, nil)
+		if yn := yesNoWords(said.Text); !slices.Equal(yn, []string{"no"}) || !slices.Equal(said.Why.Concepts, []string{"gi_bleeding"}) {
+			t.Errorf("%q: said %q (%s); want one no, about bleeding only", q, said.Text, said.Why)
+		}
+	}
+	// Vomit narrowed by words the patient cannot read: not trusted, never
+	// the vomiting's yes.
+	for _, q := range []string{
+		"Have you had vomit that is dark, or black or bloody stools?",
+		"Any vomit with dark bits in it, or blood in your poo?",
+	} {
+		said, _ := builtinPatient(t, "abdominal-pain-older-vomiting").Answer(q, nil)
+		if said.Why.Kind != WhyLowMargin || slices.Contains(yesNoWords(said.Text), "yes") {
+			t.Errorf("%q: said %q (%s); want low margin, no yes", q, said.Text, said.Why)
+		}
+	}
+}
+
+// What a relative clause or a list's frame says of the items ("that are
+// new for you") is not asked: a man whose headaches are new, with no
+// weakness, says no to a question about new weakness.
+func TestNewForYouIsNotAsked(t *testing.T) {
+	for _, q := range []string{
+		"Have you noticed any of these that are new for you: weakness in an arm, slurred speech, or blurred vision?",
+		"Have you had numbness, weakness or loss of sight, which is new for you?",
+		"Any weakness (new for you), trouble speaking, or loss of vision?",
+		"Have you had weakness or numbness that you have never had before?",
+	} {
+		said, _ := builtinPatient(t, "headache-new-over-fifty").Answer(q, nil)
+		if yn := yesNoWords(said.Text); !slices.Equal(yn, []string{"no"}) || slices.Contains(said.Why.Concepts, "similar_before") {
+			t.Errorf("%q: said %q (%s); want one no, not about having had it before", q, said.Text, said.Why)
+		}
+	}
+}
+
+// An item of a list opened by "being" keeps its own negation: a patient
+// who cannot open their mouth fully says yes.
+func TestGerundItemKeepsItsNegation(t *testing.T) {
+	said, _ := builtinPatient(t, "sore-throat-quinsy").Answer("Either of these: being unable to open your jaw all the way, or one side of your throat being more swollen?", nil)
+	if yn := yesNoWords(said.Text); !slices.Equal(yn, []string{"yes"}) || !slices.Equal(said.Why.Concepts, []string{"trismus"}) {
+		t.Errorf("said %q (%s); want yes, about trismus", said.Text, said.Why)
+	}
+}

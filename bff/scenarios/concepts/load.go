@@ -27,6 +27,7 @@ type Understanding struct {
 	leadIns        [][]string
 	contextOpeners [][]string
 	anaphors       map[string]bool
+	plurals        map[string]bool // plural reference words: they, them, those
 	speaker        map[string]bool // words for the engine itself: I, we, us
 	pronouns       map[string]bool // subject pronouns: "that" before one is no reference
 	embedded       map[string]bool // words that open an embedded question: whether, if, any
@@ -38,6 +39,14 @@ type Understanding struct {
 	subordinators  map[string]bool // when, while, because: a subordinate clause follows
 	notAlternative [][]string      // "or not", "more or less": no alternative
 	anyWords       map[string]bool // a question opened by one lists alternatives with "and" too
+	relPronouns    map[string]bool // that, which, who: may open a relative clause
+	subjects       map[string]bool // you, he, they: a subject after a noun may open a reduced relative clause
+	gerunds        map[string]bool // being, having: a negator next to one negates its phrase only
+	complements    map[string]bool // say, possible, case: "that" after one opens a complement clause
+	pastVerbs      map[string]bool // came, began: verbs a relative pronoun may be followed by
+	adverbs        map[string]bool // never, still: may come between a relative pronoun and its verb
+	prepositions   map[string]bool // in, with, along: a noun phrase after one is a place, a time or a circumstance
+	circumstances  map[string]bool // with, along, since: a definite noun phrase after one is given
 	tags           [][]string
 	auxiliaries    map[string]bool // a tag's verb ("haven't you?"); what makes an alternative a clause
 	tagSubjects    map[string]bool // a tag's subject
@@ -94,6 +103,7 @@ type cuesFile struct {
 	LeadIns        []string          `yaml:"lead_ins"`
 	ContextOpeners []string          `yaml:"context_openers"`
 	Anaphors       []string          `yaml:"anaphors"`
+	Plurals        []string          `yaml:"plural_anaphors"`
 	Speaker        []string          `yaml:"speaker"`
 	Pronouns       []string          `yaml:"pronouns"`
 	Embedded       []string          `yaml:"embedded"`
@@ -105,6 +115,14 @@ type cuesFile struct {
 	Subordinators  []string          `yaml:"subordinators"`
 	NotAlternative []string          `yaml:"not_alternative"`
 	AnyWords       []string          `yaml:"any_words"`
+	Relatives      []string          `yaml:"relatives"`
+	Subjects       []string          `yaml:"subjects"`
+	Gerunds        []string          `yaml:"gerunds"`
+	Complements    []string          `yaml:"complements"`
+	PastVerbs      []string          `yaml:"past_verbs"`
+	Adverbs        []string          `yaml:"adverbs"`
+	Prepositions   []string          `yaml:"prepositions"`
+	Circumstances  []string          `yaml:"circumstances"`
 	Macros         map[string]string `yaml:"macros"`
 	Tags           []string          `yaml:"tags"`
 	Auxiliaries    []string          `yaml:"auxiliaries"`
@@ -241,6 +259,9 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 	if u.anaphors, err = set(cf.Anaphors, "anaphors"); err != nil {
 		return nil, err
 	}
+	if u.plurals, err = set(cf.Plurals, "plural_anaphors"); err != nil {
+		return nil, err
+	}
 	if u.speaker, err = set(cf.Speaker, "speaker"); err != nil {
 		return nil, err
 	}
@@ -266,6 +287,30 @@ func load(vocabulary, cues []byte) (*Understanding, error) {
 		return nil, err
 	}
 	if u.anyWords, err = set(cf.AnyWords, "any_words"); err != nil {
+		return nil, err
+	}
+	if u.relPronouns, err = set(cf.Relatives, "relatives"); err != nil {
+		return nil, err
+	}
+	if u.subjects, err = set(cf.Subjects, "subjects"); err != nil {
+		return nil, err
+	}
+	if u.gerunds, err = set(cf.Gerunds, "gerunds"); err != nil {
+		return nil, err
+	}
+	if u.complements, err = set(cf.Complements, "complements"); err != nil {
+		return nil, err
+	}
+	if u.pastVerbs, err = set(cf.PastVerbs, "past_verbs"); err != nil {
+		return nil, err
+	}
+	if u.adverbs, err = set(cf.Adverbs, "adverbs"); err != nil {
+		return nil, err
+	}
+	if u.prepositions, err = set(cf.Prepositions, "prepositions"); err != nil {
+		return nil, err
+	}
+	if u.circumstances, err = set(cf.Circumstances, "circumstances"); err != nil {
 		return nil, err
 	}
 	if u.auxiliaries, err = set(cf.Auxiliaries, "auxiliaries"); err != nil {

@@ -11,7 +11,8 @@ import (
 type sentence struct {
 	text     string   // as written, trimmed, with its closing punctuation
 	words    []string // normalised words
-	punct    []bool   // a clause mark (comma, colon, dash, bracket) just before the word
+	punct    []byte   // the clause mark just before each word: 0 for none, ':' for a colon, '-' for a dash (either may open a list), '(' and ')' for brackets, ',' for a comma
+	rel      []int    // each word's relative clause: the position of its relative pronoun, or -1 (see relatives)
 	clause   []int    // clause index of each word
 	conn     []string // what started each clause: "" (the first), "and", "or", "but", "when" (after a subordinate first clause) or "," (a mark)
 	alt      []int    // each word's alternative within its question (see alternatives)
@@ -67,11 +68,12 @@ func clausePunct(r rune) bool {
 // cough been there?" asks how long; "the baby's temperature" is a
 // temperature), and a contracted verb still makes a clause ("or one side
 // of your throat's swollen").
-// punct[i] is true when a clause mark (comma, colon, dash, bracket) comes
-// just before word i.
-func words(s string, spell map[string]string) (out []string, punct []bool) {
+// punct[i] is the clause mark just before word i: 0 for none, ':' for a
+// colon, '-' for a dash, '(' or ')' for a bracket, ',' for a comma (any
+// other over a comma, when several).
+func words(s string, spell map[string]string) (out []string, punct []byte) {
 	var b strings.Builder
-	pending := false
+	var pending byte
 	flush := func() {
 		if b.Len() == 0 {
 			return
@@ -83,7 +85,7 @@ func words(s string, spell map[string]string) (out []string, punct []bool) {
 		}
 		out = append(out, w)
 		punct = append(punct, pending)
-		pending = false
+		pending = 0
 	}
 	rs := []rune(s)
 	for i := 0; i < len(rs); i++ {
@@ -96,13 +98,20 @@ func words(s string, spell map[string]string) (out []string, punct []bool) {
 			i++ // "'s": the word ends, and "is" follows
 			flush()
 			out = append(out, "is")
-			punct = append(punct, false)
+			punct = append(punct, 0)
 		case isApostrophe(r):
 			// dropped: the word goes on
 		default:
 			flush()
-			if clausePunct(r) {
-				pending = true
+			switch {
+			case r == ':':
+				pending = ':'
+			case r == '–' || r == '—':
+				pending = '-'
+			case r == '(' || r == ')':
+				pending = byte(r)
+			case clausePunct(r) && pending == 0:
+				pending = ','
 			}
 		}
 	}
@@ -149,6 +158,9 @@ func splitSentences(msg string, asks func(word string) bool) []string {
 			for next < len(msg) && strings.ContainsRune(".\"'”’)", rune(msg[next])) {
 				next++
 			}
+			if abbreviation(msg[:i]) {
+				break // "i.e.", "e.g.": no sentence ends
+			}
 			if next >= len(msg) || msg[next] == ' ' || msg[next] == '\n' || msg[next] == '\t' {
 				end = next
 				add(end)
@@ -158,6 +170,14 @@ func splitSentences(msg string, asks func(word string) bool) []string {
 	}
 	add(len(msg))
 	return out
+}
+
+// abbreviation reports whether a "." after before ends an abbreviation of
+// single letters ("i.e.", "e.g."), not a sentence.
+func abbreviation(before string) bool {
+	n := len(before)
+	return n >= 3 && unicode.IsLetter(rune(before[n-1])) && before[n-2] == '.' && unicode.IsLetter(rune(before[n-3])) &&
+		(n == 3 || !unicode.IsLetter(rune(before[n-4])))
 }
 
 // nextWord is the first word of s, lower case, apostrophes dropped.

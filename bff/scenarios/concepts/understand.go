@@ -17,13 +17,14 @@ func (u *Understanding) Understand(message string) []Match {
 	for i, t := range texts {
 		s := &sents[i]
 		s.text = t
-		var punct []bool
+		var punct []byte
 		s.words, punct = words(t, u.spell)
 		s.words, punct = u.privatives(s.words, punct)
 		s.words, punct, s.leadIn = u.dropLeadIn(s.words, punct)
 		s.words, punct, s.tagged = u.dropTag(s.words, punct)
 		s.punct = punct
-		s.clause, s.conn = u.clauses(s.words, punct)
+		s.rel = u.relatives(s.words, punct)
+		s.clause, s.conn = u.clauses(s.words, punct, s.rel)
 		s.question = strings.HasSuffix(strings.TrimRight(t, "\"'”’) "), "?")
 		asks[i] = s.tagged || u.asks(s) && !setOff(t)
 		s.announce = asks[i] && u.announces(s)
@@ -83,11 +84,11 @@ func (u *Understanding) Understand(message string) []Match {
 // sentence ("OK, and have you noticed …", "Thanks, next: …"): its words
 // ("ok", "thanks") acknowledge and ask about nothing, so no cue may use them.
 // A sentence that is only a lead-in is kept whole.
-func (u *Understanding) dropLeadIn(ws []string, punct []bool) ([]string, []bool, bool) {
+func (u *Understanding) dropLeadIn(ws []string, punct []byte) ([]string, []byte, bool) {
 	for _, p := range u.leadIns {
-		if n := len(p); n < len(ws) && punct[n] && phraseAt(ws, 0, p) {
+		if n := len(p); n < len(ws) && punct[n] != 0 && phraseAt(ws, 0, p) {
 			rest := slices.Clone(punct[n:])
-			rest[0] = false
+			rest[0] = 0
 			return ws[n:], rest, true
 		}
 	}
@@ -99,9 +100,9 @@ func (u *Understanding) dropLeadIn(ws []string, punct []bool) ([]string, []bool,
 // it asks whether it holds, in its own polarity, and the tag's words (its
 // "haven't", its "no") say nothing of the concepts. A sentence that is
 // only a tag is kept whole (it makes the sentence before it ask).
-func (u *Understanding) dropTag(ws []string, punct []bool) ([]string, []bool, bool) {
+func (u *Understanding) dropTag(ws []string, punct []byte) ([]string, []byte, bool) {
 	k := len(ws) - 1
-	for k > 0 && !punct[k] {
+	for k > 0 && punct[k] == 0 {
 		k--
 	}
 	if k <= 0 {
@@ -125,7 +126,75 @@ func (u *Understanding) spelled(w string) string {
 // refersBack reports whether a sentence points back to the one before it
 // ("Does that hurt?", "Is there a harsh sound?").
 func (u *Understanding) refersBack(s *sentence) bool {
-	return slices.ContainsFunc(s.words, func(w string) bool { return u.anaphors[w] })
+	for i, w := range s.words {
+		if u.anaphors[w] && s.rel[i] != i {
+			return true
+		}
+	}
+	return false
+}
+
+// relatives marks the relative clauses of a sentence's words (cues.yaml,
+// RELATIVE CLAUSES): rel[i] is the position of the relative pronoun that
+// opens the relative clause word i lies in, or -1. A relative clause runs
+// from its pronoun to the next clause mark or "or": "vomit that looks like
+// coffee grounds, or black stools", "weakness that you have never had
+// before".
+func (u *Understanding) relatives(ws []string, punct []byte) []int {
+	rel := make([]int, len(ws))
+	for i := range rel {
+		rel[i] = -1
+	}
+	for i := 1; i+1 < len(ws); i++ {
+		if !u.relative(ws, punct, i) {
+			continue
+		}
+		// (a clause inside it is its own from its pronoun on: "you began
+		// a medicine you were not taking before")
+		for j := i; j < len(ws) && (j == i || punct[j] == 0 && ws[j] != "or"); j++ {
+			rel[j] = i
+		}
+	}
+	return rel
+}
+
+// relative reports whether ws[i] opens a relative clause: a relative
+// pronoun after a noun (no complement-taking word, pronoun, auxiliary or
+// question word) and before a verb, or before a subject and its verb, with
+// no "so" or "such" before it in its clause.
+func (u *Understanding) relative(ws []string, punct []byte, i int) bool {
+	w, prev := ws[i], ws[i-1]
+	// A reduced relative clause, its pronoun left out: a subject after a
+	// noun, before its verb ("any medicine you were not taking before",
+	// "symptoms you have not had before").
+	if u.subjects[w] && punct[i] == 0 && !u.function(prev) && !u.complements[prev] && !u.clauseWords[prev] && !u.subordinators[prev] &&
+		!strings.HasSuffix(prev, "ing") && !strings.HasSuffix(prev, "ed") && !u.pastVerbs[prev] && !u.requestWord(prev) {
+		next := ws[i+1]
+		return u.auxiliaries[next] || u.adverbs[next] || u.pastVerbs[next]
+	}
+	if !u.relPronouns[w] || u.complements[prev] || u.auxiliaries[prev] || u.pronouns[prev] || u.speaker[prev] || u.questionWords[prev] || u.relPronouns[prev] {
+		return false
+	}
+	for k := i - 1; k >= 0; k-- {
+		if ws[k] == "so" || ws[k] == "such" {
+			return false
+		}
+		if punct[k] != 0 {
+			break
+		}
+	}
+	verb := func(v string, s bool) bool {
+		return u.auxiliaries[v] || u.adverbs[v] || u.pastVerbs[v] || len(v) > 4 && strings.HasSuffix(v, "ed") ||
+			s && len(v) > 3 && strings.HasSuffix(v, "s") && !strings.HasSuffix(v, "ss") && !strings.HasSuffix(v, "us")
+	}
+	next := ws[i+1]
+	switch {
+	case verb(next, w == "that" || w == "who"):
+		return true
+	case u.pronouns[next] && next != "it" && i+2 < len(ws):
+		return verb(ws[i+2], true)
+	}
+	return false
 }
 
 // joinSentences reads two sentences as one, the second a new clause: a
@@ -135,6 +204,13 @@ func joinSentences(a, b *sentence, aRead bool) sentence {
 	j := sentence{text: a.text + " " + b.text, question: b.question, prevRead: aRead}
 	j.words = append(slices.Clone(a.words), b.words...)
 	j.punct = append(slices.Clone(a.punct), b.punct...)
+	j.rel = slices.Clone(a.rel)
+	for _, r := range b.rel {
+		if r >= 0 {
+			r += len(a.words)
+		}
+		j.rel = append(j.rel, r)
+	}
 	j.clause = slices.Clone(a.clause)
 	next := 0
 	if n := len(a.clause); n > 0 {
@@ -161,21 +237,29 @@ func joinSentences(a, b *sentence, aRead bool) sentence {
 // "or", "but"), else "," for a mark ("Is it swollen, or can you see bone?"
 // is two clauses, the second started by "or"), and "when" for the clause
 // after a first clause opened by a subordinator: the two are one question
-// ("When you stand up, do you feel faint?").
-func (u *Understanding) clauses(ws []string, punct []bool) ([]int, []string) {
+// ("When you stand up, do you feel faint?"). A relative pronoun starts no
+// clause (", which can happen with allergies" says something of the noun
+// before it).
+func (u *Understanding) clauses(ws []string, punct []byte, rel []int) ([]int, []string) {
 	c := make([]int, len(ws))
 	conn := []string{""}
 	n := 0
 	for i, w := range ws {
-		if i > 0 && u.clauseWords[w] {
+		if i > 0 && u.clauseWords[w] && rel[i] != i {
 			switch {
 			case ws[i-1] == "and", ws[i-1] == "or", ws[i-1] == "but":
 				n++
 				conn = append(conn, ws[i-1])
-			case punct[i] && n == 0 && u.subordinators[ws[0]]:
+			case punct[i] != 0 && n == 0 && u.subordinators[ws[0]]:
 				n++
 				conn = append(conn, "when")
-			case punct[i]:
+			case punct[i] != 0 && listGoesOnToOr(ws[i:]):
+				// an item of a list of clauses going on to "or": an
+				// alternative ("Have you lost feeling in an arm, had
+				// trouble speaking, or lost any vision?")
+				n++
+				conn = append(conn, "or")
+			case punct[i] != 0:
 				n++
 				conn = append(conn, ",")
 			}
@@ -183,6 +267,20 @@ func (u *Understanding) clauses(ws []string, punct []bool) ([]int, []string) {
 		c[i] = n
 	}
 	return c, conn
+}
+
+// listGoesOnToOr reports whether an "or" comes in ws before any "and" or
+// "but": the clause starting ws is an item of a list of alternatives.
+func listGoesOnToOr(ws []string) bool {
+	for i, w := range ws {
+		switch w {
+		case "and", "but":
+			return false
+		case "or":
+			return i+1 < len(ws) && ws[i+1] != "not"
+		}
+	}
+	return false
 }
 
 // asks reports whether a sentence asks something: a question mark, a
@@ -258,14 +356,14 @@ func (u *Understanding) discourse(s *sentence) bool {
 // as "without" and that word, when the word itself is not a cue's and its
 // stem is: "Is peeing painless?" asks "Is peeing without pain?". Words of
 // the cues ("breathless", "hopeless") stay as they are.
-func (u *Understanding) privatives(ws []string, punct []bool) ([]string, []bool) {
+func (u *Understanding) privatives(ws []string, punct []byte) ([]string, []byte) {
 	var out []string
-	var op []bool
+	var op []byte
 	for i, w := range ws {
 		stem, ok := strings.CutSuffix(w, "less")
 		if ok && len(stem) >= 4 && !u.wholeCueWord(w) && u.cueWord(stem) {
 			out = append(out, "without", stem)
-			op = append(op, punct[i], false)
+			op = append(op, punct[i], 0)
 			continue
 		}
 		out = append(out, w)
@@ -504,9 +602,22 @@ func (u *Understanding) match(s *sentence) []candidate {
 	// context only when no candidate is in the question ("Open your mouth
 	// wide. Is that hard to do?"; not "You mentioned chest pain. Does it
 	// spread?").
-	var all []*candidate
+	var raw, all []*candidate
 	for ri := range u.rules {
-		if c, ok := st.try(&u.rules[ri]); ok && (!c.fromContext || st.reference(c) || s.bare && c.inQuestion) {
+		if c, ok := st.try(&u.rules[ri]); ok {
+			raw = append(raw, c)
+		}
+	}
+	for _, c := range raw {
+		// (A word of a relative clause in context restricts its head
+		// there; no question borrows it: "Some people notice numbness
+		// that they have not had before. Have you noticed anything like
+		// that?" asks about the numbness, not whether it happened
+		// before.)
+		if c.fromContext && c.inQuestion && slices.ContainsFunc(c.claimed, func(p int) bool { return st.inContext(p) && s.rel[p] >= 0 }) {
+			continue
+		}
+		if !c.fromContext || st.reference(c) || s.bare && c.inQuestion {
 			all = append(all, c)
 		}
 	}
@@ -539,8 +650,14 @@ func (u *Understanding) match(s *sentence) []candidate {
 		// Another concept's candidate that claims some of the same words
 		// and is more specific drops it, when it is that concept's best
 		// or lies in one clause (a reading across two clauses is weak).
+		// (One whose words lie in a later question too does not drop one
+		// wholly in an earlier question, whose words it takes as what a
+		// reference points back to: "Have you been sick, and if so, was
+		// there any blood in it?" asks about vomiting, then about
+		// bleeding.)
 		if slices.ContainsFunc(all, func(o *candidate) bool {
-			return o.rule.concept != c.rule.concept && (o == top[o.rule.concept] || o.spans == 1) && o.more(c) && o.overlaps(c)
+			return o.rule.concept != c.rule.concept && (o == top[o.rule.concept] || o.spans == 1) && o.more(c) && o.overlaps(c) &&
+				!st.earlier(c.claimed, o.claimed)
 		}) {
 			continue
 		}
@@ -566,7 +683,9 @@ func (u *Understanding) match(s *sentence) []candidate {
 	for _, ci := range order {
 		out = append(out, *best[ci])
 	}
-	out, topics := u.dropTopics(s, out)
+	out, contested := u.absorb(st, out, all, placings)
+	out = u.dropRestrictions(s, out, all)
+	out, topics := u.dropTopics(s, out, all)
 	// In a question about a value opened by a question word, a yes/no
 	// concept dropped before (its words another's) is a topic too, not a
 	// rival ("How long has the chest pain been going on?").
@@ -612,7 +731,19 @@ func (u *Understanding) match(s *sentence) []candidate {
 	// with one yes or no: the margin is nil.
 	owners := slices.Clone(read)
 	var siblings []*candidate
-	for _, o := range all {
+	for k, o := range all {
+		// (Of a concept's readings on the same words and in the same
+		// alternatives, the most specific, the first of equals: "trouble
+		// controlling your bladder" is one reading, whichever of its rules
+		// claims the "trouble".)
+		if slices.ContainsFunc(all, func(o2 *candidate) bool {
+			return o2 != o && o2.rule.concept == o.rule.concept && o2.overlaps(o) && (o2.more(o) || !o.more(o2) && slices.Index(all, o2) < k) &&
+				!slices.ContainsFunc(o.claimed, func(q int) bool {
+					return !slices.ContainsFunc(o2.claimed, func(p int) bool { return s.alt[p] == s.alt[q] })
+				})
+		}) {
+			continue
+		}
 		if slices.ContainsFunc(read, func(c *candidate) bool {
 			return c.rule.concept == o.rule.concept && c.rule != o.rule && slices.ContainsFunc(o.claimed, func(q int) bool {
 				return !slices.ContainsFunc(c.claimed, func(p int) bool { return s.alt[p] == s.alt[q] })
@@ -637,12 +768,28 @@ func (u *Understanding) match(s *sentence) []candidate {
 				c.margin = min(c.margin, mine-score(o.rule.concept))
 			}
 		}
+		if contested[c.rule.concept] {
+			c.margin = 0
+		}
+	}
+	// In the order asked: by clause, then by where each concept is first
+	// named in its clause by any of its readings ("weakness, numbness,
+	// confusion or problems with your sight" names the weakness first,
+	// though its most specific reading is the sight).
+	earliest := func(c *candidate) int {
+		first := c.first
+		for _, o := range all {
+			if o.rule.concept == c.rule.concept && o.clause == c.clause && o.first < first && !st.inContext(o.first) {
+				first = o.first
+			}
+		}
+		return first
 	}
 	slices.SortStableFunc(out, func(a, b candidate) int {
 		if a.clause != b.clause {
 			return a.clause - b.clause
 		}
-		return a.first - b.first
+		return earliest(&a) - earliest(&b)
 	})
 	return out
 }
@@ -677,12 +824,32 @@ func (u *Understanding) dropContrast(s *sentence, all []*candidate) []*candidate
 // an example of what is asked ("Did anything happen, like a fall?"), and a
 // rule that claims the "like" itself ("like being hit") reads it.
 func (u *Understanding) dropAsides(s *sentence, all []*candidate) []*candidate {
-	for i, w := range s.words {
-		if w != "like" || i == 0 || !s.punct[i] {
+	// A remark in brackets says something of what is asked ("any weakness
+	// or numbness (new for you), …"): a candidate wholly inside is no
+	// question when another concept of the question lies outside.
+	for i := range s.words {
+		if s.punct[i] != '(' {
 			continue
 		}
 		end := i + 1
-		for end < len(s.words) && !s.punct[end] {
+		for end < len(s.words) && s.punct[end] != ')' && s.punct[end] != '(' {
+			end++
+		}
+		inside := func(c *candidate) bool {
+			return !slices.ContainsFunc(c.claimed, func(q int) bool { return q < i || q >= end })
+		}
+		all = slices.DeleteFunc(all, func(c *candidate) bool {
+			return inside(c) && slices.ContainsFunc(all, func(o *candidate) bool {
+				return o.rule.concept != c.rule.concept && !inside(o) && s.group(o.clause) == s.group(c.clause)
+			})
+		})
+	}
+	for i, w := range s.words {
+		if w != "like" || i == 0 || s.punct[i] == 0 {
+			continue
+		}
+		end := i + 1
+		for end < len(s.words) && s.punct[end] == 0 {
 			end++
 		}
 		outside := func(c *candidate) bool {
@@ -695,6 +862,233 @@ func (u *Understanding) dropAsides(s *sentence, all []*candidate) []*candidate {
 		})
 	}
 	return all
+}
+
+// absorb decides between two yes/no concepts of one question when one of
+// them (a) is read only on words the other's rules read too: "vomit" is
+// vomiting's word, and gi_bleeding's ("blood in your vomit"). When the
+// other (b) says more (words a's rules cannot read) and is read in a's own
+// alternative too, a names part of b and is not asked ("vomit that looks
+// like coffee grounds" is gi_bleeding, not vomiting as well); otherwise
+// the two compete for a's words, and when a's words are narrowed by a
+// modifier the patient cannot read ("vomit that looks dark") one yes or no
+// cannot be trusted: a's margin is nil (contested). What a rule can read
+// is every placing of its required groups in the question, in any
+// alternative, outside context; b is read in an alternative when one of
+// its candidates or of its rules' placings there claims a word.
+func (u *Understanding) absorb(st *sentenceState, out []candidate, all []*candidate, placings []placing) ([]candidate, map[int]bool) {
+	if len(out) < 2 {
+		return out, nil
+	}
+	s := st.s
+	type key struct{ concept, question int }
+	reach := map[key][]int{}
+	get := func(ci, g int) []int {
+		k := key{ci, g}
+		if p, ok := reach[k]; ok {
+			return p
+		}
+		var ps []int
+		for _, o := range all {
+			if o.rule.concept == ci {
+				ps = append(ps, st.reach(o.rule, g)...)
+			}
+		}
+		reach[k] = ps
+		return ps
+	}
+	within := func(ps, set []int) bool {
+		return !slices.ContainsFunc(ps, func(p int) bool { return !slices.Contains(set, p) })
+	}
+	var contested map[int]bool
+	drop := make([]bool, len(out))
+	for i := range out {
+		a := &out[i]
+		if u.concepts[a.rule.concept].Kind != YesNo {
+			continue
+		}
+		g := s.group(a.clause)
+		for j := range out {
+			b := &out[j]
+			if i == j || drop[j] || u.concepts[b.rule.concept].Kind != YesNo || s.group(b.clause) != g ||
+				!within(a.claimed, get(b.rule.concept, g)) || within(b.claimed, get(a.rule.concept, g)) {
+				continue
+			}
+			// b's own words (not a's) in the alternative of a's word p
+			own := func(p int) bool {
+				mine := func(q int) bool {
+					return !slices.Contains(a.claimed, q) && s.alt[q] == s.alt[p] && s.group(s.clause[q]) == g && !st.inContext(q)
+				}
+				return slices.ContainsFunc(all, func(o *candidate) bool {
+					return o.rule.concept == b.rule.concept && slices.ContainsFunc(o.claimed, mine)
+				}) || slices.ContainsFunc(placings, func(pl placing) bool {
+					return pl.rule.concept == b.rule.concept && slices.ContainsFunc(pl.pos, mine)
+				})
+			}
+			switch {
+			case !slices.ContainsFunc(a.claimed, func(p int) bool { return !own(p) }):
+				drop[i] = true
+			case u.modified(s, a, all):
+				if contested == nil {
+					contested = map[int]bool{}
+				}
+				contested[a.rule.concept] = true
+			default:
+				continue
+			}
+			break
+		}
+	}
+	kept := make([]candidate, 0, len(out))
+	for i, c := range out {
+		if !drop[i] {
+			kept = append(kept, c)
+		}
+	}
+	return kept, contested
+}
+
+// modified reports whether c's words are followed, in its alternative, by
+// a modifier no reading claims a word of: a relative clause, a
+// prepositional phrase or a participle ("vomit that looks dark", "vomit
+// with dark bits in it", "vomit resembling grounds"). Its words then name
+// something narrower than c, which the patient cannot read.
+func (u *Understanding) modified(s *sentence, c *candidate, all []*candidate) bool {
+	last := c.claimed[len(c.claimed)-1]
+	g, alt := s.group(s.clause[last]), s.alt[last]
+	prep := false
+	for q := last + 1; q < len(s.words) && s.group(s.clause[q]) == g && s.alt[q] == alt; q++ {
+		w := s.words[q]
+		if u.prepositions[w] {
+			prep = true
+			continue
+		}
+		if slices.ContainsFunc(all, func(o *candidate) bool { return slices.Contains(o.claimed, q) }) || u.function(w) {
+			continue
+		}
+		if s.rel[q] >= 0 || prep || q == last+1 && strings.HasSuffix(w, "ing") {
+			return true
+		}
+	}
+	return false
+}
+
+// requestWord reports whether w is a word of a request frame ("tell",
+// "know", "wondering"): a subject after one opens no relative clause.
+func (u *Understanding) requestWord(w string) bool {
+	for _, p := range u.requests {
+		if slices.Contains(p, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// function reports whether w is a word of grammar, not of content.
+func (u *Understanding) function(w string) bool {
+	return u.fillers[w] || u.determiners[w] || u.auxiliaries[w] || u.pronouns[w] || u.speaker[w] || u.relPronouns[w] ||
+		u.adverbs[w] || u.questionWords[w] || u.anaphors[w] || w == "or" || w == "and" || w == "but"
+}
+
+// reach returns every position r's required groups can be placed on in
+// question g, outside context: each occurrence of each group, with the
+// occurrences of the other groups closest to it.
+func (st *sentenceState) reach(r *rule, g int) []int {
+	var out []int
+	for k, gr := range r.required {
+		for _, anchor := range st.group(gr) {
+			pos := slices.Clone(anchor.pos)
+			ok := true
+			for j, o := range r.required {
+				if j == k {
+					continue
+				}
+				sp, found := nearest(st.group(o), anchor.first, pos)
+				if !found {
+					ok = false
+					break
+				}
+				pos = append(pos, sp.pos...)
+			}
+			if ok && !slices.ContainsFunc(pos, func(p int) bool { return st.s.group(st.s.clause[p]) != g || st.inContext(p) }) {
+				out = append(out, pos...)
+			}
+		}
+	}
+	return out
+}
+
+// dropRestrictions drops what restricts another concept's question rather
+// than being asked: a concept read wholly inside a relative clause when
+// another concept is read on the clause's head, the words before it in its
+// alternative, or before it in its question when a clause mark sets it off
+// ("weakness, numbness or loss of vision, which is new for you?" asks
+// about the weakness, not whether it is the first time); and a concept
+// read wholly in a list's frame, the words before a colon or a dash that
+// opens a list, when another concept is read in the list ("Have you
+// noticed any of the following that are new for you: weakness, …?").
+func (u *Understanding) dropRestrictions(s *sentence, out []candidate, all []*candidate) []candidate {
+	if len(out) < 2 {
+		return out
+	}
+	read := func(ci int) bool {
+		return slices.ContainsFunc(out, func(o candidate) bool { return o.rule.concept == ci })
+	}
+	restricts := func(c *candidate) bool {
+		g := s.group(c.clause)
+		// another concept read, by any of its candidates
+		other := func(in func(o *candidate, q int) bool) bool {
+			return slices.ContainsFunc(all, func(o *candidate) bool {
+				return o.rule.concept != c.rule.concept && read(o.rule.concept) &&
+					slices.ContainsFunc(o.claimed, func(q int) bool { return s.group(s.clause[q]) == g && in(o, q) })
+			})
+		}
+		// (A head named by a definite noun phrase is given, and what the
+		// clause says of it asked: "Is the breathlessness something that
+		// came on suddenly?")
+		if rc := s.rel[c.claimed[0]]; rc >= 0 && !slices.ContainsFunc(c.claimed, func(q int) bool { return s.rel[q] != rc }) &&
+			other(func(o *candidate, q int) bool {
+				return q < rc && (s.punct[rc] != 0 || s.alt[q] == s.alt[rc]) && !u.definite(s, o, out)
+			}) {
+			return true
+		}
+		// (So does a subordinate clause after its main clause: "any chest
+		// pain when you cough?" asks about the pain, "blood, or dark bits,
+		// when you've been sick?" about the blood.)
+		if sc := u.trailingSubordinate(s, c.claimed[0]); sc >= 0 && !slices.ContainsFunc(c.claimed, func(q int) bool { return u.trailingSubordinate(s, q) != sc }) &&
+			other(func(o *candidate, q int) bool { return q < sc && !u.definite(s, o, out) }) {
+			return true
+		}
+		for k := c.claimed[len(c.claimed)-1] + 1; k < len(s.words) && s.group(s.clause[k]) == g; k++ {
+			if s.punct[k] == ':' || s.punct[k] == '-' && s.words[k] != "or" && s.words[k] != "and" && s.words[k] != "but" {
+				return other(func(_ *candidate, q int) bool { return q >= k })
+			}
+		}
+		return false
+	}
+	kept := make([]candidate, 0, len(out))
+	for i := range out {
+		if !restricts(&out[i]) {
+			kept = append(kept, out[i])
+		}
+	}
+	return kept
+}
+
+// trailingSubordinate is the position of the subordinator ("when",
+// "while", "after") that opens the subordinate clause word p lies in, after
+// other words of its clause, or -1: the clause runs to the next clause mark
+// or "or".
+func (u *Understanding) trailingSubordinate(s *sentence, p int) int {
+	for q := p; q > 0 && s.clause[q] == s.clause[p]; q-- {
+		if q < p && (s.punct[q+1] != 0 || s.words[q] == "or") {
+			return -1
+		}
+		if u.subordinators[s.words[q]] && s.clause[q-1] == s.clause[q] && s.rel[q] < 0 {
+			return q
+		}
+	}
+	return -1
 }
 
 // straddles reports whether o's words are all read already, some as c's
@@ -733,6 +1127,14 @@ func acrossAlternatives(s *sentence, o *candidate) bool {
 	return false
 }
 
+// goesOn reports whether a phrase ending in "or not" at i is followed by
+// more words of its clause: then it is no "or not" ("muddled, or not your
+// usual self"), where "… or not?" and "whether or not you're sure" are.
+func (s *sentence) goesOn(i int, p []string) bool {
+	end := i + len(p)
+	return len(p) == 2 && p[0] == "or" && p[1] == "not" && end < len(s.words) && s.punct[end] == 0 && s.clause[end] == s.clause[i]
+}
+
 // alternatives numbers each word's alternative within its question: an
 // "or" starts the next alternative ("Have you thrown up blood, or had
 // black poo?"), and so does a comma in a list that goes on to an "or"
@@ -745,7 +1147,7 @@ func (u *Understanding) alternatives(s *sentence) []int {
 	skip := make([]bool, len(s.words))
 	for i := range s.words {
 		for _, p := range u.notAlternative {
-			if phraseAt(s.words, i, p) {
+			if phraseAt(s.words, i, p) && !s.goesOn(i, p) {
 				for j := range p {
 					skip[i+j] = true
 				}
@@ -761,7 +1163,7 @@ func (u *Understanding) alternatives(s *sentence) []int {
 		switch {
 		case or(w) && !skip[i]:
 			n++
-		case s.punct[i] && i > 0 && s.clause[i] == s.clause[i-1]:
+		case s.punct[i] != 0 && i > 0 && s.clause[i] == s.clause[i-1] && !u.prepositions[w] && !u.subordinators[w]:
 			for _, x := range s.words[i:] {
 				if or(x) {
 					n++
@@ -787,7 +1189,7 @@ func (u *Understanding) alternatives(s *sentence) []int {
 // make the pain worse?") or, the topic being one group of words, comes
 // after it ("Does your cough keep you awake at night?"; "burning up or
 // getting the chills" asks both). A question of topics alone keeps them.
-func (u *Understanding) dropTopics(s *sentence, cs []candidate) ([]candidate, map[int]bool) {
+func (u *Understanding) dropTopics(s *sentence, cs []candidate, all []*candidate) ([]candidate, map[int]bool) {
 	topic := make([]bool, len(cs))
 	for i, c := range cs {
 		if u.concepts[c.rule.concept].Kind != YesNo {
@@ -801,8 +1203,41 @@ func (u *Understanding) dropTopics(s *sentence, cs []candidate) ([]candidate, ma
 			if u.concepts[o.rule.concept].Kind == Value && u.opensWithQuestionWord(s, g) {
 				topic[i] = true
 			}
-			if u.definite(s, &cs[i], cs) && !u.definite(s, &o, cs) && s.alt[c.first] == s.alt[o.first] &&
-				(c.groups == 1 && c.claimed[0] < o.first || c.overlaps(&o) || c.first > o.first && u.allDefinite(s, &cs[i], cs)) {
+			// (o is read in c's alternative by any of its candidates: "Has
+			// your vomit contained anything like coffee grounds, or have
+			// your stools turned black?")
+			oc := &cs[j]
+			for _, a := range all {
+				if a.rule.concept == o.rule.concept && s.alt[a.first] == s.alt[c.first] && s.group(a.clause) == g && (s.alt[oc.first] != s.alt[c.first] || a.first < oc.first) {
+					oc = a
+				}
+			}
+			first := oc.first
+			// (A noun phrase of more words is the topic when nothing opens
+			// a subordinate clause before the other concept: "Is the chest
+			// pain accompanied by sweating?", not "Is your neck stiff while
+			// you have a fever?")
+			np := c.groups == 1 || u.nounPhrase(s, &cs[i]) && !slices.ContainsFunc(s.words[c.claimed[len(c.claimed)-1]+1:max(first, c.claimed[len(c.claimed)-1]+1)], func(w string) bool { return u.subordinators[w] })
+			if u.definite(s, &cs[i], cs) && !u.definite(s, oc, cs) && s.alt[c.first] == s.alt[first] &&
+				(np && c.claimed[0] < first || c.overlaps(&o) || c.first > first && u.allDefinite(s, &cs[i], cs)) {
+				topic[i] = true
+			}
+			// Named by a definite noun phrase after a preposition, it is
+			// the circumstance of every alternative of the question:
+			// "Are you sweating, or feeling sick, along with the chest
+			// pain?"
+			if u.circumstance(s, &cs[i], cs) && !u.definite(s, &o, cs) {
+				topic[i] = true
+			}
+			// Named wholly by the definite subject of its question, it is
+			// the topic of every alternative: "Has the breathlessness come
+			// on over minutes, or gradually over days?"
+			// (The other concept asked in its clause, not in one
+			// subordinate to it or of its own: "Is your neck stiff while
+			// you have a temperature?" asks about both.)
+			if u.subject(s, &cs[i]) && !u.definite(s, &o, cs) && slices.ContainsFunc(o.claimed, func(q int) bool {
+				return s.clause[q] == s.clause[c.first] && u.trailingSubordinate(s, q) < 0 && s.rel[q] < 0
+			}) {
 				topic[i] = true
 			}
 		}
@@ -827,10 +1262,74 @@ func (u *Understanding) dropTopics(s *sentence, cs []candidate) ([]candidate, ma
 func (u *Understanding) opensWithQuestionWord(s *sentence, g int) bool {
 	for i, w := range s.words {
 		if s.group(s.clause[i]) == g {
+			// (a preposition may come first: "Since when …?", "For how
+			// long …?")
+			if u.prepositions[w] && i+1 < len(s.words) && s.group(s.clause[i+1]) == g {
+				return u.whWords[s.words[i+1]]
+			}
+			// (or a request before it: "Could you tell me how long …?")
+			for k := i; k < len(s.words) && s.group(s.clause[k]) == g; k++ {
+				for _, p := range u.requests {
+					if phraseAt(s.words, k, p) && k+len(p) < len(s.words) && u.whWords[s.words[k+len(p)]] {
+						return true
+					}
+				}
+			}
 			return u.whWords[w]
 		}
 	}
 	return false
+}
+
+// subject reports whether a candidate's words are the definite subject of
+// its question, right after the auxiliary that opens it ("Has the
+// breathlessness …", "Is your chest pain …").
+func (u *Understanding) subject(s *sentence, c *candidate) bool {
+	g := s.group(s.clause[c.first])
+	start := slices.IndexFunc(s.clause, func(cl int) bool { return s.group(cl) == g })
+	if start < 0 || start+2 > c.claimed[0] || !u.auxiliaries[s.words[start]] || !u.determiners[s.words[start+1]] || !u.nounPhrase(s, c) {
+		return false
+	}
+	for q := start + 2; q < c.claimed[0]; q++ {
+		if !u.fillers[s.words[q]] {
+			return false
+		}
+	}
+	return true
+}
+
+// circumstance reports whether a candidate is named by a definite noun
+// phrase after a preposition ("along with the chest pain", "since the
+// fall"): what the question's other concepts are asked about, given, not
+// asked.
+func (u *Understanding) circumstance(s *sentence, c *candidate, cs []candidate) bool {
+	if !u.definite(s, c, cs) || !u.nounPhrase(s, c) {
+		return false
+	}
+	p := c.claimed[0]
+	for k := 1; k <= 3 && p-k >= 0; k++ {
+		if u.circumstances[s.words[p-k]] {
+			return true
+		}
+		if !u.determiners[s.words[p-k]] && !u.fillers[s.words[p-k]] {
+			return false
+		}
+	}
+	return false
+}
+
+// nounPhrase reports whether a candidate's words are next to each other, but
+// for fillers: one noun phrase ("the chest pain", "the shortness of
+// breath").
+func (u *Understanding) nounPhrase(s *sentence, c *candidate) bool {
+	for k := 1; k < len(c.claimed); k++ {
+		for q := c.claimed[k-1] + 1; q <= c.claimed[k]; q++ {
+			if s.punct[q] != 0 || q < c.claimed[k] && !u.fillers[s.words[q]] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // allDefinite reports whether every word of a candidate follows a
@@ -853,10 +1352,10 @@ func (u *Understanding) allDefinite(s *sentence, c *candidate, cs []candidate) b
 func (u *Understanding) definite(s *sentence, c *candidate, cs []candidate) bool {
 	p := c.claimed[0]
 	for k := 1; k <= 2 && p-k >= 0; k++ {
-		if u.determiners[s.words[p-k]] {
+		if u.determiners[s.words[p-k]] && s.rel[p-k] != p-k {
 			return true
 		}
-		if s.punct[p-k+1] || u.questionWords[s.words[p-k]] || slices.ContainsFunc(cs, func(o candidate) bool { return o.rule != c.rule && slices.Contains(o.claimed, p-k) }) {
+		if s.punct[p-k+1] != 0 || u.questionWords[s.words[p-k]] || slices.ContainsFunc(cs, func(o candidate) bool { return o.rule != c.rule && slices.Contains(o.claimed, p-k) }) {
 			return false
 		}
 	}
@@ -874,7 +1373,7 @@ func (u *Understanding) polarityWords(s *sentence) polarity {
 	var skip []int
 	for i := range s.words {
 		for _, p := range u.notPolarity {
-			if phraseAt(s.words, i, p) {
+			if phraseAt(s.words, i, p) && !s.goesOn(i, p) {
 				for j := range p {
 					skip = append(skip, i+j)
 				}
@@ -980,6 +1479,15 @@ func (st *sentenceState) try(r *rule) (*candidate, bool) {
 			bestPos, bestFirst = pos, slices.Min(pos)
 		}
 	}
+	// After a context clause, a placing wholly in the question is the
+	// question's reading, though one reaching into the context lies
+	// closer ("Other than the vomiting, any blood, for example in your
+	// stools?").
+	if st.context && slices.ContainsFunc(bestPos, st.inContext) {
+		if pos, ok := st.placeOutside(r); ok {
+			bestPos, bestFirst = pos, slices.Min(pos)
+		}
+	}
 	c := &candidate{rule: r, first: bestFirst, groups: len(r.required), clauses: map[int]bool{}}
 	for _, p := range bestPos {
 		c.clauses[st.s.clause[p]] = true
@@ -1059,6 +1567,46 @@ func (st *sentenceState) placeInQuestion(r *rule) ([]int, bool) {
 	return best, bestWidth >= 0
 }
 
+// placeOutside is the narrowest placing of r's required groups wholly
+// outside context, anchored on each occurrence of each group.
+func (st *sentenceState) placeOutside(r *rule) ([]int, bool) {
+	var best []int
+	bestWidth := -1
+	for k, g := range r.required {
+		for _, anchor := range st.group(g) {
+			if slices.ContainsFunc(anchor.pos, st.inContext) {
+				continue
+			}
+			pos := slices.Clone(anchor.pos)
+			ok := true
+			for j, o := range r.required {
+				if j == k {
+					continue
+				}
+				var outside []span
+				for _, sp := range st.group(o) {
+					if !slices.ContainsFunc(sp.pos, st.inContext) {
+						outside = append(outside, sp)
+					}
+				}
+				sp, found := nearest(outside, anchor.first, pos)
+				if !found {
+					ok = false
+					break
+				}
+				pos = append(pos, sp.pos...)
+			}
+			if !ok {
+				continue
+			}
+			if w := slices.Max(pos) - slices.Min(pos); bestWidth < 0 || w < bestWidth {
+				best, bestWidth = pos, w
+			}
+		}
+	}
+	return best, bestWidth >= 0
+}
+
 // placing is one placing of a rule's required words.
 type placing struct {
 	rule *rule
@@ -1117,7 +1665,7 @@ func (st *sentenceState) listed(i int, claimed []int) bool {
 			ok = w == "and" || w == "or" || st.u.fillers[w]
 		}
 		for j := lo + 1; j <= hi && ok && hi-lo == 1; j++ {
-			ok = st.s.punct[j] // neighbours: a comma between them
+			ok = st.s.punct[j] != 0 // neighbours: a comma between them
 		}
 		if ok {
 			return true
@@ -1141,17 +1689,49 @@ func (st *sentenceState) inContext(i int) bool {
 func (st *sentenceState) reference(c *candidate) bool {
 	ws := st.s.words
 	for i, w := range ws {
-		if st.u.anaphors[w] && !st.inContext(i) && !slices.Contains(c.claimed, i) && (i+1 >= len(ws) || !st.u.pronouns[ws[i+1]]) {
-			return true
+		if !st.u.anaphors[w] || st.inContext(i) || slices.Contains(c.claimed, i) || i+1 < len(ws) && st.u.pronouns[ws[i+1]] || st.s.rel[i] == i {
+			continue
 		}
+		// A plural pronoun refers to a plural noun, or to things joined by
+		// "and" or "or" ("Looking at your throat, are your tonsils swollen,
+		// or do they have white spots?": "they" are the tonsils, not the
+		// throat).
+		if st.u.plurals[w] && !slices.ContainsFunc(c.claimed, func(q int) bool { return st.inContext(q) && plural(ws[q]) }) &&
+			!slices.ContainsFunc(c.claimed, func(q int) bool {
+				return st.inContext(q) && slices.ContainsFunc(ws[q:i], func(x string) bool { return x == "and" || x == "or" }) && st.inContext(q+1)
+			}) {
+			continue
+		}
+		return true
 	}
 	return false
+}
+
+// earlier reports whether every position of a lies in a question before
+// the last question of b, context apart.
+func (st *sentenceState) earlier(a, b []int) bool {
+	last := -1
+	for _, p := range b {
+		if !st.inContext(p) {
+			last = max(last, st.s.group(st.s.clause[p]))
+		}
+	}
+	return !slices.ContainsFunc(a, func(p int) bool { return st.inContext(p) || st.s.group(st.s.clause[p]) >= last })
+}
+
+// plural reports whether a word looks like a plural noun: it ends in "s"
+// but not "ss", "us" or "is" ("bumps", "tonsils"; not "glass", "this").
+func plural(w string) bool {
+	return len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is")
 }
 
 // scope reports whether word i lies in the clauses of a match: its own, or
 // those of the asking sentence of a joined pair.
 func (s *sentence) scope(clauses map[int]bool, i int) bool {
-	return clauses[s.clause[i]] || s.tail > 0 && s.clause[i] >= s.tail
+	// (a fronted subordinate clause is one question with its main clause:
+	// "When you try to pass water, does nothing come out?")
+	return clauses[s.clause[i]] || s.tail > 0 && s.clause[i] >= s.tail ||
+		clauses[0] && s.clause[i] == 1 && len(s.conn) > 1 && s.conn[1] == "when"
 }
 
 // nearest returns the occurrence closest to at that uses none of the
@@ -1242,14 +1822,24 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 				return own
 			}
 		}
-		// The nearest, one in the word's own clause first ("Is opening your
-		// mouth a struggle, or is one side swollen?": the struggle is the
-		// opening's).
-		inClause := func(o *candidate) bool {
-			return slices.ContainsFunc(o.claimed, func(q int) bool { return s.clause[q] == s.clause[p] })
+		// The nearest, one in the word's own clause first, and in that one
+		// in its own alternative ("Is opening your mouth a struggle, or is
+		// one side swollen?", "… that opening your mouth is difficult, or
+		// that one side is swollen?": the struggle is the opening's).
+		place := func(o *candidate) int {
+			n := 0
+			for _, q := range o.claimed {
+				switch {
+				case s.clause[q] == s.clause[p] && s.alt[q] == s.alt[p]:
+					return 2
+				case s.clause[q] == s.clause[p]:
+					n = 1
+				}
+			}
+			return n
 		}
 		for _, o := range all {
-			if own == nil || inClause(o) && !inClause(own) || inClause(o) == inClause(own) && dist(o, p) < dist(own, p) {
+			if own == nil || place(o) > place(own) || place(o) == place(own) && dist(o, p) < dist(own, p) {
 				own = o
 			}
 		}
@@ -1258,6 +1848,12 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 	free := func(ps []int, before bool) bool {
 		for _, p := range ps {
 			if !s.scope(c.clauses, p) || u.ruleWord(r, s.words[p]) || u.subordinate(s, c, p) {
+				continue
+			}
+			// A polarity word in a relative clause says something of that
+			// clause, not of a match outside it ("any weakness that was
+			// not there before" is new weakness).
+			if rc := s.rel[p]; rc >= 0 && !slices.ContainsFunc(c.claimed, func(q int) bool { return s.rel[q] == rc }) {
 				continue
 			}
 			if slices.ContainsFunc(all, func(o *candidate) bool { return slices.Contains(o.claimed, p) }) {
@@ -1273,10 +1869,10 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 			o := owner(p, before)
 			sameAlt := slices.ContainsFunc(c.claimed, func(q int) bool { return s.alt[q] == s.alt[p] && s.group(s.clause[q]) == s.group(s.clause[p]) }) ||
 				s.tail > 0 && s.clause[p] >= s.tail && slices.ContainsFunc(c.claimed, func(q int) bool { return s.clause[q] < s.tail })
-			if !sameAlt && !(before && u.distributes(s, o, c)) {
+			if !sameAlt && !(before && u.distributes(s, o, c, p)) {
 				continue
 			}
-			if o == c || o.rule == r || before && u.distributes(s, o, c) {
+			if o == c || o.rule == r || before && u.distributes(s, o, c, p) {
 				return true
 			}
 		}
@@ -1288,7 +1884,10 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 	// negator comes right before the normal word ("Are you not feeling
 	// well?").
 	normal := r.inverse && !u.normalYes[r.concept] && slices.ContainsFunc(pol.normal, func(p int) bool { return slices.Contains(c.claimed, p) })
-	if normal || free(pol.normal, false) {
+	// (For a concept whose yes is the normal state, a normal word restates
+	// it, and the other polarity words decide: "Is the pain affecting your
+	// ability to do your normal daily activities?")
+	if !u.normalYes[r.concept] && (normal || free(pol.normal, false)) {
 		inv := !u.normalYes[r.concept]
 		for _, n := range pol.normal {
 			if s.scope(c.clauses, n) && (slices.Contains(pol.negators, n-1) || slices.Contains(pol.negators, n-2)) {
@@ -1301,7 +1900,7 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 	// it once (together they restate one absence: "kept yourself safe,
 	// without harming yourself, and with no plans"); a cessation word turns
 	// it again ("unable to stop being sick").
-	flip := free(pol.negators, true) || !r.inverse && free(pol.absence, true)
+	flip := free(pol.negators, true) || !r.inverse && free(u.nearReading(s, pol.absence, all), true)
 	if free(pol.cessation, false) {
 		flip = !flip
 	}
@@ -1315,15 +1914,73 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 	return r.inverse != flip
 }
 
+// nearReading keeps the absence words next to a reading's words (within
+// two words before, three after): "without" says the absence of the noun
+// phrase after it ("Can you stand without feeling dizzy?"), and one
+// followed by words no reading claims says nothing of any concept ("Do
+// painkillers you can buy without a prescription help?").
+func (u *Understanding) nearReading(s *sentence, ps []int, all []*candidate) []int {
+	// a reading's word, or a word of one of its rules ("without it
+	// hurting": hurting is a word of the pressing's)
+	claimed := func(q int) bool {
+		return q >= 0 && q < len(s.words) && slices.ContainsFunc(all, func(o *candidate) bool {
+			return slices.Contains(o.claimed, q) || u.ruleWord(o.rule, s.words[q])
+		})
+	}
+	var out []int
+	for _, p := range ps {
+		// after it: its noun phrase's first word, or the one after a verb
+		// in -ing ("without feeling dizzy", "without it making the pain
+		// worse")
+		q := p + 1
+		for q < len(s.words) && (u.fillers[s.words[q]] || u.pronouns[s.words[q]] || u.adverbs[s.words[q]] || slices.Contains(ps, q) || s.words[q] == "from") {
+			q++
+		}
+		after := claimed(q) || q < len(s.words) && strings.HasSuffix(s.words[q], "ing") && (claimed(q+1) || q+1 < len(s.words) && u.fillers[s.words[q+1]] && claimed(q+2))
+		// before it: the word it ends ("pain-free")
+		b := p - 1
+		for b >= 0 && (u.fillers[s.words[b]] || slices.Contains(ps, b)) {
+			b--
+		}
+		if after || claimed(b) && (q >= len(s.words) || !u.fillers[s.words[p]] && s.words[p] != "without") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // distributes reports whether a negator or absence word that belongs to o
 // governs c too: c reads the same concept in a later alternative of the
 // same list, with no verb of its own ("No new weakness, numbness or
 // trouble with speech?": the "no" is the speech's too). An alternative
 // with its own verb is a clause of its own ("You can't open your mouth, or
 // one side of your throat is swollen": the "can't" is not the swelling's).
-func (u *Understanding) distributes(s *sentence, o, c *candidate) bool {
+func (u *Understanding) distributes(s *sentence, o, c *candidate, p int) bool {
 	if o.rule.concept != c.rule.concept || o.first >= c.first || s.alt[o.first] > s.alt[c.first] || s.clause[o.first] != s.clause[c.first] {
 		return false
+	}
+	// A negator next to "being" or "having" negates that gerund's phrase,
+	// an item of the list, not the list ("being unable to swallow your
+	// saliva, or drooling"; "not being able to walk, or …").
+	for _, q := range []int{p - 1, p + 1} {
+		if q >= 0 && q < len(s.words) && u.gerunds[s.words[q]] {
+			return false
+		}
+	}
+	// Nor does one reach an alternative opened by a preposition, a
+	// complement of something before the list, not an item the negator
+	// governs ("thoughts that life is not worth living, or of ending your
+	// life": the "not" is the first thought's).
+	start := c.first
+	for start > 0 && s.alt[start-1] == s.alt[c.first] && s.clause[start-1] == s.clause[c.first] {
+		start--
+	}
+	for q := start; q < c.first; q++ {
+		if w := s.words[q]; u.prepositions[w] {
+			return false
+		} else if w != "or" && !u.fillers[w] {
+			break
+		}
 	}
 	for i, w := range s.words {
 		if s.clause[i] == s.clause[c.first] && s.alt[i] == s.alt[c.first] && u.auxiliaries[w] {
