@@ -247,6 +247,12 @@ func (p *Patient) byConcept(asked []Asked, choices []string) Said {
 		}
 		i = j
 	}
+	// A value not known is said only when nothing else is: "I'm not sure"
+	// before a yes or no ("I'm not sure. Yes, …") reads as a contradiction,
+	// and an engine reading the first words takes it as the answer.
+	if known := slices.DeleteFunc(slices.Clone(parts), func(s string) bool { return s == fallbackAnswer }); len(known) > 0 {
+		parts = known
+	}
 	switch {
 	case len(parts) == 0:
 		why.Kind = WhyNotKnown
@@ -322,7 +328,14 @@ func (p *Patient) answerQuestion(asked []Asked, choices []string, why *Why, from
 	if s := alternativesAnswer(yn); s != "" {
 		out = append(out, s)
 	}
-	out = append(out, values...)
+	for _, v := range values {
+		if v != fallbackAnswer || len(out) == 0 && len(values) == 1 {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 && len(values) > 0 {
+		out = append(out, fallbackAnswer)
+	}
 	return strings.Join(out, "; ")
 }
 

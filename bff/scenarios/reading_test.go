@@ -335,3 +335,28 @@ func TestGerundItemKeepsItsNegation(t *testing.T) {
 		t.Errorf("said %q (%s); want yes, about trismus", said.Text, said.Why)
 	}
 }
+
+// Round 4 (2026-11-28): a value the patient cannot give is not said beside
+// another answer ("I'm not sure. Yes, it comes and goes" reads as a
+// contradiction, and its first words as the answer), and a question opened
+// by "If so," narrows the one before it: one answer, "no" when the first
+// does not hold or the narrowed one does not.
+func TestRound4AnswerShapes(t *testing.T) {
+	for _, c := range []struct {
+		vignette, q string
+		want        []string // the yes/no words of the answer, in order
+	}{
+		// Constant pain asked beside what it feels like (a value this
+		// patient does not give): the one answer, no "I'm not sure".
+		{"food-poisoning-not-poisoning", "What does the pain feel like, and is it bad and there all the time?", []string{"no"}},
+		// A cough, no blood: the narrowed question's answer is no.
+		{"no-chest-pain-just-cough", "Have you got a cough? If so, is there blood in what you bring up?", []string{"no"}},
+		// No cough at all (a patient with no cough): no.
+		{"food-poisoning-not-poisoning", "Have you got a cough? If so, is there blood in what you bring up?", []string{"no"}},
+	} {
+		said, _ := builtinPatient(t, c.vignette).Answer(c.q, nil)
+		if yn := yesNoWords(said.Text); !slices.Equal(yn, c.want) || strings.Contains(said.Text, "not sure") || strings.Count(said.Text, ". ") > 0 {
+			t.Errorf("%s %q: said %q (%s); want one answer, yes/no %v, no \"not sure\"", c.vignette, c.q, said.Text, said.Why, c.want)
+		}
+	}
+}

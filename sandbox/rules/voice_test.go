@@ -24,7 +24,7 @@ func newVoiceEngine(t testing.TB, name string) *Engine {
 }
 
 func TestVoices(t *testing.T) {
-	if got, want := Voices(), []string{VoicePlain, conversational, "heldout_r1", "heldout_r2", "heldout_r3"}; !slices.Equal(got, want) {
+	if got, want := Voices(), []string{VoicePlain, conversational, "heldout_r1", "heldout_r2", "heldout_r3", "heldout_r4a", "heldout_r4b"}; !slices.Equal(got, want) {
 		t.Fatalf("Voices() = %q, want %q", got, want)
 	}
 	plain, conv := newEngine(t), newVoiceEngine(t, conversational)

@@ -1,6 +1,7 @@
 package concepts
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -23,6 +24,7 @@ type sentence struct {
 	leadIn   bool     // it started with a lead-in clause ("OK, and …"), dropped from words
 	tagged   bool     // it ended with a confirmation tag (", haven't you?"), dropped from words: it asks
 	announce bool     // it asks only by a request frame about the asking itself (see announces)
+	ifSo     bool     // it opens with a condition that is the question before it ("If so, …": see conditional)
 }
 
 // group is the question a clause belongs to: a clause started by "or"
@@ -201,4 +203,47 @@ func nextWord(s string) string {
 // confirmation tag follows ("You can't walk on it — is that right?").
 func setOff(text string) bool {
 	return strings.HasSuffix(text, "—") || strings.HasSuffix(text, "–") || strings.HasSuffix(text, " -") || strings.HasSuffix(text, ":")
+}
+
+// continuations are the words that open a sentence continuing the question
+// before it: an alternative ("Do you have a fever? Or do you feel very
+// ill?") or an example of what it asks ("Is your breathing noisy? Like a
+// high sound when you breathe in?").
+var continuations = [][]string{{"or"}, {"like"}, {"for", "example"}, {"for", "instance"}, {"such", "as"}, {"say"}}
+
+// joinContinuations joins a sentence opened by a continuation word to the
+// question before it, as the clause it is: "Have you hurt yourself lately?
+// Or made plans to?" is one question, "Have you hurt yourself lately, or
+// made plans to?", answered with one yes or no. "Like," with a comma after
+// it is a filler, not an example.
+func joinContinuations(texts []string) []string {
+	var out []string
+	for _, t := range texts {
+		if n := len(out); n > 0 && strings.HasSuffix(out[n-1], "?") && continues(t) {
+			out[n-1] = strings.TrimRight(strings.TrimSuffix(out[n-1], "?"), " ") + ", " + lowerFirst(t)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func continues(t string) bool {
+	ws := strings.Fields(strings.ToLower(t))
+	for _, c := range continuations {
+		if len(ws) <= len(c) {
+			continue
+		}
+		last := ws[len(c)-1]
+		if slices.Equal(ws[:len(c)-1], c[:len(c)-1]) && strings.TrimRight(last, ",") == c[len(c)-1] {
+			return last == c[len(c)-1] || c[0] != "like" && c[0] != "say"
+		}
+	}
+	return false
+}
+
+// lowerFirst is t with its first letter in lower case.
+func lowerFirst(t string) string {
+	r, n := utf8.DecodeRuneInString(t)
+	return string(unicode.ToLower(r)) + t[n:]
 }

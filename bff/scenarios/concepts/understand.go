@@ -11,21 +11,13 @@ import (
 // the others of that question or as an alternative to them (Alt), and how
 // clearly its concept won (Margin).
 func (u *Understanding) Understand(message string) []Match {
-	texts := splitSentences(message, func(w string) bool { return u.questionWords[u.spelled(w)] })
+	texts := joinContinuations(splitSentences(message, func(w string) bool { return u.questionWords[u.spelled(w)] }))
 	sents := make([]sentence, len(texts))
 	asks := make([]bool, len(texts))
 	for i, t := range texts {
 		s := &sents[i]
-		s.text = t
-		var punct []byte
-		s.words, punct = words(t, u.spell)
-		s.words, punct = u.privatives(s.words, punct)
-		s.words, punct, s.leadIn = u.dropLeadIn(s.words, punct)
-		s.words, punct, s.tagged = u.dropTag(s.words, punct)
-		s.punct = punct
-		s.rel = u.relatives(s.words, punct)
-		s.clause, s.conn = u.clauses(s.words, punct, s.rel)
-		s.question = strings.HasSuffix(strings.TrimRight(t, "\"'”’) "), "?")
+		*s = u.prepare(t)
+		s.ifSo = i > 0 && s.ifSo
 		asks[i] = s.tagged || u.asks(s) && !setOff(t)
 		s.announce = asks[i] && u.announces(s)
 		if asks[i] && i > 0 && u.isTag(s.words) {
@@ -34,8 +26,16 @@ func (u *Understanding) Understand(message string) []Match {
 	}
 	// An announcement ("I need to check one thing about bleeding.") frames
 	// the question after it: it asks nothing when a later sentence asks.
+	// So does a statement of what the engine means to ask, embedded
+	// question and all ("I need to ask about how it began.", "I'd like to
+	// know how much weight your foot can take."), when a later sentence
+	// asks it directly, with a question mark: the direct question is what
+	// is asked, the statement names its topic.
 	for i := range sents {
 		if sents[i].announce && slices.ContainsFunc(sents[i+1:], func(s sentence) bool { return !s.announce && u.asks(&s) }) {
+			asks[i] = false
+		}
+		if asks[i] && u.intends(&sents[i]) && slices.ContainsFunc(sents[i+1:], func(s sentence) bool { return s.question && !s.announce }) {
 			asks[i] = false
 		}
 	}
@@ -55,11 +55,24 @@ func (u *Understanding) Understand(message string) []Match {
 		// instruction before it completes it ("Touch your chin to your
 		// chest — does your neck hurt?"), though a concept wholly in it
 		// still needs a reference word in the question.
+		// When the sentence before is a statement that asks nothing and
+		// the one before that an instruction or statement too ("Try four
+		// steps on it. Limping is OK. Is it true you cannot do it?"), the
+		// question is read with both, as one context.
 		if i > 0 && (len(cs) == 0 || u.refersBack(&sents[i])) && !sents[i-1].leadIn && !u.startsWith(sents[i-1].words, u.leadIns) {
+			bare := len(cs) == 0
 			joined := joinSentences(&sents[i-1], &sents[i], asks[i-1])
-			joined.bare = len(cs) == 0
-			if jc := u.match(&joined); len(cs) == 0 || len(jc) > 0 && mostSpecific(jc).more(mostSpecific(cs)) {
+			joined.bare = bare
+			if jc := u.match(&joined); len(cs) == 0 || len(jc) > 0 && (mostSpecific(jc).more(mostSpecific(cs)) || u.adds(jc, cs)) {
 				cs, read = jc, &joined
+			}
+			if i > 1 && !asks[i-1] && !asks[i-2] && !sents[i-2].leadIn && !u.startsWith(sents[i-2].words, u.leadIns) {
+				two := u.prepare(strings.TrimRight(sents[i-2].text, ". ") + ", " + lowerFirst(sents[i-1].text))
+				wide := joinSentences(&two, &sents[i], false)
+				wide.bare = bare
+				if wc := u.match(&wide); len(wc) > 0 && (len(cs) == 0 || mostSpecific(wc).more(mostSpecific(cs))) {
+					cs, read = wc, &wide
+				}
 			}
 		}
 		for _, c := range cs {
@@ -73,11 +86,92 @@ func (u *Understanding) Understand(message string) []Match {
 				q = len(question)
 				question[key] = q
 			}
+			alt := read.alt[c.first]
+			// A question opened by "If so," asks only when the one before
+			// it holds: one question, its concepts asked together with the
+			// last alternative before it ("Is the pain constant? If so, is
+			// it worse when you move?").
+			if n := len(out); sents[i].ifSo && n > 0 && out[n-1].Question != q {
+				if !ok {
+					delete(question, key)
+				}
+				q, alt = out[n-1].Question, out[n-1].Alt
+				question[key] = q
+			}
 			out = append(out, Match{Concept: id, Inverse: c.inverse, Cue: c.rule.cue, Text: read.text,
-				Question: q, Alt: read.alt[c.first], Margin: c.margin})
+				Question: q, Alt: alt, Margin: c.margin})
 		}
 	}
 	return out
+}
+
+// prepare reads one sentence's words and structure.
+func (u *Understanding) prepare(t string) sentence {
+	s := sentence{text: t}
+	var punct []byte
+	s.words, punct = words(t, u.spell)
+	s.words, punct = u.privatives(s.words, punct)
+	s.ifSo = u.conditional(s.words, punct)
+	s.words, punct, s.leadIn = u.dropLeadIn(s.words, punct)
+	s.words, punct, s.tagged = u.dropTag(s.words, punct)
+	s.punct = punct
+	s.rel = u.relatives(s.words, punct)
+	s.clause, s.conn = u.clauses(s.words, punct, s.rel)
+	s.question = strings.HasSuffix(strings.TrimRight(t, "\"'”’) "), "?")
+	return s
+}
+
+// conditional reports whether a sentence opens with a condition that is
+// the answer to the question before it: "if" and "so" or "yes", a subject
+// and its auxiliary with nothing else ("if you do", "if there is"), or
+// "that is the case", set off by a comma ("If so, does it get worse when
+// you move?"). Such a question narrows the one before it.
+func (u *Understanding) conditional(ws []string, punct []byte) bool {
+	i := 0
+	if len(ws) > 0 && (ws[0] == "and" || ws[0] == "but") {
+		i++
+	}
+	if i >= len(ws) || ws[i] != "if" {
+		return false
+	}
+	j := i + 1
+	for j < len(ws) && punct[j] == 0 {
+		j++
+	}
+	if j >= len(ws) {
+		return false
+	}
+	cond := ws[i+1 : j]
+	switch {
+	case len(cond) == 1:
+		return cond[0] == "so" || cond[0] == "yes"
+	case len(cond) == 2:
+		return (u.pronouns[cond[0]] || cond[0] == "there" || cond[0] == "that") && u.auxiliaries[cond[1]]
+	}
+	return len(cond) <= 4 && slices.Equal(cond[len(cond)-2:], []string{"the", "case"})
+}
+
+// adds reports whether a joined reading finds every rule of the question's
+// own and more: the question points back for one of its alternatives ("Is
+// one of them swollen, or have you coughed up blood?" after "Think about
+// your calves.").
+// Every concept it adds is a yes/no concept with words in the question
+// ("It helps to know what brings the pain on. Does it come on when you
+// walk?" asks no main problem).
+func (u *Understanding) adds(joined, own []candidate) bool {
+	added := 0
+	for _, j := range joined {
+		if slices.ContainsFunc(own, func(c candidate) bool { return j.rule == c.rule }) {
+			continue
+		}
+		if !j.inQuestion || u.concepts[j.rule.concept].Kind != YesNo {
+			return false
+		}
+		added++
+	}
+	return added > 0 && !slices.ContainsFunc(own, func(c candidate) bool {
+		return !slices.ContainsFunc(joined, func(j candidate) bool { return j.rule == c.rule })
+	})
 }
 
 // dropLeadIn drops a lead-in that is a clause of its own at the start of a
@@ -316,6 +410,24 @@ func (u *Understanding) announces(s *sentence) bool {
 				continue
 			}
 			return !slices.ContainsFunc(s.words[i+len(p):], func(w string) bool { return u.embedded[w] })
+		}
+	}
+	return false
+}
+
+// intends reports whether a sentence without a question mark asks only by
+// the engine's statement of what it means to ask: a request frame opened
+// by a speaker word ("I'd like to know …", "I need to ask about …"), not
+// one addressed to the patient ("Tell me …", "Let me know …").
+func (u *Understanding) intends(s *sentence) bool {
+	if s.question || len(s.words) == 0 || u.questionWords[s.words[0]] {
+		return false
+	}
+	for i := range s.words {
+		for _, p := range u.requests {
+			if phraseAt(s.words, i, p) {
+				return u.speaker[p[0]]
+			}
 		}
 	}
 	return false
@@ -1847,7 +1959,7 @@ func (u *Understanding) inverse(s *sentence, c *candidate, all []*candidate, pol
 	}
 	free := func(ps []int, before bool) bool {
 		for _, p := range ps {
-			if !s.scope(c.clauses, p) || u.ruleWord(r, s.words[p]) || u.subordinate(s, c, p) {
+			if !s.scope(c.clauses, p) || u.ruleWord(r, s.words[p]) || u.rulePhraseAt(r, s.words, p) || u.subordinate(s, c, p) {
 				continue
 			}
 			// A polarity word in a relative clause says something of that
@@ -1988,6 +2100,27 @@ func (u *Understanding) distributes(s *sentence, o, c *candidate, p int) bool {
 		}
 	}
 	return true
+}
+
+// rulePhraseAt reports whether the word at p stands in one of r's own
+// phrases (an alternative of one of its groups, of two words or more):
+// the "no" of "with no let-up" is the phrase's meaning, constant pain,
+// even where the match claimed another alternative ("constant").
+func (u *Understanding) rulePhraseAt(r *rule, ws []string, p int) bool {
+	for _, g := range slices.Concat(r.required, r.optional) {
+		for _, t := range u.groups[g] {
+			pt := u.terms[t]
+			if len(pt) < 2 {
+				continue
+			}
+			for j := max(0, p-len(pt)+1); j <= p && j+len(pt) <= len(ws); j++ {
+				if slices.EqualFunc(ws[j:j+len(pt)], pt, func(w string, x int32) bool { return wordMatches(w, u.pats[x]) }) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // ruleWord reports whether w is one of r's own words (a one-word
