@@ -11,12 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
@@ -208,40 +205,22 @@ func TestScenariosRunVoice(t *testing.T) {
 	}
 }
 
-// builtinPicked writes the named built-in vignettes as a suite file.
-func builtinPicked(t *testing.T, ids ...string) string {
-	t.Helper()
-	all, err := scenarios.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &scenarios.Suite{Name: "picked"}
-	for _, v := range all.Vignettes {
-		if slices.Contains(ids, v.ID) {
-			s.Vignettes = append(s.Vignettes, v)
-		}
-	}
-	b, err := yaml.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "picked.yaml")
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return file
-}
-
 // -vary plays the variations, -junit writes a case per vignette and
 // variation with the downward flip as a failure, and -fail-on chooses
 // what makes the exit status 1.
 func TestScenariosRunVariationsJUnitAndFailOn(t *testing.T) {
-	// Under typos (seed 1) the sandbox misses the overdose: a downward
-	// flip, and an under-triage (docs/scenarios.md, Variations).
-	suite := builtinPicked(t, "toddler-swallowed-tablets", "ankle-sprain-ottawa-negative")
+	// Under typos the engine no longer hears the words it escalates on: a
+	// downward flip, and an under-triage (docs/scenarios.md, Variations).
+	// Lay words leave this opening as it is.
+	suite, getenv := flipSuite(t)
+	run := func(args ...string) (int, string, string) {
+		var out, errw bytes.Buffer
+		code := scenariosCommand(args, &out, &errw, getenv)
+		return code, out.String(), errw.String()
+	}
 	junit := filepath.Join(t.TempDir(), "junit.xml")
-	code, out, errs := runScenarios(t, "run", "-suite", suite, "-vary", "typos,lay", "-junit", junit, "-fail-on", "flip")
-	if code != 1 || !strings.Contains(out, "FLIP DOWN toddler-swallowed-tablets under typos: emergency -> self_care") ||
+	code, out, errs := run("run", "-suite", suite, "-vary", "typos,lay", "-junit", junit, "-fail-on", "flip")
+	if code != 1 || !strings.Contains(out, "FLIP DOWN words-matter under typos: emergency -> self_care") ||
 		!strings.Contains(errs, "failing: 1 downward flip\n") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -273,7 +252,7 @@ func TestScenariosRunVariationsJUnitAndFailOn(t *testing.T) {
 			}
 		}
 	}
-	if len(doc.Suites[0].Cases) != 6 || failed["picked.toddler-swallowed-tablets/typos"] != "downward_flip" || len(failed) != 1 {
+	if len(doc.Suites[0].Cases) != 6 || failed["flip.words-matter/typos"] != "downward_flip" || len(failed) != 1 {
 		t.Errorf("%d cases, failures %v", len(doc.Suites[0].Cases), failed)
 	}
 
@@ -290,7 +269,7 @@ func TestScenariosRunVariationsJUnitAndFailOn(t *testing.T) {
 		{[]string{"-fail-on", "sometimes"}, 2, `unknown condition "sometimes"`},
 		{[]string{"-vary", "shouting"}, 2, `unknown variation "shouting"`},
 	} {
-		code, _, errs := runScenarios(t, append([]string{"run", "-suite", suite}, c.args...)...)
+		code, _, errs := run(append([]string{"run", "-suite", suite}, c.args...)...)
 		if code != c.code || !strings.Contains(errs, c.says) {
 			t.Errorf("%v: exit %d, want %d saying %q\n%s", c.args, code, c.code, c.says, errs)
 		}
