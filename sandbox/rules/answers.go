@@ -120,6 +120,9 @@ func (q *Question) findingsSay(m message) polarity {
 // interpret reads m as the reply to q, which was just asked. ok is false
 // when the reply says nothing the question can use.
 func (q *Question) interpret(m message) (answer, bool) {
+	if m.notUnderstanding() {
+		return answer{}, false // asked again in other words
+	}
 	switch q.Kind {
 	case kindYesNo:
 		if a, ok := q.statedYesNo(m, false); ok {
