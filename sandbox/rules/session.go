@@ -768,6 +768,11 @@ func (lib *library) emergencyIn(msgs []message, asked map[string]bool) *emergenc
 // heardIn reports whether every part of one of c's patterns is said in m,
 // and the clauses the first such pattern's parts were said in.
 func (c *EmergencyCategory) heardIn(m message) ([]int, bool) {
+	for _, ph := range c.names {
+		if at := m.lx.matchedAt(m.tokens, 0, ph); at != nil && slices.Max(at) == len(m.tokens)-1 {
+			return nil, false // the name of a complaint, alone
+		}
+	}
 	for i, parts := range c.patterns {
 		var clauses []int
 		for j, part := range parts {
