@@ -302,7 +302,7 @@ func (p *Protocol) prepare(lx *lexicon) error {
 		}
 		p.redFlags = append(p.redFlags, Question{
 			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, AskAgain: rf.AskAgain, Kind: kindYesNo,
-			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Findings: rf.Findings, Choices: slices.Clone(redFlagYesNoChoices),
+			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Findings: rf.Findings, Recent: rf.Recent, Choices: slices.Clone(redFlagYesNoChoices),
 			keywords: rf.keywords, noKeywords: rf.noKeywords,
 		})
 	}

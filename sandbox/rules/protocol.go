@@ -58,9 +58,10 @@ type RedFlag struct {
 	// (conditions over findings: "melaena", "limb_weakness@leg"): an
 	// affirmed one is yes, a denied one no.
 	Findings   []string `json:"findings,omitempty"`
-	SafetyNote string   `json:"safety_note"` // clinician-facing, in safety_notes when positive
-	Reply      string   `json:"reply"`       // patient-facing: why it is urgent, when positive
-	Advice     string   `json:"advice"`      // patient-facing: what to do meanwhile (else the protocol's)
+	Recent     bool     `json:"recent,omitempty"` // a red flag about now: Question.Recent
+	SafetyNote string   `json:"safety_note"`      // clinician-facing, in safety_notes when positive
+	Reply      string   `json:"reply"`            // patient-facing: why it is urgent, when positive
+	Advice     string   `json:"advice"`           // patient-facing: what to do meanwhile (else the protocol's)
 
 	keywords   [][]string
 	noKeywords [][]string
@@ -93,6 +94,12 @@ type Question struct {
 	// fact is never read from the complaint's own words alone (session
 	// volunteer).
 	AnsweredByComplaint bool `json:"answered_by_complaint,omitempty"`
+	// Recent marks a question about now ("have you harmed yourself
+	// recently?"): words said of the past (a past marker in their clause:
+	// "two years ago", "used to", "as a child") do not volunteer it, so it
+	// is asked. A question about a history ("have you had cancer?") wants
+	// those words and is not marked.
+	Recent bool `json:"recent,omitempty"`
 	// Findings are the findings (findings.json) this question asks about,
 	// as conditions ("confusion", "pain@chest"): said, they answer it as
 	// its keywords do (affirmed yes, denied no). While the protocol is
