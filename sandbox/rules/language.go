@@ -92,6 +92,12 @@ type EmergencyCategory struct {
 	// its red flags first. A message that says more ("real trouble
 	// breathing", "difficulty breathing, getting worse") is.
 	NamesComplaint []string `json:"names_complaint,omitempty"`
+	// SparedBy: conditions over findings (findings.go) that, met by a
+	// positive finding of the message, say the patterns' words mean
+	// something else: "I think I've poisoned myself" beside undercooked
+	// chicken is food poisoning, not the poisoning category. The rules over
+	// findings still apply (an overdose told in the same message is one).
+	SparedBy []string `json:"spared_by,omitempty"`
 	// Findings are rules over the findings of every message so far
 	// (findings.go): the combinations the guidance names ("an infection
 	// with new confusion, mottled skin or no urine" is suspected sepsis).
@@ -102,6 +108,7 @@ type EmergencyCategory struct {
 	except    [][]string    // Except and the history markers
 	ownExcept [][]string    // Except
 	names     [][]string    // NamesComplaint
+	sparedBy  []condition   // SparedBy
 	whenAll   [][]*EmergencyCategory
 }
 

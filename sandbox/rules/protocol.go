@@ -12,7 +12,11 @@ type Protocol struct {
 	Triggers    []string `json:"triggers"`     // "a+b": both anywhere in the message; "a~b": both in one clause; "!a": a clause holding a is not read for this protocol
 	// Recognise are rules over the findings of a message (findings.go)
 	// that name this complaint: "pain@chest", "cough" (alone).
-	Recognise         []findingRule     `json:"recognise,omitempty"`
+	Recognise []findingRule `json:"recognise,omitempty"`
+	// SparedBy are conditions over findings that, met by a positive
+	// finding of the message, say its words name something else: the rash
+	// protocol's "red patch" beside "burnt my finger" is the burn's.
+	SparedBy          []string          `json:"spared_by,omitempty"`
 	PregnancyRelevant bool              `json:"pregnancy_relevant"`
 	RedFlags          []RedFlag         `json:"red_flags"`
 	Questions         []Question        `json:"questions"`
@@ -24,6 +28,7 @@ type Protocol struct {
 	// Prepared at load time.
 	triggers      [][][][]string // trigger → parts ("+", anywhere) → pieces ("~", in one clause) → tokens
 	triggerExcept [][]string     // "!" triggers: a clause holding one is not read for this protocol
+	sparedBy      []condition    // SparedBy
 	title         []string
 	redFlags      []Question // the red flags as yes/no questions, same order
 	// What the patient sees: Title and PatientTerm in the plain voice, the

@@ -74,6 +74,10 @@ func (lx *lexicon) parse(raw string) message {
 				continue
 			}
 			typed = append(typed, w)
+			if n, unit, ok := numberWithUnit(w); ok {
+				cur = append(cur, n, unit) // "28wks" is "28 wks"
+				continue
+			}
 			if to, ok := lx.spelling[w]; ok {
 				cur = append(cur, to...)
 				continue
@@ -100,6 +104,20 @@ func (lx *lexicon) parse(raw string) message {
 		}
 	}
 	return m
+}
+
+// numberWithUnit splits a number run into its unit ("28wks", "5days",
+// "34yo", "10mins") so the number and the unit are read as if spaced.
+func numberWithUnit(w string) (n, unit string, ok bool) {
+	i := strings.IndexFunc(w, func(r rune) bool { return !unicode.IsDigit(r) })
+	if i <= 0 {
+		return "", "", false
+	}
+	switch w[i:] {
+	case "wks", "wk", "weeks", "week", "yo", "yrs", "yr", "years", "mins", "min", "minutes", "hrs", "hr", "hours", "days", "day", "months", "mths":
+		return w[:i], w[i:], true
+	}
+	return "", "", false
 }
 
 // firstWord is a phrase's first word read once for message.mayHaveFirst:

@@ -76,7 +76,7 @@ func TestDurations(t *testing.T) {
 		// of figures is its upper figure, "a day or two" is about a day,
 		// "several" is "a few".
 		"1 to 2 days": 2, "1 or 2 days": 2, "One or two days": 2, "A day or two": 1, "For a day or two": 1,
-		"Several days": 3, "A few days": 3, "for several days": 3, "3 to 6 days": 6, "Between 3 and 6 days": 6,
+		"Several days": 3, "for 5days": 5, "2wks": 14, "A few days": 3, "for several days": 3, "3 to 6 days": 6, "Between 3 and 6 days": 6,
 	}
 	for in, want := range cases {
 		got, _, ok := duration(lx.parse(in).tokens)
