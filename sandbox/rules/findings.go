@@ -121,7 +121,7 @@ type finding struct {
 	at     []int // positions of the term's tokens in the clause
 	pol    polarity
 	sites  []string
-	siteAt []int // positions of the site words it took, in the clause
+	siteAt []int  // positions of the site words it took, in the clause
 	quals  uint32 // a bit per qualifier (vocabulary.qualBit)
 	state  bool   // findingData.State
 }
