@@ -661,7 +661,7 @@ func (a *compiledToken) matches(t string) bool {
 			return true
 		}
 	}
-	if len(a.ranges) > 0 {
+	if len(a.ranges) > 0 && isDigits(t) {
 		if n, err := strconv.Atoi(t); err == nil {
 			for _, r := range a.ranges {
 				if n >= r[0] && n <= r[1] {
@@ -671,6 +671,20 @@ func (a *compiledToken) matches(t string) bool {
 		}
 	}
 	return false
+}
+
+// isDigits is true for a word of digits only: a number slot reads no other
+// (strconv.Atoi allocates its error for every word that is not one).
+func isDigits(t string) bool {
+	if t == "" {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // compiledMark begins the key of a compiled phrase word: no patient word
@@ -745,6 +759,9 @@ func tokenMatches(p, t string) bool {
 		alt, p, _ = strings.Cut(p, "|")
 		switch {
 		case strings.HasPrefix(alt, "#"):
+			if !isDigits(t) {
+				continue
+			}
 			lo, hi, _ := strings.Cut(alt[1:], "-")
 			n, err1 := strconv.Atoi(t)
 			l, err2 := strconv.Atoi(lo)
