@@ -401,7 +401,7 @@ func baseLexicon() *lexicon {
 	lx.yesWords = map[string]bool{
 		"yes": true, "yeah": true, "yea": true, "yep": true, "yup": true, "ya": true,
 		"y": true, "aye": true, "sure": true, "definitely": true, "absolutely": true,
-		"correct": true, "indeed": true, "affirmative": true, "ok": true,
+		"correct": true, "indeed": true, "affirmative": true, "ok": true, "right": true,
 	}
 	lx.noWords = map[string]bool{
 		"no": true, "nope": true, "nah": true, "n": true, "never": true, "none": true,
@@ -414,7 +414,7 @@ func baseLexicon() *lexicon {
 	lx.containsYes = [][]string{
 		{"i", "think", "so"}, {"i", "do"}, {"i", "have"}, {"i", "am"}, {"im"}, {"a", "bit"},
 		{"a", "little"}, {"sometimes"}, {"probably"}, {"it", "is"}, {"it", "does"},
-		{"i", "did"}, {"i", "was"}, {"true"}, {"right"}, {"correct"}, {"exactly"}, {"of", "course"},
+		{"i", "did"}, {"i", "was"}, {"true"}, {"thats", "right"}, {"that", "is", "right"}, {"quite", "right"}, {"youre", "right"}, {"correct"}, {"exactly"}, {"of", "course"},
 		{"helps"}, {"helped"}, {"it", "works"}, {"it", "worked"},
 	}
 	lx.numbers = numberWords()

@@ -14,7 +14,7 @@ func TestPlainAnswers(t *testing.T) {
 		"I do not know": uncertain, "I really do not know": uncertain,
 		"Definitely not": negated, "Absolutely not.": negated, "Certainly not": negated, "Of course not": negated,
 		"That is not the case": negated, "Not at all": negated,
-		"That is correct": affirmed, "Correct": affirmed, "That's right": affirmed, "It helps": affirmed, "it helped a bit": affirmed,
+		"That is correct": affirmed, "Correct": affirmed, "That's right": affirmed, "Right.": affirmed, "It helps": affirmed, "it helped a bit": affirmed,
 		"It doesn't help": negated, "That is not correct": negated,
 	}
 	for in, want := range cases {
@@ -23,7 +23,7 @@ func TestPlainAnswers(t *testing.T) {
 			t.Errorf("yesNo(%q) = %v, %v; want %v", in, got, ok, want)
 		}
 	}
-	for _, in := range []string{"banana", "purple", "", "Sorry, I don't understand the question.", "I do not understand", "What do you mean?"} {
+	for _, in := range []string{"banana", "purple", "", "Low down on the right", "Sorry, I don't understand the question.", "I do not understand", "What do you mean?"} {
 		if _, ok := lx.parse(in).yesNo(); ok {
 			t.Errorf("yesNo(%q) understood; want not understood", in)
 		}
