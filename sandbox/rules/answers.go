@@ -68,8 +68,12 @@ func numberAnswer(n float64) answer {
 // keywords (negation-aware), its no_keywords, or a duration against
 // yes_from_days. A volunteered duration must say it is one ("for a few
 // weeks", "the past month"): a bare "several days" is more likely the
-// answer to a how-often question.
+// answer to a how-often question. A Recent question is not volunteered by
+// a clause said of the past.
 func (q *Question) statedYesNo(m message, volunteered bool) (answer, bool) {
+	if volunteered && q.Recent {
+		m = m.without(m.lx.neg.past) // "I took an overdose two years ago"
+	}
 	if p := m.mentionAny(q.keywords); p != absent {
 		return answer{value: polarityValue(p)}, true
 	}
@@ -120,6 +124,9 @@ func (q *Question) findingsSay(m message) polarity {
 // interpret reads m as the reply to q, which was just asked. ok is false
 // when the reply says nothing the question can use.
 func (q *Question) interpret(m message) (answer, bool) {
+	if m.notUnderstanding() {
+		return answer{}, false // asked again in other words
+	}
 	switch q.Kind {
 	case kindYesNo:
 		if a, ok := q.statedYesNo(m, false); ok {

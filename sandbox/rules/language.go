@@ -86,6 +86,18 @@ type EmergencyCategory struct {
 	WhenAll  [][]string `json:"when_all,omitempty"`
 	Patterns []string   `json:"patterns"`
 	Except   []string   `json:"except"` // a clause holding one of these is not read for this category
+	// NamesComplaint: a message that is one of these and nothing else
+	// ("Breathing difficulty") names a complaint, as a quick-reply title
+	// does, and is not heard by the patterns: the protocol it names asks
+	// its red flags first. A message that says more ("real trouble
+	// breathing", "difficulty breathing, getting worse") is.
+	NamesComplaint []string `json:"names_complaint,omitempty"`
+	// SparedBy: conditions over findings (findings.go) that, met by a
+	// positive finding of the message, say the patterns' words mean
+	// something else: "I think I've poisoned myself" beside undercooked
+	// chicken is food poisoning, not the poisoning category. The rules over
+	// findings still apply (an overdose told in the same message is one).
+	SparedBy []string `json:"spared_by,omitempty"`
 	// Findings are rules over the findings of every message so far
 	// (findings.go): the combinations the guidance names ("an infection
 	// with new confusion, mottled skin or no urine" is suspected sepsis).
@@ -95,6 +107,8 @@ type EmergencyCategory struct {
 	firsts    [][]firstWord // pattern → parts → its first word, for a quick look
 	except    [][]string    // Except and the history markers
 	ownExcept [][]string    // Except
+	names     [][]string    // NamesComplaint
+	sparedBy  []condition   // SparedBy
 	whenAll   [][]*EmergencyCategory
 }
 
@@ -225,6 +239,7 @@ func loadEmergencies(data []byte, lx *lexicon) (*emergencies, error) {
 			c.firsts = append(c.firsts, firsts)
 		}
 		c.ownExcept = phrases(lx, c.Except, bad)
+		c.names = phrases(lx, c.NamesComplaint, bad)
 		c.except = append(slices.Clone(c.ownExcept), history...)
 		out = append(out, c)
 	}

@@ -131,6 +131,13 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 		if findingsData == nil {
 			break
 		}
+		for _, sp := range c.SparedBy {
+			cond, err := parseCondition(sp, lib.vocab)
+			if err != nil {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: %s: category %s spared_by: %w", emergenciesFile, c.ID, err))
+			}
+			c.sparedBy = append(c.sparedBy, cond)
+		}
 		for i := range c.Findings {
 			if err := c.Findings[i].prepare(lx, lib.vocab); err != nil {
 				ruleErrs = append(ruleErrs, fmt.Errorf("rules: %s: category %s findings rule %d: %w", emergenciesFile, c.ID, i, err))
@@ -143,6 +150,13 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 	for _, p := range lib.protocols {
 		if findingsData == nil {
 			break
+		}
+		for _, sp := range p.SparedBy {
+			cond, err := parseCondition(sp, lib.vocab)
+			if err != nil {
+				ruleErrs = append(ruleErrs, fmt.Errorf("rules: protocols/%s.json: spared_by: %w", p.ID, err))
+			}
+			p.sparedBy = append(p.sparedBy, cond)
 		}
 		for i := range p.Recognise {
 			r := &p.Recognise[i]
@@ -302,7 +316,7 @@ func (p *Protocol) prepare(lx *lexicon) error {
 		}
 		p.redFlags = append(p.redFlags, Question{
 			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, AskAgain: rf.AskAgain, Kind: kindYesNo,
-			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Findings: rf.Findings, Choices: slices.Clone(redFlagYesNoChoices),
+			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Findings: rf.Findings, Recent: rf.Recent, Choices: slices.Clone(redFlagYesNoChoices),
 			keywords: rf.keywords, noKeywords: rf.noKeywords,
 		})
 	}

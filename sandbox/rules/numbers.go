@@ -116,7 +116,10 @@ func duration(tokens []string) (days float64, approx string, ok bool) {
 }
 
 // quantityBefore reads the amount in front of a unit: "3", "a", "couple of",
-// "few", "several", "2 to 3" (the upper figure wins).
+// "few" or "several" (3, as the quick reply "A few days"), "2 to 3" or
+// "2 or 3" (a range of figures: the upper one wins). "A day or two" is
+// the idiom "about a day" (the rash protocol's quick reply, worded
+// "since yesterday" by a voice): 1.
 func quantityBefore(tokens []string, unit int) (float64, bool) {
 	j := unit - 1
 	if j >= 0 && tokens[j] == "of" {
@@ -130,10 +133,9 @@ func quantityBefore(tokens []string, unit int) (float64, bool) {
 		return 1, true
 	case "couple":
 		return 2, true
-	case "few":
+	case "few", "several":
+		// "several days" is the plain quick reply "A few days".
 		return 3, true
-	case "several":
-		return 4, true
 	}
 	if n, ok := number(tokens[j]); ok {
 		return float64(n), true

@@ -12,7 +12,11 @@ type Protocol struct {
 	Triggers    []string `json:"triggers"`     // "a+b": both anywhere in the message; "a~b": both in one clause; "!a": a clause holding a is not read for this protocol
 	// Recognise are rules over the findings of a message (findings.go)
 	// that name this complaint: "pain@chest", "cough" (alone).
-	Recognise         []findingRule     `json:"recognise,omitempty"`
+	Recognise []findingRule `json:"recognise,omitempty"`
+	// SparedBy are conditions over findings that, met by a positive
+	// finding of the message, say its words name something else: the rash
+	// protocol's "red patch" beside "burnt my finger" is the burn's.
+	SparedBy          []string          `json:"spared_by,omitempty"`
 	PregnancyRelevant bool              `json:"pregnancy_relevant"`
 	RedFlags          []RedFlag         `json:"red_flags"`
 	Questions         []Question        `json:"questions"`
@@ -24,6 +28,7 @@ type Protocol struct {
 	// Prepared at load time.
 	triggers      [][][][]string // trigger → parts ("+", anywhere) → pieces ("~", in one clause) → tokens
 	triggerExcept [][]string     // "!" triggers: a clause holding one is not read for this protocol
+	sparedBy      []condition    // SparedBy
 	title         []string
 	redFlags      []Question // the red flags as yes/no questions, same order
 	// What the patient sees: Title and PatientTerm in the plain voice, the
@@ -58,9 +63,10 @@ type RedFlag struct {
 	// (conditions over findings: "melaena", "limb_weakness@leg"): an
 	// affirmed one is yes, a denied one no.
 	Findings   []string `json:"findings,omitempty"`
-	SafetyNote string   `json:"safety_note"` // clinician-facing, in safety_notes when positive
-	Reply      string   `json:"reply"`       // patient-facing: why it is urgent, when positive
-	Advice     string   `json:"advice"`      // patient-facing: what to do meanwhile (else the protocol's)
+	Recent     bool     `json:"recent,omitempty"` // a red flag about now: Question.Recent
+	SafetyNote string   `json:"safety_note"`      // clinician-facing, in safety_notes when positive
+	Reply      string   `json:"reply"`            // patient-facing: why it is urgent, when positive
+	Advice     string   `json:"advice"`           // patient-facing: what to do meanwhile (else the protocol's)
 
 	keywords   [][]string
 	noKeywords [][]string
@@ -93,6 +99,12 @@ type Question struct {
 	// fact is never read from the complaint's own words alone (session
 	// volunteer).
 	AnsweredByComplaint bool `json:"answered_by_complaint,omitempty"`
+	// Recent marks a question about now ("have you harmed yourself
+	// recently?"): words said of the past (a past marker in their clause:
+	// "two years ago", "used to", "as a child") do not volunteer it, so it
+	// is asked. A question about a history ("have you had cancer?") wants
+	// those words and is not marked.
+	Recent bool `json:"recent,omitempty"`
 	// Findings are the findings (findings.json) this question asks about,
 	// as conditions ("confusion", "pain@chest"): said, they answer it as
 	// its keywords do (affirmed yes, denied no). While the protocol is

@@ -375,6 +375,11 @@ const (
 // recognise rule over m's findings (recognisedAlone when only a rule
 // marked alone holds).
 func recognition(m message, p *Protocol) int {
+	for _, sp := range p.sparedBy {
+		if slices.ContainsFunc(m.findings, sp.meets) {
+			return notRecognised // its words name something else
+		}
+	}
 	if recognises(m, p) {
 		return recognised
 	}
@@ -768,6 +773,16 @@ func (lib *library) emergencyIn(msgs []message, asked map[string]bool) *emergenc
 // heardIn reports whether every part of one of c's patterns is said in m,
 // and the clauses the first such pattern's parts were said in.
 func (c *EmergencyCategory) heardIn(m message) ([]int, bool) {
+	for _, sp := range c.sparedBy {
+		if slices.ContainsFunc(m.findings, sp.meets) {
+			return nil, false // the words mean something else
+		}
+	}
+	for _, ph := range c.names {
+		if at := m.lx.matchedAt(m.tokens, 0, ph); at != nil && slices.Max(at) == len(m.tokens)-1 {
+			return nil, false // the name of a complaint, alone
+		}
+	}
 	for i, parts := range c.patterns {
 		var clauses []int
 		for j, part := range parts {

@@ -74,6 +74,10 @@ func (lx *lexicon) parse(raw string) message {
 				continue
 			}
 			typed = append(typed, w)
+			if n, unit, ok := numberWithUnit(w); ok {
+				cur = append(cur, n, unit) // "28wks" is "28 wks"
+				continue
+			}
 			if to, ok := lx.spelling[w]; ok {
 				cur = append(cur, to...)
 				continue
@@ -100,6 +104,20 @@ func (lx *lexicon) parse(raw string) message {
 		}
 	}
 	return m
+}
+
+// numberWithUnit splits a number run into its unit ("28wks", "5days",
+// "34yo", "10mins") so the number and the unit are read as if spaced.
+func numberWithUnit(w string) (n, unit string, ok bool) {
+	i := strings.IndexFunc(w, func(r rune) bool { return !unicode.IsDigit(r) })
+	if i <= 0 {
+		return "", "", false
+	}
+	switch w[i:] {
+	case "wks", "wk", "weeks", "week", "yo", "yrs", "yr", "years", "mins", "min", "minutes", "hrs", "hr", "hours", "days", "day", "months", "mths":
+		return w[:i], w[i:], true
+	}
+	return "", "", false
 }
 
 // firstWord is a phrase's first word read once for message.mayHaveFirst:
@@ -301,6 +319,8 @@ type lexicon struct {
 	noWords       map[string]bool
 	containsNo    [][]string
 	containsYes   [][]string
+	notUnderstood [][]string
+	firmNo        [][]string
 	numbers       map[string]int // number words: "three" → 3, "thirty" → 30
 
 	// From lexicon.json.
@@ -352,18 +372,36 @@ func baseLexicon() *lexicon {
 	lx.hedges = [][]string{
 		{"not", "sure"}, {"dont", "know"}, {"not", "certain"}, {"no", "idea"},
 		{"maybe"}, {"might"}, {"possibly"}, {"perhaps"}, {"unsure"}, {"dunno"},
-		{"could", "be"}, {"cant", "tell"}, {"idk"},
+		{"could", "be"}, {"cant", "tell"}, {"idk"}, {"do", "not", "know"},
 	}
 	lx.leadingUnsure = [][]string{
 		{"no", "idea"}, {"not", "sure"}, {"im", "not", "sure"}, {"i", "am", "not", "sure"},
 		{"i", "dont", "know"}, {"dont", "know"}, {"dunno"}, {"idk"}, {"unsure"}, {"im", "unsure"},
 		{"maybe"}, {"perhaps"}, {"possibly"}, {"not", "certain"}, {"cant", "say"}, {"cant", "tell"},
-		{"hard", "to", "say"}, {"i", "cant", "tell"},
+		{"hard", "to", "say"}, {"i", "cant", "tell"}, {"i", "do", "not", "know"}, {"do", "not", "know"},
+	}
+	// A reply saying the question was not understood answers nothing: it
+	// is asked again in other words, and a red flag never not understood
+	// twice is treated as unclear (answerPending). Checked before the
+	// negators, which would read "I don't understand" as a no.
+	lx.notUnderstood = [][]string{
+		{"dont", "understand"}, {"do", "not", "understand"}, {"didnt", "understand"}, {"did", "not", "understand"},
+		{"dont", "get", "the", "question"}, {"dont", "get", "what", "you", "mean"}, {"what", "do", "you", "mean"},
+		{"what", "does", "that", "mean"}, {"dont", "know", "what", "you", "mean"}, {"not", "understand", "the", "question"},
+		{"dont", "follow"}, {"can", "you", "explain"}, {"say", "that", "again"}, {"pardon"},
+	}
+	// A firm no that starts with a yes word or no no word at all:
+	// "definitely not" is not a yes, and "not at all" is no less a no than
+	// "no" (softNo).
+	lx.firmNo = [][]string{
+		{"definitely", "not"}, {"absolutely", "not"}, {"certainly", "not"}, {"of", "course", "not"},
+		{"surely", "not"}, {"not", "at", "all"}, {"not", "the", "case"}, {"no", "way"},
+		{"not", "in", "the", "slightest"}, {"not", "a", "bit"}, {"not", "ever"}, {"definitely", "no"},
 	}
 	lx.yesWords = map[string]bool{
 		"yes": true, "yeah": true, "yea": true, "yep": true, "yup": true, "ya": true,
 		"y": true, "aye": true, "sure": true, "definitely": true, "absolutely": true,
-		"correct": true, "indeed": true, "affirmative": true, "ok": true,
+		"correct": true, "indeed": true, "affirmative": true, "ok": true, "right": true,
 	}
 	lx.noWords = map[string]bool{
 		"no": true, "nope": true, "nah": true, "n": true, "never": true, "none": true,
@@ -376,7 +414,8 @@ func baseLexicon() *lexicon {
 	lx.containsYes = [][]string{
 		{"i", "think", "so"}, {"i", "do"}, {"i", "have"}, {"i", "am"}, {"im"}, {"a", "bit"},
 		{"a", "little"}, {"sometimes"}, {"probably"}, {"it", "is"}, {"it", "does"},
-		{"i", "did"}, {"i", "was"}, {"true"}, {"right"},
+		{"i", "did"}, {"i", "was"}, {"true"}, {"thats", "right"}, {"that", "is", "right"}, {"quite", "right"}, {"youre", "right"}, {"correct"}, {"exactly"}, {"of", "course"},
+		{"helps"}, {"helped"}, {"it", "works"}, {"it", "worked"},
 	}
 	lx.numbers = numberWords()
 	return lx
@@ -622,7 +661,7 @@ func (a *compiledToken) matches(t string) bool {
 			return true
 		}
 	}
-	if len(a.ranges) > 0 {
+	if len(a.ranges) > 0 && isDigits(t) {
 		if n, err := strconv.Atoi(t); err == nil {
 			for _, r := range a.ranges {
 				if n >= r[0] && n <= r[1] {
@@ -632,6 +671,20 @@ func (a *compiledToken) matches(t string) bool {
 		}
 	}
 	return false
+}
+
+// isDigits is true for a word of digits only: a number slot reads no other
+// (strconv.Atoi allocates its error for every word that is not one).
+func isDigits(t string) bool {
+	if t == "" {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // compiledMark begins the key of a compiled phrase word: no patient word
@@ -706,6 +759,9 @@ func tokenMatches(p, t string) bool {
 		alt, p, _ = strings.Cut(p, "|")
 		switch {
 		case strings.HasPrefix(alt, "#"):
+			if !isDigits(t) {
+				continue
+			}
 			lo, hi, _ := strings.Cut(alt[1:], "-")
 			n, err1 := strconv.Atoi(t)
 			l, err2 := strconv.Atoi(lo)
@@ -784,10 +840,16 @@ func (m message) yesNo() (p polarity, ok bool) {
 	if len(t) == 0 {
 		return absent, false
 	}
+	if m.notUnderstanding() {
+		return absent, false
+	}
 	for _, s := range lx.leadingUnsure {
 		if startsWithSeq(t, s) {
 			return uncertain, true
 		}
+	}
+	if m.firmNo() {
+		return negated, true
 	}
 	if lx.yesWords[t[0]] {
 		return affirmed, true
@@ -822,5 +884,17 @@ func (m message) yesNo() (p polarity, ok bool) {
 // opposed to one that starts with a no word ("no", "nope").
 func (m message) softNo() bool {
 	p, ok := m.yesNo()
-	return ok && p == negated && !m.lx.noWords[m.tokens[0]]
+	return ok && p == negated && !m.lx.noWords[m.tokens[0]] && !m.firmNo()
+}
+
+// firmNo is true when m holds a firm no that does not start with a no
+// word: "definitely not", "not at all", "that is not the case".
+func (m message) firmNo() bool {
+	return slices.ContainsFunc(m.lx.firmNo, func(s []string) bool { return containsSeq(m.tokens, s) })
+}
+
+// notUnderstanding is true when m says the question was not understood
+// ("sorry, I don't understand the question"): no answer, not a no.
+func (m message) notUnderstanding() bool {
+	return slices.ContainsFunc(m.lx.notUnderstood, func(s []string) bool { return containsSeq(m.tokens, s) })
 }

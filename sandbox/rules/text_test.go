@@ -8,6 +8,14 @@ func TestPlainAnswers(t *testing.T) {
 		"yes": affirmed, "Yeah": affirmed, "yep!": affirmed, "I think so": affirmed, "a bit": affirmed,
 		"no": negated, "Nope.": negated, "not really": negated, "I don't think so": negated, "nah": negated,
 		"not sure": uncertain, "I'm not sure": uncertain, "no idea": uncertain, "maybe": uncertain, "I don't know": uncertain,
+		// Replies blind writers found misread (docs/protocols.md, "Plain
+		// answers"): an unknowing reply is not a no, a yes word before
+		// "not" is a no, and "correct" or "it helps" is a yes.
+		"I do not know": uncertain, "I really do not know": uncertain,
+		"Definitely not": negated, "Absolutely not.": negated, "Certainly not": negated, "Of course not": negated,
+		"That is not the case": negated, "Not at all": negated,
+		"That is correct": affirmed, "Correct": affirmed, "That's right": affirmed, "Right.": affirmed, "It helps": affirmed, "it helped a bit": affirmed,
+		"It doesn't help": negated, "That is not correct": negated,
 	}
 	for in, want := range cases {
 		got, ok := lx.parse(in).yesNo()
@@ -15,9 +23,17 @@ func TestPlainAnswers(t *testing.T) {
 			t.Errorf("yesNo(%q) = %v, %v; want %v", in, got, ok, want)
 		}
 	}
-	for _, in := range []string{"banana", "purple", ""} {
+	for _, in := range []string{"banana", "purple", "", "Low down on the right", "Sorry, I don't understand the question.", "I do not understand", "What do you mean?"} {
 		if _, ok := lx.parse(in).yesNo(); ok {
 			t.Errorf("yesNo(%q) understood; want not understood", in)
+		}
+	}
+	// A firm no leaves a hedged red flag no; a soft one leaves it unsure
+	// (answerPending).
+	for in, want := range map[string]bool{"not really": true, "I don't think so": true, "Not at all": false, "Definitely not": false,
+		"That is not the case": false, "no": false} {
+		if got := lx.parse(in).softNo(); got != want {
+			t.Errorf("softNo(%q) = %v, want %v", in, got, want)
 		}
 	}
 }
@@ -56,6 +72,11 @@ func TestDurations(t *testing.T) {
 		"3 days": 3, "three days": 3, "for about 2 weeks": 14, "a couple of weeks": 14, "since yesterday": 1,
 		"since Tuesday": 7, "started today": 0, "a few days": 3, "more than 3 weeks": 21, "a month": 30,
 		"for a few hours": 0.125, "last night": 1, "less than a week": 6,
+		// The plain quick replies and their rewordings read alike: a range
+		// of figures is its upper figure, "a day or two" is about a day,
+		// "several" is "a few".
+		"1 to 2 days": 2, "1 or 2 days": 2, "One or two days": 2, "A day or two": 1, "For a day or two": 1,
+		"Several days": 3, "for 5days": 5, "2wks": 14, "A few days": 3, "for several days": 3, "3 to 6 days": 6, "Between 3 and 6 days": 6,
 	}
 	for in, want := range cases {
 		got, _, ok := duration(lx.parse(in).tokens)
