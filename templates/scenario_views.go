@@ -14,6 +14,8 @@ type ScenariosPage struct {
 	Upload  ScenarioUploadForm
 	Runs    []ScenarioRunRow
 	Compare ScenarioCompareForm
+	// ReadingsURL is the review of the patient's readings ("" = none).
+	ReadingsURL string
 	// Errors by field id: "suite", "repeats", "label" (the suite form),
 	// "upload", "upload-repeats", "upload-label" (the file form), "base",
 	// "head" (the comparison form); "" for the page.
