@@ -82,7 +82,7 @@ func TestReadingsReview(t *testing.T) {
 		t.Fatalf("readings page: %d", p.status)
 	}
 	wantAll(t, "readings page", p.body, "Have you been vomiting?", "no, just the runs", "concept: vomiting (cue: vomit*), margin 2",
-		"3 plays: gastro", "Not reviewed", `autofocus`, `accesskey="c"`, "0 of 1")
+		"Asked in</dt><dd>3 plays: gastro", "Not reviewed", `autofocus`, `accesskey="c"`, "0 of 1")
 	m := csrfMeta.FindStringSubmatch(p.body)
 	if m == nil {
 		t.Fatal("no csrf token")
