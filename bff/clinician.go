@@ -51,6 +51,9 @@ const (
 	AuditScenarioStart  = "scenario_start"
 	AuditScenarioCancel = "scenario_cancel"
 	AuditAdjudicate     = "scenario_adjudicate" // Detail: run pair, vignette, verdict
+	// AuditReadingReview: a reading of an engine question reviewed.
+	// Detail: the release, the question, the reading before and after.
+	AuditReadingReview = "scenario_reading_review"
 )
 
 // ClinicianStore keeps clinician accounts. Error contract as for the other

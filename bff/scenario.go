@@ -210,3 +210,68 @@ type ScenarioRunProgress struct {
 	// Seq order; none when nothing is being played.
 	Playing []*ScenarioItem
 }
+
+// ScenarioReading is one distinct engine question a run asked, as the
+// simulated patient read it (scenarios.QuestionRead), recorded with the
+// run so that a release's questions can be reviewed once for every run.
+type ScenarioReading struct {
+	RunID string
+	scenarios.QuestionRead
+	SeenAt time.Time // when the run recorded it
+}
+
+// ReadingRelease is an engine release that has readings, and when the
+// first of them was recorded.
+type ReadingRelease struct {
+	Release   string
+	FirstSeen time.Time
+}
+
+// ReadingReview is a reviewer's decision on how the patient must read one
+// engine question of one release: the latest for a question is in force
+// for every later run against that release, and only that release.
+type ReadingReview struct {
+	ID       int64 // assigned by the store, increasing
+	Release  string
+	Question string // scenarios.NormalQuestion
+	scenarios.Reviewed
+	// Concept and Inverse: the concept chosen (ReviewCorrected) and
+	// whether the question asks its opposite; for people and exports.
+	Concept string
+	Inverse bool
+	Note    string // optional, at most 2,000 characters
+}
+
+// ReadingReviewForm is what a reviewer submits about one question.
+type ReadingReviewForm struct {
+	Release  string
+	Question string // its normal text, as the page gave it
+	Decision scenarios.ReviewDecision
+	Concept  string // for ReviewCorrected: a concept of the vocabulary
+	Inverse  bool   // the question asks the concept's opposite
+	Note     string
+}
+
+// ReadingQuestion is one question of a release on the review page.
+type ReadingQuestion struct {
+	scenarios.QuestionRead // as first recorded; Plays and Vignettes over every run
+	Runs                   []string
+	// Review is the decision in force (nil: unreviewed); Suggestion the
+	// previous release's decision on the same question, offered, never
+	// applied (nil: none, or this release has its own).
+	Review, Suggestion *ReadingReview
+}
+
+// ReadingsPage is what the review page shows of one release.
+type ReadingsPage struct {
+	Release string
+	// Releases are the releases with readings, newest first; Previous the
+	// one before Release whose reviews are offered as suggestions.
+	Releases []ReadingRelease
+	Previous string
+	// Questions: unreviewed first, then by how many plays asked them.
+	Questions []*ReadingQuestion
+	// Concepts are the vocabulary's ids, for choosing another.
+	Concepts []string
+	Reviewed int // questions with a decision in force
+}

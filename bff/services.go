@@ -160,3 +160,20 @@ type ScenarioService interface {
 	// page that follows it; ENOTFOUND for no such run.
 	Progress(ctx context.Context, id string) (*ScenarioRunProgress, error)
 }
+
+// ReadingService is the review of the simulated patient's readings in the
+// clinician area (/clinician/scenarios/readings): every distinct engine
+// question of a release, how the patient read it, and the reviewers'
+// decisions, each audited (AuditReadingReview).
+type ReadingService interface {
+	// Readings returns the questions of release ("" for the newest
+	// release with readings); ENOTFOUND for a release with none.
+	Readings(ctx context.Context, release string) (*ReadingsPage, error)
+	// ReviewReading records a decision under clinician's name and audits
+	// it with the reading before and after. EINVALID naming the field:
+	// "question" not asked in release, "decision" not one of confirmed,
+	// corrected or unanswerable, "concept" not in the vocabulary (for
+	// corrected), "note" over 2,000 characters; ENOTFOUND for a release
+	// with no readings.
+	ReviewReading(ctx context.Context, clinician string, f ReadingReviewForm) (*ReadingReview, error)
+}

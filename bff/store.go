@@ -132,4 +132,19 @@ type ScenarioRunStore interface {
 	// ScenarioAdjudications returns every adjudication, oldest first (a
 	// later verdict on a vignette replaces an earlier one).
 	ScenarioAdjudications(ctx context.Context) ([]*ScenarioAdjudication, error)
+
+	// PutScenarioReadings replaces the readings recorded for runID by rs
+	// (setting each one's RunID), in one transaction.
+	PutScenarioReadings(ctx context.Context, runID string, rs []*ScenarioReading) error
+	// ScenarioReadings returns every run's readings of release, oldest
+	// SeenAt first (then by run and question).
+	ScenarioReadings(ctx context.Context, release string) ([]*ScenarioReading, error)
+	// ReadingReleases returns the releases that have readings, the one
+	// first seen latest first.
+	ReadingReleases(ctx context.Context) ([]ReadingRelease, error)
+	// AddReadingReview appends rv, setting rv.ID.
+	AddReadingReview(ctx context.Context, rv *ReadingReview) error
+	// ReadingReviews returns release's reviews, oldest first (a later
+	// decision on a question replaces an earlier one).
+	ReadingReviews(ctx context.Context, release string) ([]*ReadingReview, error)
 }

@@ -14,6 +14,8 @@ type ScenariosPage struct {
 	Upload  ScenarioUploadForm
 	Runs    []ScenarioRunRow
 	Compare ScenarioCompareForm
+	// ReadingsURL is the review of the patient's readings ("" = none).
+	ReadingsURL string
 	// Errors by field id: "suite", "repeats", "label" (the suite form),
 	// "upload", "upload-repeats", "upload-label" (the file form), "base",
 	// "head" (the comparison form); "" for the page.
@@ -291,8 +293,14 @@ type ScenarioSummary struct {
 	SimulatorLimited int
 	Coverage         string
 	Readings         string
-	Provenance       []Fact
-	MixedProvenance  bool
+	// Basis is what the answers rest on ("12.5% on reviewed readings,
+	// 85.0% automatic, 2.5% not understood, of 320 answers"); Provisional
+	// the results whose outcome rests on an unreviewed reading (the
+	// figures are provisional while it is not 0).
+	Basis           string
+	Provisional     int
+	Provenance      []Fact
+	MixedProvenance bool
 }
 
 // ScenarioClassRow is the scores of one gold class; the rates are "—"
@@ -353,6 +361,8 @@ type ScenarioOutcome struct {
 	SimulatorLimited    bool
 	Coverage            string // "9 of 10 questions understood"
 	Readings            string // "8 concept, 1 quick reply, 1 low margin"
+	Basis               string // as ScenarioSummary.Basis
+	Provisional         bool   // an answer that changed the outcome rests on an unreviewed reading
 }
 
 // ScenarioExchange is one exchange of an item's transcript.

@@ -41,7 +41,8 @@ func (s *Server) showScenarioItem(c *fiber.Ctx) error {
 			Correct: o.Correct(), Under: o.Triage == scenarios.TriageUnder, Disposition: res.Disposition, Urgent: res.Urgent,
 			SafetyStatus: res.SafetyStatus, Protocol: res.Protocol, GoldProtocol: res.Gold.Protocol,
 			RedFlagsHit: o.RedFlagsHit, RedFlagsMissed: o.RedFlagsMissed, FalseAlarms: o.FalseAlarms,
-			SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(*res), Readings: res.Readings.String()}
+			SimulatorLimited: o.SimulatorLimited, Coverage: coverageText(*res), Readings: res.Readings.String(),
+			Basis: res.Basis.String(), Provisional: res.Provisional}
 		p.Error = res.Error
 		if p.Nav, err = s.itemNav(c, run.ID, seq, show); err != nil {
 			return err

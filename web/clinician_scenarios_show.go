@@ -20,6 +20,9 @@ func (s *Server) scenariosPage(c *fiber.Ctx, in startInput, base, head string) (
 			MaxBytes: s.uploadLimit(), TooLarge: uploadTooLarge(0, s.uploadLimit()), FormatURL: formatPath},
 		Compare: templates.ScenarioCompareForm{Action: scenariosPath + "/compare", Base: base, Head: head},
 	}
+	if s.deps.Readings != nil {
+		p.ReadingsURL = readingsPath
+	}
 	if in.upload {
 		p.Upload.Repeats, p.Upload.Label, p.Upload.UrgentFirst = in.repeats, in.label, in.urgentFirst
 		p.Upload.Variations, p.Start.Variations = variationOptions(in.variations), variationOptions(nil)

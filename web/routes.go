@@ -86,6 +86,10 @@ func (s *Server) routes() *fiber.App {
 		clin.Get("/scenarios/compare", s.showScenarioCompare)
 		clin.Post("/scenarios/compare/adjudicate", s.adjudicateScenario)
 	}
+	if s.deps.Readings != nil {
+		clin.Get("/scenarios/readings", s.showReadings)
+		clin.Post("/scenarios/readings/review", s.reviewReading)
+	}
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app

@@ -80,6 +80,9 @@ type Deps struct {
 	// (the clinician area's Scenarios section); nil shows no section and
 	// its routes answer 404.
 	Scenarios bff.ScenarioService
+	// Readings is the review of the simulated patient's readings
+	// (/clinician/scenarios/readings); nil: no such page.
+	Readings bff.ReadingService
 	// CannotSave reports whether err is the database refusing writes (its
 	// disk full, read-only): the person then gets a 503 saying nothing was
 	// sent, with what they typed kept, and the error is not logged per

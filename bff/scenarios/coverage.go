@@ -13,6 +13,57 @@ type Answer struct {
 	Why      Why    `json:"why"`
 	// Reason is Why in one line for people (Why.String).
 	Reason string `json:"reason"`
+	// Decisive: the engine's disposition, safety status or urgent flag
+	// changed with its reply to this answer: the answer changed the
+	// outcome (docs/scenarios.md, "What the figures rest on").
+	Decisive bool `json:"decisive,omitempty"`
+}
+
+// Basis counts a result's (or a run's) answers to engine questions by what
+// they rest on: a reading a person reviewed, the automatic understanding
+// (a fact's asks included), or nothing understood.
+type Basis struct {
+	Reviewed      int `json:"reviewed"`
+	Automatic     int `json:"automatic"`
+	NotUnderstood int `json:"not_understood"`
+}
+
+// Total is the answers counted.
+func (b Basis) Total() int { return b.Reviewed + b.Automatic + b.NotUnderstood }
+
+// Shares are the three counts over the total (0 each when none).
+func (b Basis) Shares() (reviewed, automatic, notUnderstood float64) {
+	t := b.Total()
+	return frac(b.Reviewed, t), frac(b.Automatic, t), frac(b.NotUnderstood, t)
+}
+
+// String is the shares in words: "12.5% on reviewed readings, 85.0%
+// automatic, 2.5% not understood, of 320 answers".
+func (b Basis) String() string {
+	if b.Total() == 0 {
+		return "no answer to an engine question"
+	}
+	r, a, n := b.Shares()
+	pc := func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+	return pc(r) + " on reviewed readings, " + pc(a) + " automatic, " + pc(n) + " not understood, of " + strconv.Itoa(b.Total()) + " answers"
+}
+
+func (b *Basis) add(o Basis) {
+	b.Reviewed += o.Reviewed
+	b.Automatic += o.Automatic
+	b.NotUnderstood += o.NotUnderstood
+}
+
+// count counts one answer's why.
+func (b *Basis) count(w Why) {
+	switch {
+	case w.Reviewed():
+		b.Reviewed++
+	case !w.Understood():
+		b.NotUnderstood++
+	default:
+		b.Automatic++
+	}
 }
 
 // Account fills r's Answers, Questions, Understood, Readings and
@@ -20,17 +71,24 @@ type Answer struct {
 // without a reason (before reasons were kept) are left out of the counts.
 func Account(r *Result, turns []Exchange) {
 	r.Answers, r.Questions, r.Understood, r.SimulatorLimited, r.Readings = nil, 0, 0, false, nil
+	r.Basis, r.Provisional = Basis{}, false
 	for i, e := range turns {
 		if e.Why == nil {
 			continue
 		}
 		a := Answer{Turn: i + 1, Message: e.Message, Why: *e.Why, Reason: e.Why.String()}
 		if i > 0 {
-			a.Question = turns[i-1].Reply
+			prev := turns[i-1]
+			a.Question = prev.Reply
+			a.Decisive = e.Disposition != prev.Disposition || e.SafetyStatus != prev.SafetyStatus || e.Urgent != prev.Urgent
 		}
 		r.Answers = append(r.Answers, a)
 		if e.Why.Kind == WhyOpening {
 			continue
+		}
+		r.Basis.count(*e.Why)
+		if a.Decisive && !e.Why.Reviewed() && e.Why.Reading() != ReadingAsks {
+			r.Provisional = true
 		}
 		r.Questions++
 		if r.Readings == nil {

@@ -16,4 +16,8 @@ type Exchange struct {
 	// Replayed: the service answered from its idempotency store (the turn
 	// had been driven before a restart); it spent no quota.
 	Replayed bool `json:"replayed,omitempty"`
+	// Release is the engine release that sent Reply (ReleaseOf its
+	// x-service-release header; "" in exchanges recorded before): the
+	// release whose reviewed readings answer the next message.
+	Release string `json:"release,omitempty"`
 }

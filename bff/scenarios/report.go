@@ -42,6 +42,7 @@ var csvHeader = []string{
 	"bands_expected", "bands_agreed",
 	"release", "prompt_hash", "directory_hash", "server_model", "voice_profile", "error",
 	"simulator_limited", "questions", "understood", "not_understood", "answers", "variation",
+	"on_reviewed", "on_automatic", "on_not_understood", "provisional",
 }
 
 // WriteCSV writes one row per result after a header (csvHeader's columns);
@@ -70,6 +71,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			x.Provenance.Release, x.Provenance.PromptHash, x.Provenance.DirectoryHash, x.Provenance.ServerModel, x.Provenance.VoiceProfile, x.Error,
 			strconv.FormatBool(o.SimulatorLimited), strconv.Itoa(x.Questions), strconv.Itoa(x.Understood),
 			strings.Join(notUnderstood(x), " | "), answersText(x), x.Variation,
+			strconv.Itoa(x.Basis.Reviewed), strconv.Itoa(x.Basis.Automatic), strconv.Itoa(x.Basis.NotUnderstood), strconv.FormatBool(x.Provisional),
 		}
 		for i, c := range row {
 			row[i] = defuseCell(c)

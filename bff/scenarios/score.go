@@ -73,6 +73,12 @@ type Result struct {
 	// simulator, not only on the engine. Such a result is counted apart
 	// and never in the engine's rates.
 	SimulatorLimited bool `json:"simulator_limited"`
+	// Basis counts the answers by what they rest on (reviewed readings,
+	// automatic ones, not understood); Provisional: an answer that changed
+	// the outcome (Answer.Decisive) rests on a reading nobody reviewed
+	// (a fact's asks, the vignette's own words, aside).
+	Basis       Basis `json:"basis"`
+	Provisional bool  `json:"provisional"`
 	// Error says why the play could not be completed (the app or the
 	// transport failed, not the engine's decision); such a result is not
 	// scored. "" for a completed play, terminal or not.
@@ -240,6 +246,12 @@ type Summary struct {
 	// Readings counts every result's questions by how the patient read
 	// them (Result.Readings).
 	Readings Readings `json:"readings"`
+	// Basis counts every result's answers by what they rest on;
+	// Provisional the results whose outcome rests on an unreviewed
+	// reading (Result.Provisional): the figures are provisional while it
+	// is not 0.
+	Basis       Basis `json:"basis"`
+	Provisional int   `json:"provisional"`
 
 	Accuracy    float64 `json:"accuracy"`
 	UnderTriage float64 `json:"under_triage"`
@@ -307,6 +319,10 @@ func Score(results []Result) Summary {
 		s.Questions += r.Questions
 		understood += r.Understood
 		s.Readings.add(r.Readings)
+		s.Basis.add(r.Basis)
+		if r.Provisional {
+			s.Provisional++
+		}
 		o := Assess(r)
 		if o.SimulatorLimited {
 			s.SimulatorLimited++

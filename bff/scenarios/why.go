@@ -135,15 +135,31 @@ type Why struct {
 	// Margin is the reading's margin, the least of its concepts'
 	// (concepts.Match.Margin); 0 where no concept was read.
 	Margin int `json:"margin,omitempty"`
+	// ReviewedBy and ReviewedOn (a date, 2006-01-02): the message was
+	// answered on a reading a person reviewed for this question and
+	// release (Patient.AnswerFrom), not on the automatic understanding.
+	ReviewedBy string `json:"reviewed_by,omitempty"`
+	ReviewedOn string `json:"reviewed_on,omitempty"`
 }
+
+// Reviewed reports whether the message was answered on a reviewed reading.
+func (w Why) Reviewed() bool { return w.ReviewedBy != "" }
 
 // Understood reports whether the message answered a question the patient
 // placed and trusted (everything but WhyNotUnderstood and WhyLowMargin).
 func (w Why) Understood() bool { return w.Kind != WhyNotUnderstood && w.Kind != WhyLowMargin }
 
 // String is the reason in one line for people, e.g.
-// "concept spread (cue: spread + arm|jaw) → facts[1], yes/no turned".
+// "concept spread (cue: spread + arm|jaw) → facts[1], yes/no turned", and
+// "; reviewed by dr.ada on 2026-11-28" after a reviewed reading.
 func (w Why) String() string {
+	if w.Reviewed() {
+		return w.reason() + "; reviewed by " + w.ReviewedBy + " on " + w.ReviewedOn
+	}
+	return w.reason()
+}
+
+func (w Why) reason() string {
 	var b strings.Builder
 	switch w.Kind {
 	case WhyOpening:

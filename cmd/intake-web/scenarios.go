@@ -518,6 +518,10 @@ func printSummary(w io.Writer, r *scenarios.Report) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "readings: %s\n", s.Readings)
+	fmt.Fprintf(w, "answers resting on: %s\n", s.Basis)
+	if s.Provisional > 0 {
+		fmt.Fprintf(w, "provisional: in %d results an answer that changed the outcome rests on a reading nobody reviewed\n", s.Provisional)
+	}
 	if s.SimulatorLimited > 0 {
 		fmt.Fprintf(w, "%d results are simulator-limited (a question the patient did not understand, or read below the margin) and are not in the rates above:\n", s.SimulatorLimited)
 		for _, x := range r.Results {

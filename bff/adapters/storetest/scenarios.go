@@ -31,6 +31,8 @@ func runScenarios(t *testing.T, open Opener) {
 		{"SaveItem", testScenarioSaveItem},
 		{"Cancel", testScenarioCancel},
 		{"Adjudications", testScenarioAdjudications},
+		{"Readings", testScenarioReadings},
+		{"ReadingReviews", testReadingReviews},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t, fixedClock())) })
 	}

@@ -118,7 +118,7 @@ func Plays(s *scenarios.Suite, names []string, seed uint64) []Vignette {
 
 // One plays a vignette once, from the start, keeping nothing.
 func One(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, runID string, repeat int) scenarios.Result {
-	r, _, err := Play(ctx, client, v, runID, repeat, State{}, nil)
+	r, _, err := Play(ctx, client, v, runID, repeat, State{}, nil, nil)
 	if err != nil && r.Error == "" {
 		r.Error = err.Error()
 	}
@@ -161,7 +161,11 @@ var ErrQuota = errors.New("play: a daily quota is spent")
 // state it saved and may resume. Every other failure (the service refused
 // the intake, a turn failed after the client's retries, the intake expired)
 // is a finished result with its Error set, and a nil error.
-func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, runID string, repeat int, st State, save Save) (scenarios.Result, []byte, error) {
+//
+// rv (may be nil) holds the readings people reviewed: an engine message
+// with a reviewed reading for the release that sent it (the reply's
+// x-service-release) is answered on that reading (Patient.AnswerFrom).
+func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, runID string, repeat int, st State, save Save, rv scenarios.Reviews) (scenarios.Result, []byte, error) {
 	r := scenarios.Result{VignetteID: v.ID, Title: v.Title, Repeat: repeat, Gold: v.Gold}
 	if save == nil {
 		save = func(State, int) error { return nil }
@@ -192,7 +196,7 @@ func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, 
 			more = false
 			break
 		}
-		if msg, more = p.Answer(e.Reply, e.Choices); !more {
+		if msg, more = p.AnswerFrom(rv, e.Release, e.Reply, e.Choices); !more {
 			break
 		}
 	}
@@ -206,7 +210,7 @@ func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, 
 			r.Error = fmt.Sprintf("turn %d: %v", n, err)
 			break
 		}
-		e := exchange(msg, t, meta.Replayed)
+		e := exchange(msg, t, meta)
 		st.Turns = append(st.Turns, e)
 		// One turn of the quota either way: a replay answers a send of this
 		// play's whose reply was never recorded (before a restart, or on
@@ -217,7 +221,7 @@ func Play(ctx context.Context, client *intakeapi.Client, v *scenarios.Vignette, 
 		if e.Terminal {
 			break
 		}
-		msg, more = p.Answer(t.AssistantMessage, t.Choices)
+		msg, more = p.AnswerFrom(rv, e.Release, t.AssistantMessage, t.Choices)
 	}
 	conclude(&r, st.Turns)
 	h, _, err := client.Handoff(ctx, st.EncounterID)
@@ -288,10 +292,10 @@ func newIntake(v *scenarios.Vignette) intakeapi.NewIntake {
 	return intakeapi.NewIntake{AgeYears: v.AgeYears, Sex: sex, PatientHistory: v.History}
 }
 
-func exchange(msg scenarios.Said, t *intakeapi.Turn, replayed bool) scenarios.Exchange {
+func exchange(msg scenarios.Said, t *intakeapi.Turn, meta intakeapi.Meta) scenarios.Exchange {
 	why := msg.Why
 	e := scenarios.Exchange{Message: msg.Text, Why: &why, Reply: t.AssistantMessage, Choices: t.Choices,
-		Terminal: t.Terminal, Urgent: t.Urgent, Replayed: replayed}
+		Terminal: t.Terminal, Urgent: t.Urgent, Replayed: meta.Replayed, Release: scenarios.ReleaseOf(meta.Release)}
 	if t.Disposition != nil {
 		e.Disposition = string(*t.Disposition)
 	}

@@ -124,6 +124,7 @@ func (s *Service) playRun(ctx context.Context, r *bff.ScenarioRun) {
 	// free request of the minute to a patient who may arrive.
 	pctx := intakeapi.WithHeadroom(intakeapi.WithPriority(runCtx, intakeapi.PriorityBackground), runHeadroom)
 
+	reviews := s.runReviews(ctx)
 	done := make(chan played, width)
 	var reserved atomic.Int64 // today's turns the items in flight may still spend
 	inFlight, next := 0, 0
@@ -164,7 +165,7 @@ func (s *Service) playRun(ctx context.Context, r *bff.ScenarioRun) {
 			reserved.Add(int64(need))
 			inFlight++
 			w := *it // the item's own copy: only its goroutine writes it
-			go func() { done <- s.playItem(ctx, pctx, r.ID, idx, &w, v, need, &reserved) }()
+			go func() { done <- s.playItem(ctx, pctx, r.ID, idx, &w, v, need, &reserved, reviews) }()
 		}
 		if inFlight == 0 {
 			break
@@ -189,6 +190,9 @@ func (s *Service) playRun(ctx context.Context, r *bff.ScenarioRun) {
 			r.Release = d.it.Result.Provenance.Release
 		}
 		r.Summary = summaryOf(items)
+		if err := s.recordReadings(ctx, r.ID, items); err != nil {
+			log.Error("record a scenario run's readings", "err", err) // derived: the next item records them again
+		}
 		if err := s.update(ctx, r); err != nil && halt == nil {
 			halt = err
 			stop(err)
@@ -219,7 +223,7 @@ func (s *Service) playRun(ctx context.Context, r *bff.ScenarioRun) {
 // back is kept even as the run stops). reserved holds the need turns the
 // item may still spend today; each answered turn and the item's end give
 // them back.
-func (s *Service) playItem(ctx, pctx context.Context, runID string, idx int, it *bff.ScenarioItem, v *scenarios.Vignette, need int, reserved *atomic.Int64) played {
+func (s *Service) playItem(ctx, pctx context.Context, runID string, idx int, it *bff.ScenarioItem, v *scenarios.Vignette, need int, reserved *atomic.Int64, reviews scenarios.Reviews) played {
 	spent := 0
 	defer func() { reserved.Add(-int64(max(need-spent, 0))) }()
 	owner := s.d.Replica
@@ -231,7 +235,7 @@ func (s *Service) playItem(ctx, pctx context.Context, runID string, idx int, it 
 			spent += n
 			it.State, it.EncounterID, it.Turns, it.UpdatedAt = bff.ItemPlaying, st.EncounterID, st.Turns, s.now().UTC()
 			return s.d.Store.SaveScenarioItem(ctx, it, n, owner)
-		})
+		}, reviews)
 	if err != nil {
 		return played{idx: idx, it: it, err: err}
 	}

@@ -214,7 +214,7 @@ func (a *App) assemble(ctx context.Context) error {
 			log: a.log.With("component", "faults"), now: now(cfg.Now)}
 	}
 	a.Server, err = web.New(cfg.Config, web.Deps{
-		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Sessions: a.sstore, CSRFKey: csrfKey,
+		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Readings: a.scenarios, Sessions: a.sstore, CSRFKey: csrfKey,
 		FlashHashKey: flashHash, FlashBlockKey: flashBlock,
 		Release: a.client.Release, Ready: a.ready.check, Faults: faults, CannotSave: save.refused,
 		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),
