@@ -85,3 +85,47 @@ func (Scripted) Identity() engine.Identity {
 		VoiceProfile:   "test",
 	}
 }
+
+// ExactWords is an engine for tests of what the app does with a flip under
+// variations, where the engine's language is not under test: it escalates
+// when the opening message is exactly Words and sends every other opening
+// home at once. Any variation that changes those words is then a downward
+// flip, whatever the rules engine of the day has learned to read (tests
+// that leaned on the rules engine missing a misspelt keyword broke when it
+// learned spelling tolerance).
+type ExactWords struct{ Words string }
+
+// Evaluate implements engine.Engine.
+func (e ExactWords) Evaluate(_ context.Context, in engine.Input) (engine.Result, error) {
+	r := engine.Result{
+		SafetyStatus:       engine.SafetyNoRedFlagsYet,
+		Disposition:        engine.DispositionContinue,
+		DispositionLabel:   "Intake in progress",
+		IntakeStatus:       "needs_presenting_complaint",
+		CandidateProtocols: []string{},
+		Scores:             []engine.Score{},
+		SafetyNotes:        []string{},
+	}
+	if len(in.Patient) == 0 {
+		return r, nil
+	}
+	r.SOAP.Subjective = "Patient reports: " + in.Patient[0]
+	r.ActiveProtocol, r.CandidateProtocols = "scripted.v1", []string{"scripted.v1"}
+	r.Terminal, r.IntakeStatus = true, engine.IntakeStatusComplete
+	if in.Patient[0] == e.Words {
+		r.Reply = "This needs urgent attention. Please call emergency services now."
+		r.Urgent, r.SafetyStatus = true, engine.SafetyCannotMissPositive
+		r.Disposition, r.DispositionLabel = engine.DispositionEscalate, "Urgent escalation"
+		r.SafetyNotes = []string{"Scripted red flag reported."}
+		r.SOAP.Plan = "Immediate escalation."
+		return r, nil
+	}
+	r.Reply = "Thank you. This can be looked after at home."
+	r.SafetyStatus = engine.SafetyCannotMissNegative
+	r.Disposition, r.DispositionLabel = engine.DispositionSelfCare, "Self-care advice"
+	r.SOAP.Plan = "Self-care."
+	return r, nil
+}
+
+// Identity implements engine.Engine.
+func (ExactWords) Identity() engine.Identity { return Scripted{}.Identity() }
