@@ -8,8 +8,10 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"flag"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -182,4 +184,20 @@ func (l *Logs) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// RaiseParallel lets a package's parallel tests run n at a time, unless
+// go test was given -parallel: its default, GOMAXPROCS (2 on the test
+// machines), suits tests that compute, while those of a package that calls
+// this mostly wait (on a browser, child processes, replies streamed and
+// timeouts run in real time). Call it from TestMain, before m.Run.
+func RaiseParallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
