@@ -54,6 +54,7 @@ func sessionRows(t *testing.T, dbPath string) int {
 // Anonymous page views store nothing; the first intake stores the session,
 // and a form opened before it (another tab) still posts.
 func TestAnonymousPagesStoreNoSession(t *testing.T) {
+	t.Parallel()
 	var dbPath string
 	a := startApp(t, func(c *appwire.Config) { dbPath = c.DatabasePath })
 	b := a.browser()
@@ -80,6 +81,7 @@ func TestAnonymousPagesStoreNoSession(t *testing.T) {
 
 // The pre-session CSRF token must be this app's and match the cookie.
 func TestPreSessionCSRFIsChecked(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	victim, attacker := a.browser(), a.browser()
 	attackerToken := attacker.csrf()
@@ -106,6 +108,7 @@ func TestPreSessionCSRFIsChecked(t *testing.T) {
 }
 
 func TestIntakesPerHourAreCapped(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	a := startApp(t, func(c *appwire.Config) {
 		c.Now = clock.Now
@@ -141,6 +144,7 @@ func TestIntakesPerHourAreCapped(t *testing.T) {
 }
 
 func TestTurnsPerMinuteAreCapped(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	a := startApp(t, func(c *appwire.Config) { c.Now = clock.Now; c.Limits.TurnsPerMinute = 2 })
 	b := a.browser()
@@ -212,6 +216,7 @@ func endsWith(t *testing.T, lines <-chan string, event string) bool {
 }
 
 func TestStreamsPerSessionAreCapped(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) {
 		c.Limits.StreamsPerSession, c.Limits.Heartbeat = 2, 50*time.Millisecond
 	})
@@ -266,6 +271,7 @@ func TestStreamsPerSessionAreCapped(t *testing.T) {
 // Signing out (in another tab), a disabled account and the idle limit each
 // end an open worklist stream within seconds.
 func TestRevocationEndsWorklistStreams(t *testing.T) {
+	t.Parallel()
 	var dbPath string
 	clock := newFakeClock()
 	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) {
@@ -324,6 +330,7 @@ func TestRevocationEndsWorklistStreams(t *testing.T) {
 // are capped each on their own, and an address a client writes into the
 // header itself changes nothing.
 func TestAddressCapsSeeTheClientBehindATrustedProxy(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, func(c *appwire.Config) {
 		c.Limits.IntakesPerHour, c.Limits.IntakesPerHourPerAddress = 10, 1
 		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}
@@ -370,6 +377,7 @@ func TestAddressCapsSeeTheClientBehindATrustedProxy(t *testing.T) {
 // Without trusted proxies X-Forwarded-For is nobody's word: every request
 // from this connection's address shares its cap, whatever it says.
 func TestAddressCapsIgnoreForwardedForFromAnyoneElse(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, func(c *appwire.Config) {
 		c.Limits.IntakesPerHour, c.Limits.IntakesPerHourPerAddress = 10, 1
 	})

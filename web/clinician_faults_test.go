@@ -13,6 +13,7 @@ func withSandboxFaults(c *appwire.Config) { c.SandboxFaults = true }
 
 // Without the embedded sandbox's faults there is no fault panel.
 func TestFaultPanelOnlyWithSandboxFaults(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	b := a.browser()
 	if p := b.signIn("dr.ada", clinPassword); p.status != http.StatusSeeOther {
@@ -32,6 +33,7 @@ func TestFaultPanelOnlyWithSandboxFaults(t *testing.T) {
 // refused; after it, the next turn of the intake meets the fault; the arming is audited; a bad form comes back
 // with an error summary linking each field.
 func TestFaultPanelArmsAFault(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"), withSandboxFaults)
 	patient := a.browser()
 	intake := patient.start()

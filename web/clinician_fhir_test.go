@@ -13,6 +13,7 @@ import (
 // intake), audited as a FHIR download and not as a view; offered on the
 // handoff page and in the worklist's rows.
 func TestHandoffAsFHIRDocument(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	patient := a.browser()
 	calm := patient.start()

@@ -82,6 +82,7 @@ func playSuite(t *testing.T, b *browser, token string, suite []byte, variation s
 // says what was compared and what was left out, and surfaces the varied
 // run's downward flip.
 func TestCompareTellsTheEngineFromTheLabel(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) { c.ScenarioTarget = "sandbox" })
 	b := a.browser()
 	if p := b.signIn("dr.ada", clinPassword); p.status != http.StatusSeeOther {

@@ -16,6 +16,7 @@ import (
 // its kind and what a "yes" means, under its own group's heading after the
 // groups before it, and one taken out disappears.
 func TestSuiteFormatPageFollowsTheVocabulary(t *testing.T) {
+	t.Parallel()
 	vocab, err := scenarios.Vocabulary()
 	if err != nil {
 		t.Fatal(err)

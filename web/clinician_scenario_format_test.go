@@ -36,6 +36,7 @@ func uploadProblems(t *testing.T, body string) ([]string, string) {
 // or a text file is said to be one; a concept the vocabulary lacks links
 // to the vocabulary. What was typed stays, and nothing is started.
 func TestSuiteUploadListsEveryProblem(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	b := a.browser()
 	if p := b.signIn("dr.ada", clinPassword); p.status != http.StatusSeeOther {
@@ -107,6 +108,7 @@ func TestSuiteUploadListsEveryProblem(t *testing.T) {
 // vocabulary groups them, from the vocabulary itself; the Scenarios page
 // and the upload field link to it.
 func TestSuiteFormatPage(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	b := a.browser()
 	if p := b.get("/clinician/scenarios/format"); p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/clinician/signin?next=") {

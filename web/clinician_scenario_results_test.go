@@ -52,6 +52,7 @@ func itemLinks(t *testing.T, body string) ([]string, []string) {
 // ones, each with its count; an item page steps to the previous and next
 // result of the same list.
 func TestScenarioRunResultsFilter(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	manyResultsRun(svc)
 	a := startScenarioApp(t, svc)

@@ -375,6 +375,7 @@ var scenarioPages = []string{
 }
 
 func TestScenarioPagesNeedASignedInClinician(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	a := startScenarioApp(t, svc)
 	b := a.browser()
@@ -401,6 +402,7 @@ func TestScenarioPagesNeedASignedInClinician(t *testing.T) {
 }
 
 func TestScenarioPagesRender(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	a := startScenarioApp(t, svc)
 	b, _ := signedIn(t, a)
@@ -481,6 +483,7 @@ func TestScenarioPagesRender(t *testing.T) {
 }
 
 func TestScenarioRunEndedOffersNoCancelAndNoPolling(t *testing.T) {
+	t.Parallel()
 	a := startScenarioApp(t, newFakeScenarios())
 	b, _ := signedIn(t, a)
 	p := b.get("/clinician/scenarios/runs/sr_base").body
@@ -495,6 +498,7 @@ func TestScenarioRunEndedOffersNoCancelAndNoPolling(t *testing.T) {
 }
 
 func TestScenariosAbsentWithoutTheService(t *testing.T) {
+	t.Parallel()
 	a := startScenarioApp(t, nil)
 	b := a.browser()
 	b.signIn("dr.ada", clinPassword)
@@ -507,6 +511,7 @@ func TestScenariosAbsentWithoutTheService(t *testing.T) {
 }
 
 func TestScenarioPostsNeedTheCSRFToken(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	a := startScenarioApp(t, svc)
 	b, _ := signedIn(t, a)
@@ -530,6 +535,7 @@ func TestScenarioPostsNeedTheCSRFToken(t *testing.T) {
 }
 
 func TestStartScenarioRun(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	a := startScenarioApp(t, svc)
 	b, token := signedIn(t, a)
@@ -572,6 +578,7 @@ func TestStartScenarioRun(t *testing.T) {
 }
 
 func TestStartScenarioRunFromAnUpload(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	// Above the server's default body limit, so the handler's own cap is what refuses.
 	a := startScenarioApp(t, svc, func(c *web.Config) { c.Limits.MaxBodyBytes = 4 << 20 })
@@ -613,6 +620,7 @@ func TestStartScenarioRunFromAnUpload(t *testing.T) {
 // which arrives whole and leads back to Scenarios. A server body limit
 // that leaves less room lowers it, and then the form says the lower one.
 func TestScenarioUploadLimitIsTheSuiteFilesLimit(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	a := startScenarioApp(t, svc)
 	b, token := signedIn(t, a)
@@ -646,6 +654,7 @@ func TestScenarioUploadLimitIsTheSuiteFilesLimit(t *testing.T) {
 }
 
 func TestScenarioMalformedParamsAre404(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	a := startScenarioApp(t, svc)
 	b, _ := signedIn(t, a)
@@ -678,6 +687,7 @@ func TestScenarioMalformedParamsAre404(t *testing.T) {
 }
 
 func TestScenarioReportDownloads(t *testing.T) {
+	t.Parallel()
 	a := startScenarioApp(t, newFakeScenarios())
 	b, _ := signedIn(t, a)
 	j := b.get("/clinician/scenarios/runs/sr_head/report.json")
@@ -701,6 +711,7 @@ func TestScenarioReportDownloads(t *testing.T) {
 }
 
 func TestCancelScenarioRun(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	a := startScenarioApp(t, svc)
 	b, token := signedIn(t, a)
@@ -728,6 +739,7 @@ func TestCancelScenarioRun(t *testing.T) {
 }
 
 func TestAdjudicateScenario(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	a := startScenarioApp(t, svc)
 	b, token := signedIn(t, a)
@@ -766,6 +778,7 @@ func TestAdjudicateScenario(t *testing.T) {
 // the item page says why the patient said each message, a question it did
 // not understand marked.
 func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	hr := svc.results["sr_head"]
 	hr[2].SimulatorLimited, hr[2].Questions, hr[2].Understood = true, 4, 3
@@ -798,6 +811,7 @@ func TestScenarioRunShowsSimulatorLimitedFirst(t *testing.T) {
 // Runs with repeats: the page gives the clustered test beside McNemar's
 // on majorities, which is for single plays.
 func TestScenarioCompareWithRepeatsGivesTheClusteredTest(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	for _, id := range []string{"sr_base", "sr_head"} {
 		var rs []scenarios.Result

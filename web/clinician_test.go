@@ -59,6 +59,7 @@ func sessionCookie(b *browser, base string) string {
 }
 
 func TestClinicianSignIn(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	b := a.browser()
 	// Unauthenticated: pages redirect to sign-in, streams and downloads are 401.
@@ -114,6 +115,7 @@ func TestClinicianSignIn(t *testing.T) {
 // After sign-in the browser goes only to a page of the clinician area,
 // whatever next says: no open redirect.
 func TestSignInRedirectsOnlyInsideTheClinicianArea(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	for next, want := range map[string]string{
 		"/clinician/audit":            "/clinician/audit",
@@ -133,6 +135,7 @@ func TestSignInRedirectsOnlyInsideTheClinicianArea(t *testing.T) {
 }
 
 func TestFailedSignInsAreLimited(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	b := a.browser()
 	for i := 0; i < 5; i++ {
@@ -160,6 +163,7 @@ func TestFailedSignInsAreLimited(t *testing.T) {
 // client's the proxy saw, not the proxy's: one client's failures do not
 // lock out a clinician behind the same proxy.
 func TestFailedSignInsAreCountedPerClientBehindAProxy(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) {
 		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	})
@@ -178,6 +182,7 @@ func TestFailedSignInsAreCountedPerClientBehindAProxy(t *testing.T) {
 }
 
 func TestPatientSessionsNeverGainClinicianRights(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	patient := a.browser()
 	intake := patient.start()
@@ -194,6 +199,7 @@ func TestPatientSessionsNeverGainClinicianRights(t *testing.T) {
 }
 
 func TestWorklistAndHandoffReview(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	patient := a.browser()
 	calm := patient.start()
@@ -280,6 +286,7 @@ func TestWorklistAndHandoffReview(t *testing.T) {
 // TestClinicianActionsAreAudited: a refresh, a download of a handoff not
 // yet stored, a failed sign-in and a sign-out each leave their entry.
 func TestClinicianActionsAreAudited(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	patient := a.browser()
 	open := patient.start()
@@ -311,6 +318,7 @@ func TestClinicianActionsAreAudited(t *testing.T) {
 }
 
 func TestDisabledClinicianLosesAccess(t *testing.T) {
+	t.Parallel()
 	var dbPath string
 	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) { dbPath = c.DatabasePath })
 	doc := a.browser()
@@ -332,6 +340,7 @@ func TestDisabledClinicianLosesAccess(t *testing.T) {
 }
 
 func TestWorklistFeedAnnouncesChanges(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	doc := a.browser()
 	doc.signIn("dr.ada", clinPassword)
@@ -385,6 +394,7 @@ func (a *app) upstreamHandoff(t *testing.T, id string) string {
 }
 
 func TestIdleClinicianIsSignedOut(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -405,6 +415,7 @@ func TestIdleClinicianIsSignedOut(t *testing.T) {
 }
 
 func TestReadingAPageDoesNotWriteTheSession(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	if b.get("/").header.Get("Set-Cookie") == "" {

@@ -18,6 +18,7 @@ import (
 // urgent-first box go through the estimate page to StartRun, and the
 // estimate shows each variation's cost.
 func TestScenarioVariationsStartAndEstimate(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	svc.estimate.PerVariation = []bff.ScenarioVariationCost{{Variation: "", Intakes: 12, Turns: 40}, {Variation: "typos", Intakes: 12, Turns: 40}}
 	a := startScenarioApp(t, svc)
@@ -58,6 +59,7 @@ func TestScenarioVariationsStartAndEstimate(t *testing.T) {
 // TestScenarioRunShowsFlips: a run with variations has the flip table and
 // each flip links to both plays side by side.
 func TestScenarioRunShowsFlips(t *testing.T) {
+	t.Parallel()
 	svc := newFakeScenarios()
 	base := result("chest_pain", 1, scenarios.Emergency, scenarios.Emergency)
 	typo := result("chest_pain", 1, scenarios.Emergency, scenarios.Urgent)

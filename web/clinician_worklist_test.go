@@ -59,6 +59,7 @@ func linkOf(t *testing.T, body, label string) string {
 // TestWorklistPagesWithoutJS follows the plain First, Previous and Next
 // links: 50 rows a page, every intake once, the filter kept in every link.
 func TestWorklistPagesWithoutJS(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"), withIntakes(t, 120))
 	doc := a.browser()
 	doc.signIn("dr.ada", clinPassword)
@@ -131,6 +132,7 @@ func TestWorklistPagesWithoutJS(t *testing.T) {
 // TestWorklistBadCursor: a cursor this app did not make is a 400 that names
 // the parameter, never a 500.
 func TestWorklistBadCursor(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"), withIntakes(t, 3))
 	doc := a.browser()
 	doc.signIn("dr.ada", clinPassword)
@@ -150,6 +152,7 @@ func TestWorklistBadCursor(t *testing.T) {
 // data-sort) for the page's script; 204 when it does not match the page's
 // filter, 404 for no such intake.
 func TestWorklistLiveRow(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"), withIntakes(t, 60))
 	doc := a.browser()
 	doc.signIn("dr.ada", clinPassword)

@@ -21,6 +21,7 @@ func flashCookieOf(b *browser, base string) *http.Cookie {
 // the cookie that carried it is encrypted (the words are not in it) and a
 // tampered one is ignored.
 func TestFlashShownOnceAndTamperProof(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	patient := a.browser()
 	intake := patient.start()

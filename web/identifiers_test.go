@@ -11,6 +11,7 @@ import (
 // before it leaves: nothing reaches the service, nothing is stored or
 // logged, the text stays in the form, and the reason says what looked real.
 func TestRealIdentifiersAreRefused(t *testing.T) {
+	t.Parallel()
 	const nhs = "943 476 5919" // a valid check digit
 	a := startApp(t)
 	b := a.browser()

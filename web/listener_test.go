@@ -35,6 +35,7 @@ func (f *fakeListener) Accept() (net.Conn, error) {
 }
 
 func TestAcceptRetriesResourceErrorsWithBackoff(t *testing.T) {
+	t.Parallel()
 	emfile := &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
 	var errs []error
 	for range 10 {
@@ -62,6 +63,7 @@ func TestAcceptRetriesResourceErrorsWithBackoff(t *testing.T) {
 }
 
 func TestAcceptReturnsOtherErrors(t *testing.T) {
+	t.Parallel()
 	l := newRetryListener(&fakeListener{errs: []error{net.ErrClosed}}, 1<<20, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	l.sleep = func(time.Duration) { t.Fatal("slept on a closed listener") }
 	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
@@ -73,6 +75,7 @@ func TestAcceptReturnsOtherErrors(t *testing.T) {
 // counts it), yet it still holds its place under the connection cap: one
 // more connection is answered 503, and a place frees when the stream ends.
 func TestHijackedStreamsCountAgainstTheConnectionCap(t *testing.T) {
+	t.Parallel()
 	s := &Server{cfg: Config{Limits: Limits{WriteTimeout: 5 * time.Second}}, log: slog.New(slog.DiscardHandler)}
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	app.Server().KeepHijackedConns = true
@@ -155,6 +158,7 @@ func overLimitServer(t *testing.T, ln *retryListener) string {
 // the lingering close the write or the read fails with "connection reset
 // by peer" (the kernel resets a socket closed with unread bytes).
 func TestOverLimitBodyGetsTheAnswerNotAReset(t *testing.T) {
+	t.Parallel()
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +192,7 @@ func TestOverLimitBodyGetsTheAnswerNotAReset(t *testing.T) {
 // lingerBytes, one that neither sends nor closes after lingerTime, and
 // either way its connection's place is given back.
 func TestLingeringCloseIsBounded(t *testing.T) {
+	t.Parallel()
 	start := func(t *testing.T, bytes int64, wait time.Duration) (*retryListener, net.Conn) {
 		raw, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

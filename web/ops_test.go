@@ -7,6 +7,7 @@ import (
 )
 
 func TestHealthReadinessAndMetrics(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	if p := b.get("/healthz"); p.status != http.StatusOK {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestPagesCarryStrictSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	p := b.get("/")
@@ -43,6 +44,7 @@ func TestPagesCarryStrictSecurityHeaders(t *testing.T) {
 }
 
 func TestEveryPostNeedsTheSessionsCSRFToken(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	intake := b.start()
@@ -90,6 +92,7 @@ func TestEveryPostNeedsTheSessionsCSRFToken(t *testing.T) {
 }
 
 func TestStartFormErrorsShowNextToTheFieldAndKeepValues(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	cases := []struct {
@@ -129,6 +132,7 @@ func TestStartFormErrorsShowNextToTheFieldAndKeepValues(t *testing.T) {
 }
 
 func TestAConversationWithoutJavaScript(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	intake := b.start("age", "34", "sex", "female")
@@ -176,6 +180,7 @@ func TestAConversationWithoutJavaScript(t *testing.T) {
 }
 
 func TestUrgentEscalationShowsAnAlert(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	intake := b.start()
@@ -208,6 +213,7 @@ func TestUrgentEscalationShowsAnAlert(t *testing.T) {
 }
 
 func TestMessageErrorsKeepTheText(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	intake := b.start()
@@ -240,6 +246,7 @@ func TestMessageErrorsKeepTheText(t *testing.T) {
 // guard (no session, no owner, no such intake, no such turn) passes: only
 // the owner comparison can refuse her. Every owner-scoped route is tried.
 func TestPatientsSeeOnlyTheirOwnIntakes(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	alice, mallory := a.browser(), a.browser()
 	intake := alice.start()
@@ -306,6 +313,7 @@ func TestPatientsSeeOnlyTheirOwnIntakes(t *testing.T) {
 }
 
 func TestStreamedTurnWithReplayAndDoubleSubmit(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	intake := b.start()
@@ -356,6 +364,7 @@ func TestStreamedTurnWithReplayAndDoubleSubmit(t *testing.T) {
 }
 
 func TestErrorsShowNoInternals(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	for _, path := range []string{"/nowhere", "/intakes/enc_x_y", "/intakes/enc_x_y/turns/1/events", "/intakes/x/turns/zero/events"} {
@@ -372,6 +381,7 @@ func TestErrorsShowNoInternals(t *testing.T) {
 }
 
 func TestSendAgainOnlyOnceAndOnlyWhileLast(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	intake := b.start()
@@ -408,6 +418,7 @@ func TestSendAgainOnlyOnceAndOnlyWhileLast(t *testing.T) {
 // (turn 2) did not land either. A stale tab's Send again of turn 1 is
 // refused; only turn 2's may be sent, once.
 func TestSendAgainOnlyForTheLastTurn(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	intake := b.start()
@@ -461,6 +472,7 @@ func TestSendAgainOnlyForTheLastTurn(t *testing.T) {
 // message that ended the intake (back button, reload). It is the same turn:
 // the page comes back, no "intake has ended" error, nothing sent upstream.
 func TestResubmittingTheLastFormReplays(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	intake := b.start()
@@ -502,6 +514,7 @@ func (a *app) armFault(t *testing.T, id, kind string) {
 }
 
 func TestAnExpiredIntakeIsExplainedAndRefusesTurns(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -533,6 +546,7 @@ func TestAnExpiredIntakeIsExplainedAndRefusesTurns(t *testing.T) {
 // emergency card (the engine's reply, unedited, in the one alert); a calm
 // turn's final event carries none.
 func TestEmergencyCardArrivesWithTheFinalEvent(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	intake := b.start()
@@ -567,6 +581,7 @@ func TestEmergencyCardArrivesWithTheFinalEvent(t *testing.T) {
 // Earlier intakes are told apart by their opening message (shortened, the
 // whole of it for screen readers) and their protocol.
 func TestEarlierIntakesShowTheirOpeningMessage(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	first := b.start()

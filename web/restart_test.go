@@ -27,6 +27,7 @@ func (a *app) reopen(cfg appwire.Config) *app {
 // A restart keeps the sign-in limits and today's intake count: both are in
 // the database now, not in the process (issue #10).
 func TestRestartKeepsLimits(t *testing.T) {
+	t.Parallel()
 	var cfg appwire.Config
 	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) {
 		c.IntakesPerDay = 2
@@ -61,6 +62,7 @@ func TestRestartKeepsLimits(t *testing.T) {
 // A 200 KB username is refused on the form with the rule, not echoed back,
 // and leaves one short audit line.
 func TestOverlongSignInFields(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	b := a.browser()
 	huge := strings.Repeat("x", 200<<10)

@@ -8,6 +8,7 @@ import (
 
 // Every stream following a turn gets the settling event rendered once.
 func TestSettledEventRenderedOnce(t *testing.T) {
+	t.Parallel()
 	r := newSettledRenders()
 	var calls atomic.Int32
 	release := make(chan struct{})

@@ -26,6 +26,7 @@ func (a *app) upstreamRequests() int {
 // with the first message; that message then waits in the key's queue (and
 // the browser is told its place), which shows the minute really was spent.
 func TestStartingAnIntakeWhileTheMinuteIsSpentAnswersAtOnce(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, func(c *appwire.Config) { c.PacerPerMinute = 2 })
 	b := a.browser()
 	first := b.start()

@@ -13,6 +13,7 @@ import (
 // plain names still answer, briefly cached; pages and assets are compressed
 // when the browser accepts it, event streams and operations endpoints not.
 func TestStaticAssetsAndCompression(t *testing.T) {
+	t.Parallel()
 	a := startApp(t)
 	b := a.browser()
 	page := b.get("/")
@@ -72,6 +73,7 @@ func TestStaticAssetsAndCompression(t *testing.T) {
 
 // An event stream is never compressed: each event leaves when written.
 func TestEventStreamsUncompressed(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, withClinician(t, "dr.ada"))
 	b := a.browser()
 	b.signIn("dr.ada", clinPassword)

@@ -74,6 +74,7 @@ func getStream(t *testing.T, addr string) (*http.Response, string) {
 // what the middleware set after the handler, each write arriving whole,
 // ended properly, the session's slot given back.
 func TestEventStreamIsAChunkedResponseOnTheHijackedConnection(t *testing.T) {
+	t.Parallel()
 	for _, keep := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fasthttp closes", true: "kept hijacked connection"}[keep], func(t *testing.T) {
 			testChunkedStream(t, keep)
@@ -116,6 +117,7 @@ func testChunkedStream(t *testing.T, keep bool) {
 // A panic while streaming is recovered (it would kill the process) and the
 // slot is still given back.
 func TestEventStreamPanicIsRecovered(t *testing.T) {
+	t.Parallel()
 	addr, released := streamApp(t, true, func(es *eventStream) {
 		es.write(": ok\n\n")
 		panic("boom")

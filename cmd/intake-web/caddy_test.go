@@ -30,6 +30,7 @@ const setupHint = "run scripts/e2e-setup from the repository root first (scripts
 //     finishes the reply through the other: no gap, no duplicate, the
 //     message sent once.
 func TestCaddyInFrontOfTwoReplicas(t *testing.T) {
+	t.Parallel()
 	caddy, err := exec.LookPath("caddy")
 	if err != nil {
 		t.Fatalf("caddy is not installed: %s", setupHint)

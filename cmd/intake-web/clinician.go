@@ -46,7 +46,7 @@ func clinicianVerb(verb string) (names int, ok bool) {
 // clinicianCommand manages clinician accounts in the app's database. The
 // password never comes from a flag (it would sit in shell history and ps).
 func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	cfg, err := app.FromEnv(getenv)
+	cfg, err := fromEnv(getenv)
 	if err != nil {
 		return err
 	}

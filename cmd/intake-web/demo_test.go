@@ -24,6 +24,7 @@ import (
 // The embedded sandbox keeps the spec's limits by default and has none in
 // demo mode; startSandbox says which it kept.
 func TestEmbeddedSandboxLimits(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, tc := range []struct {
 		demo bool
@@ -88,6 +89,7 @@ func runToExit(t *testing.T, timeout time.Duration, env ...string) (string, erro
 // embedded sandbox with the spec's limits; DEMO=1 (or -demo) with a real
 // upstream is refused too.
 func TestRefusesPacingPastTheEmbeddedSandbox(t *testing.T) {
+	t.Parallel()
 	out, err := runToExit(t, 30*time.Second, "PACER_PER_MINUTE=-1")
 	if err == nil || !strings.Contains(out, "PACER_PER_MINUTE=-1 (no limit) must not exceed the embedded sandbox's limit of 6 requests a minute") ||
 		!strings.Contains(out, "start with -demo (DEMO=1)") || strings.Contains(out, readyLine) {
@@ -106,6 +108,7 @@ func TestRefusesPacingPastTheEmbeddedSandbox(t *testing.T) {
 // above, or the seventh request waits most of a minute in the pacer and
 // its no-JavaScript request times out here.)
 func TestDemoSwitchLiftsBothLimits(t *testing.T) {
+	t.Parallel()
 	p := startProc(t, "DEMO=1")
 	for _, want := range []string{"DEMO MODE (-demo, DEMO=1)", "demo mode: no rate limit, no daily quotas"} {
 		if !strings.Contains(p.log(), want) {

@@ -19,6 +19,7 @@ const modulePath = "github.com/clinical-intake/intake-web"
 // state are the rules the code keeps: an import the table does not allow,
 // or a package the table does not name, fails.
 func TestDependencyRulesHold(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	rules := dependencyRules(t, root)
 
@@ -122,6 +123,7 @@ func dependencyRules(t *testing.T, root string) []rule {
 // a package under bff/ in no role's folders, an adapter importing a
 // service, or the core importing an adapter fails.
 func TestFoldersTellRoles(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	roles := roleTable(t, root)
 	roleOf := func(pkg string) (string, bool) {

@@ -21,6 +21,7 @@ import (
 // /readyz says not ready and why; the log says it once, not once a
 // request; and once space is freed the app serves again by itself.
 func TestAFullDiskIsSaidPlainly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=2m"); err != nil {
 		if errors.Is(err, syscall.EPERM) {

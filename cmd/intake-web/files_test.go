@@ -49,6 +49,7 @@ func readyz(t *testing.T, p *proc) (int, string) {
 // near it /readyz says saturated, beyond it connections get 503, and once
 // the idle connections go the app serves as before.
 func TestConnectionCapAtTheFileLimit(t *testing.T) {
+	t.Parallel()
 	p := startProc(t, envNoFile+"=512", "HTTP_IDLE_TIMEOUT=5m")
 	if !strings.Contains(p.log(), "max_connections=256") {
 		t.Fatalf("the cap was not lowered to the file limit:\n%s", p.log())
@@ -95,6 +96,7 @@ func TestConnectionCapAtTheFileLimit(t *testing.T) {
 // serves again once descriptors are free. fasthttp alone stops accepting for
 // good at the first EMFILE.
 func TestAcceptRecoversFromFileExhaustion(t *testing.T) {
+	t.Parallel()
 	p := startProc(t, envNoFile+"=512", envHogFile+"=400", "HTTP_IDLE_TIMEOUT=5m")
 	var conns []net.Conn
 	answered := 0

@@ -21,6 +21,7 @@ const leakMark = "LEAKMARK7f3a"
 // each that the same process still answers /healthz. The table in
 // docs/operations.md lists the same cases.
 func TestHostileRequests(t *testing.T) {
+	t.Parallel()
 	p := startProc(t, "HTTP_READ_TIMEOUT=1s", "HTTP_IDLE_TIMEOUT=2s")
 	big := func(n int) string { return strings.Repeat("a", n) }
 	req := func(lines ...string) []byte { return []byte(strings.Join(lines, "\r\n") + "\r\n\r\n") }

@@ -13,6 +13,7 @@ import (
 // table (every path in it exists). A package added without a word there,
 // or a file moved, fails here.
 func TestArchitectureDocDescribesTheLayout(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	b, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
 	if err != nil {

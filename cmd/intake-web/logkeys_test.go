@@ -17,6 +17,7 @@ import (
 // logged under each of those keys (a line that labelled the app's id
 // encounter_id sent operators to the wrong record).
 func TestLogKeysMeanOneThing(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
 	calls := 0

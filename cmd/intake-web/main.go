@@ -28,6 +28,22 @@ func main() {
 	os.Exit(intakeWeb(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 
+// fromEnv reads the configuration every command uses (app.FromEnv), then
+// lets tune change it. tune does nothing in the binary; this package's
+// tests (process_test.go's TestMain) set it once, before any command runs,
+// to hash passwords at bcrypt's least cost, as every other test of the app
+// does (apptest): under the race detector a hash at the real cost takes
+// seconds, and the demo clinician and the clinician command make many.
+func fromEnv(getenv func(string) string) (app.Config, error) {
+	cfg, err := app.FromEnv(getenv)
+	if err == nil {
+		tune(&cfg)
+	}
+	return cfg, err
+}
+
+var tune = func(*app.Config) {}
+
 // commands are intake-web's commands besides serving, as its usage says.
 const commands = `usage: intake-web [flags]                serve the app (on the embedded sandbox unless INTAKE_BASE_URL is set)
        intake-web clinician VERB ...     clinician accounts: add, passwd, unlock, list, disable (intake-web clinician -h)
@@ -103,7 +119,7 @@ func envFlag(name string) string { return app.Help(name) + " (" + name + ")" }
 
 func run(args []string, stderr io.Writer, getenv func(string) string) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	cfg, err := app.FromEnv(getenv)
+	cfg, err := fromEnv(getenv)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
+	"github.com/clinical-intake/intake-web/cmd/intake-web/app/apptest"
 )
 
 // The tests here run the real binary: this test executable re-runs itself
@@ -31,6 +36,10 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	// Passwords are hashed at bcrypt's least cost here and in the child
+	// processes (main.go's tune): the real cost takes seconds a hash under
+	// the race detector, and nothing here tests the cost.
+	tune = func(c *app.Config) { c.BcryptCost = bcrypt.MinCost }
 	if os.Getenv(envAsMain) == "1" {
 		if n, _ := strconv.ParseUint(os.Getenv(envNoFile), 10, 64); n > 0 {
 			if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
@@ -56,6 +65,9 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	// The tests here wait on child processes, replies streamed at the
+	// sandbox's pace, and timeouts: six at a time.
+	apptest.RaiseParallel(6)
 	os.Exit(m.Run())
 }
 

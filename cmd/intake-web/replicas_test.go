@@ -47,6 +47,7 @@ const replicaMessage = "I have had a sore throat for three days"
 // events B delivered have strictly increasing ids across reconnections.
 // Issue #26: B takes over within seconds, long before A's 30 s lease ends.
 func TestReplicasTakeOverATurnMidStream(t *testing.T) {
+	t.Parallel()
 	s := startReplicas(t, nil)
 	s.takeOverMidStream("killed (SIGKILL)", func() { s.kill() })
 }
@@ -57,6 +58,7 @@ func TestReplicasTakeOverATurnMidStream(t *testing.T) {
 // over within seconds and settles it once; A, reconnected afterwards,
 // neither settles it nor sends it again.
 func TestReplicasTakeOverFromAReplicaCutFromTheDatabase(t *testing.T) {
+	t.Parallel()
 	var cut *tcpProxy
 	s := startReplicas(t, func(dbURL string) string {
 		cut = startTCPProxy(t, dbURL)
@@ -78,6 +80,7 @@ func TestReplicasTakeOverFromAReplicaCutFromTheDatabase(t *testing.T) {
 // the lease; its connections stay open, so B leaves the turn to it, and A,
 // resumed, finishes it alone: the engine ran once, B took nothing over.
 func TestReplicasLeaveAPausedReplicaItsTurn(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	s := startReplicas(t, nil)
@@ -122,6 +125,7 @@ func TestReplicasLeaveAPausedReplicaItsTurn(t *testing.T) {
 // reply as it streams, in that one stream: ending it would make the
 // browser wait for the retry hint (2 s) and get the reply's start at once.
 func TestReplicasFollowATurnFromItsStartOnAnotherReplica(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	s := startReplicas(t, nil)
@@ -145,6 +149,7 @@ func TestReplicasFollowATurnFromItsStartOnAnotherReplica(t *testing.T) {
 // same name. The new run settles the turn within seconds (the last run's
 // presence is gone), rather than renewing a lease nothing runs.
 func TestReplicasRestartedUnderTheSameNameSettleTheLastRunsTurns(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	s := &replicas{t: t, dbURL: pgtest.URL(t), sandbox: startReplicaSandbox(t), browser: newReplicaBrowser(t)}
@@ -153,6 +158,7 @@ func TestReplicasRestartedUnderTheSameNameSettleTheLastRunsTurns(t *testing.T) {
 		"TURN_LEASE=" + turnLease, "PACER_PER_MINUTE=-1", "REPLICA_NAME=replica-a", "DATABASE_URL=" + s.dbURL,
 	}
 	s.a = startProc(t, env...)
+	s.waitPresent("replica-a")
 	eventsURL := s.sendFirstMessage()
 	seen, _, err := s.browser.follow(ctx, s.a.url+eventsURL, 0, func(ev sseEvent, seen []sseEvent) bool {
 		return ev.Name == "delta"
@@ -227,6 +233,7 @@ func (s *replicas) takeOverMidStream(how string, interrupt func()) {
 // reusing those ids, and the browser's Last-Event-ID would hide B's final
 // event.
 func TestReplicasContinueEventIDsAfterTakeOver(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	s := startReplicas(t, nil)
@@ -296,7 +303,38 @@ func startReplicas(t *testing.T, viaA func(dbURL string) string) *replicas {
 	}
 	s.a = startProc(t, append(env, "REPLICA_NAME=replica-a", "DATABASE_URL="+urlA)...)
 	s.b = startProc(t, append(env, "REPLICA_NAME=replica-b", "DATABASE_URL="+s.dbURL)...)
+	s.waitPresent("replica-a", "replica-b")
 	return s
+}
+
+// waitPresent waits until each replica named (by REPLICA_NAME) has taken
+// its presence: a replica takes it in the background as it starts serving,
+// and a turn begun before then is taken over when its lease runs out (30
+// s), not when the presence goes, which is what the tests here check. On a
+// loaded machine the first turn can come first.
+func (s *replicas) waitPresent(names ...string) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range names {
+		for {
+			var n int
+			if err := s.query(ctx, func(conn *pgx.Conn) error {
+				// A run's presence row is written once it holds the lock.
+				return conn.QueryRow(ctx, `SELECT count(*) FROM replica_presence WHERE name LIKE $1`, name+".%").Scan(&n)
+			}); err != nil {
+				s.t.Fatalf("the presence of %s: %v", name, err)
+			}
+			if n > 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				s.t.Fatalf("%s took no presence within 30 s", name)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // checkAlive fails the test if B took the turn over while A was alive.

@@ -152,7 +152,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 			return 2
 		}
 	}
-	cfg, err := app.FromEnv(getenv)
+	cfg, err := fromEnv(getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "intake-web scenarios:", err)
 		return 2

@@ -12,6 +12,7 @@ import (
 // no regression, and exits 0; against a baseline with variations it says
 // what it left out and the baseline's downward flips.
 func TestScenariosBaselineTellsALabelFromTheEngine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

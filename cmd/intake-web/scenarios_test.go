@@ -56,6 +56,7 @@ func runScenarios(t *testing.T, args ...string) (code int, stdout, stderr string
 // The command plays a suite against an embedded sandbox, prints the summary
 // table and writes the JSON report with the keys.
 func TestScenariosRunWritesTheReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	suite, report := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "report.json")
 	if err := os.WriteFile(suite, []byte(smallSuite), 0o600); err != nil {
@@ -105,6 +106,7 @@ func TestScenariosRunWritesTheReport(t *testing.T) {
 // Against a baseline in which the mislabelled vignette was right, the run
 // reports it regressed and exits 1; against itself it exits 0.
 func TestScenariosRunExitsOneOnARegression(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	suite, head := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "head.json")
 	if err := os.WriteFile(suite, []byte(smallSuite), 0o600); err != nil {
@@ -155,6 +157,7 @@ func setFinal(res map[string]any, class string) {
 // file, then each problem on a line of its own with its line, vignette and
 // field (an unknown field among them, hiding none of the others).
 func TestScenariosRunRefusesABadSuite(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	suite := filepath.Join(dir, "bad.yaml")
 	bad := strings.Replace(smallSuite, "class: self_care", "class: soon", 1)
@@ -175,6 +178,7 @@ func TestScenariosRunRefusesABadSuite(t *testing.T) {
 // provenance says which, the summary prints the simulator coverage; an
 // unknown voice, or a voice with a real service, is a usage error.
 func TestScenariosRunVoice(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	suite, report := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "report.json")
 	if err := os.WriteFile(suite, []byte(smallSuite), 0o600); err != nil {
@@ -209,6 +213,7 @@ func TestScenariosRunVoice(t *testing.T) {
 // variation with the downward flip as a failure, and -fail-on chooses
 // what makes the exit status 1.
 func TestScenariosRunVariationsJUnitAndFailOn(t *testing.T) {
+	t.Parallel()
 	// Under typos the engine no longer hears the words it escalates on: a
 	// downward flip, and an under-triage (docs/scenarios.md, Variations).
 	// Lay words leave this opening as it is.
@@ -283,6 +288,7 @@ func TestScenariosRunVariationsJUnitAndFailOn(t *testing.T) {
 // variation as the app's Scenarios page for the same run and key, and
 // -dry-run stops there.
 func TestScenariosCLIEstimateIsTheApps(t *testing.T) {
+	t.Parallel()
 	all, err := scenarios.Builtin()
 	if err != nil {
 		t.Fatal(err)
@@ -352,6 +358,7 @@ func TestScenariosCLIEstimateIsTheApps(t *testing.T) {
 // TestScenariosRunRepeatsLimit: -repeats has the app's limit
 // (scenarioruns.MaxRepeats), and says it.
 func TestScenariosRunRepeatsLimit(t *testing.T) {
+	t.Parallel()
 	over := strconv.Itoa(scenarioruns.MaxRepeats + 1)
 	code, _, errs := runScenarios(t, "run", "-repeats", over, "-dry-run")
 	if w := fmt.Sprintf("-repeats must be from 1 to %d", scenarioruns.MaxRepeats); code != 2 || !strings.Contains(errs, w) {

@@ -81,15 +81,19 @@ func TestMistypedCommandsDoNothing(t *testing.T) {
 		{[]string{"scenarios", "-h"}, 0, []string{"usage: intake-web scenarios run"}},
 		{[]string{"scenarios", "run", "-h"}, 0, []string{"-dry-run", "-repeats"}},
 	} {
-		code, out, left := runArgs(t, 20*time.Second, c.args...)
-		if code != c.code || len(left) > 0 {
-			t.Errorf("intake-web %s: exit %d, want %d; left %v in the folder:\n%s", strings.Join(c.args, " "), code, c.code, left, out)
-		}
-		for _, w := range c.says {
-			if !strings.Contains(out, w) {
-				t.Errorf("intake-web %s does not say %q:\n%s", strings.Join(c.args, " "), w, out)
+		// Each case is a process of its own, in a folder of its own.
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, out, left := runArgs(t, 20*time.Second, c.args...)
+			if code != c.code || len(left) > 0 {
+				t.Errorf("intake-web %s: exit %d, want %d; left %v in the folder:\n%s", strings.Join(c.args, " "), code, c.code, left, out)
 			}
-		}
+			for _, w := range c.says {
+				if !strings.Contains(out, w) {
+					t.Errorf("intake-web %s does not say %q:\n%s", strings.Join(c.args, " "), w, out)
+				}
+			}
+		})
 	}
 }
 

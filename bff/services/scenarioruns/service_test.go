@@ -266,7 +266,11 @@ func testRestart(t *testing.T, db runStore, shared bool, secondName string) {
 	recorded := 0
 	for _, it := range items {
 		if it.State != bff.ItemDone {
-			t.Errorf("%s: %s", it.VignetteID, it.State)
+			why := ""
+			if it.Result != nil {
+				why = it.Result.Error
+			}
+			t.Errorf("%s: %s (%s) after %d turns", it.VignetteID, it.State, why, len(it.Turns))
 		}
 		recorded += len(it.Turns)
 	}

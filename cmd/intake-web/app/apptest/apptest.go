@@ -8,8 +8,10 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"flag"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite/sqlitetest"
 	"github.com/clinical-intake/intake-web/bff/services/accounts"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/sandbox"
@@ -52,12 +55,18 @@ type Stack struct {
 	dbErr  error
 }
 
+// rulesEngine is the rules engine of sandbox/rules, built once per test
+// process and shared by every stack's sandbox, as one sandbox shares it
+// between all its intakes (it keeps nothing between calls): building it
+// again for each stack took a second under the race detector.
+var rulesEngine = sync.OnceValues(rules.New)
+
 // Start serves a fresh stack for t; everything stops at the test's end.
 func Start(t testing.TB, o Options) *Stack {
 	t.Helper()
 	ctx := context.Background()
 	if o.Engine == nil {
-		eng, err := rules.New()
+		eng, err := rulesEngine()
 		if err != nil {
 			t.Fatalf("rules engine: %v", err)
 		}
@@ -81,6 +90,10 @@ func Start(t testing.TB, o Options) *Stack {
 	t.Cleanup(sb.Close)
 
 	s := &Stack{Sandbox: sb, Key: key, DBPath: filepath.Join(t.TempDir(), "app.db"), Logs: &Logs{}, t: t}
+	// The database starts migrated, as on every start of the app but its
+	// first (sqlitetest.Seed: migrating it again was a third of a stack's
+	// start-up).
+	sqlitetest.Seed(t, s.DBPath)
 	if len(o.Clinicians) > 0 {
 		addClinicians(t, s.DBPath, o.Clinicians)
 	}
@@ -182,4 +195,20 @@ func (l *Logs) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// RaiseParallel lets a package's parallel tests run n at a time, unless
+// go test was given -parallel: its default, GOMAXPROCS (2 on the test
+// machines), suits tests that compute, while those of a package that calls
+// this mostly wait (on a browser, child processes, replies streamed and
+// timeouts run in real time). Call it from TestMain, before m.Run.
+func RaiseParallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
