@@ -11,6 +11,7 @@ import (
 	appconfig "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app/apptest"
 	"github.com/clinical-intake/intake-web/sandbox"
+	"github.com/clinical-intake/intake-web/sandbox/engine"
 )
 
 // app is one running intake-web with its own sandbox upstream and database
@@ -39,6 +40,8 @@ type appOptions struct {
 	// ScenarioParallel is the most items of a run played at once
 	// (SCENARIO_PARALLEL); 0 means the app's default.
 	ScenarioParallel int
+	// Engine is the sandbox's engine; nil means the rules engine.
+	Engine engine.Engine
 }
 
 // startApp serves a fresh app on a loopback port for the test: the real
@@ -54,7 +57,7 @@ func startApp(t *testing.T, opts ...appOptions) *app {
 	if o.FragmentDelay == 0 {
 		o.FragmentDelay = 40 * time.Millisecond
 	}
-	ao := apptest.Options{FragmentDelay: o.FragmentDelay, Clinicians: o.Clinicians}
+	ao := apptest.Options{FragmentDelay: o.FragmentDelay, Clinicians: o.Clinicians, Engine: o.Engine}
 	ao.App = func(c *appconfig.Config) {
 		if o.PacerPerMinute > 0 {
 			c.PacerPerMinute = o.PacerPerMinute
