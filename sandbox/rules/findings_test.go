@@ -178,6 +178,7 @@ func TestSyndromeRules(t *testing.T) {
 		{[]string{"my little boy has a high temperature and screams if I try to move his neck"}, "sepsis_or_meningitis", "NG240"},
 		{[]string{"frying pan oil splashed over her arm and the skin is white and waxy"}, "burns", "full-thickness"},
 		{[]string{"my dad's face has gone to one side and he can't answer me properly"}, "stroke", "NG128"},
+		{[]string{"this morning I can't see to the right side and my right hand doesn't feel like mine"}, "stroke", "NG128"},
 	} {
 		res := last(run(t, e, script{Messages: c.msgs}))
 		s := newSession(e, engine.Input{Patient: c.msgs})
@@ -226,6 +227,8 @@ func TestSyndromeRules(t *testing.T) {
 		{"I've got flu with a temperature and my head aches when I move"},
 		{"I spilled some cooking oil on the floor"},
 		{"for weeks food feels like it sticks halfway down, I can breathe fine"},
+		{"pins and needles in my left hand since I slept on it"},
+		{"my left hand is numb and my vision is blurry after staring at the screen"},
 	} {
 		if res := last(run(t, e, script{Age: 30, Sex: "female", Messages: msgs})); res.Urgent {
 			t.Errorf("look-alike %q escalated: %q", msgs, res.SafetyNotes)
@@ -460,6 +463,28 @@ func TestDocsListFindings(t *testing.T) {
 			if r.Note == "" {
 				t.Errorf("%s: a rule over findings without a note naming its source", c.ID)
 			}
+		}
+	}
+}
+
+// TestNotThemselves: "not himself" says a change from the person's usual
+// self and nothing of its kind: beside another complaint it is that
+// complaint's (an older man with a chest infection who is not himself is
+// the infection's change, not a second problem to choose between), alone
+// it is the mood protocol's vague frame. It fails when "not myself" is a
+// low mood trigger again, or when the finding rule is removed.
+func TestNotThemselves(t *testing.T) {
+	e := newEngine(t)
+	for _, c := range []struct{ text, want string }{
+		{"my mum's got a water infection and she isn't herself", "urinary_symptoms.v1"},
+		{"I have a bad headache and I'm not myself", "headache.v1"},
+		{"my husband has a cough and a temperature and hasn't been himself", "cough_fever.v1"},
+		{"I'm just not myself lately", "low_mood.v1"},
+		{"she hasn't been herself for weeks", "low_mood.v1"},
+	} {
+		_, res := firstTurn(t, e, c.text)
+		if res.ActiveProtocol != c.want || len(res.CandidateProtocols) != 1 {
+			t.Errorf("%q: protocol %q candidates %v, want %s alone", c.text, res.ActiveProtocol, res.CandidateProtocols, c.want)
 		}
 	}
 }
