@@ -159,6 +159,26 @@ func TestSyndromeRules(t *testing.T) {
 		{[]string{"the gas fire has been on all day and now my husband is drowsy"}, "poisoning", "carbon monoxide"},
 		{[]string{"took my first penicillin tablet an hour ago, now I'm itchy everywhere and my chest feels tight"}, "anaphylaxis", "chest or throat tightness"},
 		{[]string{"my heart is going at 190 and my chest hurts"}, "cardiac_chest_pain", "Palpitations"},
+		// Round 3's rules (2026-11-28), each in words of our own.
+		{[]string{"like a heavy weight pressing down on me and it goes up into my neck"}, "cardiac_chest_pain", "CG95"},
+		{[]string{"a crushing feeling, spreading down into my left arm"}, "cardiac_chest_pain", "CG95"},
+		{[]string{"tight band across my breastbone and I'm all clammy"}, "cardiac_chest_pain", "with sweating"},
+		{[]string{"she's on oxycodone and her breathing has gone really shallow"}, "poisoning", "opioid or sedative toxicity"},
+		{[]string{"he takes methadone and we can't rouse him"}, "poisoning", "opioid or sedative toxicity"},
+		{[]string{"my mate dropped a pill at the club and now he's overheating and his heart is pounding"}, "poisoning", "recreational drug"},
+		{[]string{"i think my drink was spiked, im so confused"}, "poisoning", "recreational drug"},
+		{[]string{"since the new gas fire went in I get a pounding headache and feel dizzy"}, "poisoning", "a headache and nausea"},
+		{[]string{"the boiler smells funny and we all have headaches and feel sick"}, "poisoning", "a headache and nausea"},
+		{[]string{"found a note from my husband saying sorry for everything and he's not answering his phone"}, "self_harm", "suspected suicide attempt"},
+		{[]string{"my sister wrote goodbye letters to all of us and now she won't answer the door"}, "self_harm", "suspected suicide attempt"},
+		{[]string{"I've been sick twice and it looked like coffee grounds"}, "bleeding", "coffee grounds"},
+		{[]string{"he vomited and there were coffee coloured bits in it"}, "bleeding", "coffee grounds"},
+		{[]string{"she's clutching her neck after a grape and her lips are turning blue"}, "airway", "choking"},
+		{[]string{"I've done back blows and he's gone purple"}, "airway", "choking"},
+		{[]string{"my little boy has a high temperature and screams if I try to move his neck"}, "sepsis_or_meningitis", "NG240"},
+		{[]string{"frying pan oil splashed over her arm and the skin is white and waxy"}, "burns", "full-thickness"},
+		{[]string{"my dad's face has gone to one side and he can't answer me properly"}, "stroke", "NG128"},
+		{[]string{"this morning I can't see to the right side and my right hand doesn't feel like mine"}, "stroke", "NG128"},
 	} {
 		res := last(run(t, e, script{Messages: c.msgs}))
 		s := newSession(e, engine.Input{Patient: c.msgs})
@@ -194,6 +214,21 @@ func TestSyndromeRules(t *testing.T) {
 		{"the boiler is broken and it's freezing in here"},
 		{"my son had his lip pierced and it is swollen and the skin inside is grey and looks infected"},
 		{"my asthma is well controlled, I just wanted a review"},
+		// Round 3's look-alikes.
+		{"my arm feels heavy after the gym and the ache goes down to my elbow"},
+		{"lots of pressure at work and I'm sweating about the deadline"},
+		{"I take morphine for my back and it makes me a bit sleepy"},
+		{"went to a festival last weekend and came home with a cold and a temperature"},
+		{"I took something for my headache and now I feel hot"},
+		{"the boiler is broken, I've got a headache from the cold"},
+		{"my son left a note saying he's at football, he's not answering his phone"},
+		{"I drink a lot of coffee and feel sick in the mornings"},
+		{"we practised back blows at the first aid course today"},
+		{"I've got flu with a temperature and my head aches when I move"},
+		{"I spilled some cooking oil on the floor"},
+		{"for weeks food feels like it sticks halfway down, I can breathe fine"},
+		{"pins and needles in my left hand since I slept on it"},
+		{"my left hand is numb and my vision is blurry after staring at the screen"},
 	} {
 		if res := last(run(t, e, script{Age: 30, Sex: "female", Messages: msgs})); res.Urgent {
 			t.Errorf("look-alike %q escalated: %q", msgs, res.SafetyNotes)
@@ -428,6 +463,28 @@ func TestDocsListFindings(t *testing.T) {
 			if r.Note == "" {
 				t.Errorf("%s: a rule over findings without a note naming its source", c.ID)
 			}
+		}
+	}
+}
+
+// TestNotThemselves: "not himself" says a change from the person's usual
+// self and nothing of its kind: beside another complaint it is that
+// complaint's (an older man with a chest infection who is not himself is
+// the infection's change, not a second problem to choose between), alone
+// it is the mood protocol's vague frame. It fails when "not myself" is a
+// low mood trigger again, or when the finding rule is removed.
+func TestNotThemselves(t *testing.T) {
+	e := newEngine(t)
+	for _, c := range []struct{ text, want string }{
+		{"my mum's got a water infection and she isn't herself", "urinary_symptoms.v1"},
+		{"I have a bad headache and I'm not myself", "headache.v1"},
+		{"my husband has a cough and a temperature and hasn't been himself", "cough_fever.v1"},
+		{"I'm just not myself lately", "low_mood.v1"},
+		{"she hasn't been herself for weeks", "low_mood.v1"},
+	} {
+		_, res := firstTurn(t, e, c.text)
+		if res.ActiveProtocol != c.want || len(res.CandidateProtocols) != 1 {
+			t.Errorf("%q: protocol %q candidates %v, want %s alone", c.text, res.ActiveProtocol, res.CandidateProtocols, c.want)
 		}
 	}
 }

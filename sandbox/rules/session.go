@@ -778,10 +778,8 @@ func (c *EmergencyCategory) heardIn(m message) ([]int, bool) {
 			return nil, false // the words mean something else
 		}
 	}
-	for _, ph := range c.names {
-		if at := m.lx.matchedAt(m.tokens, 0, ph); at != nil && slices.Max(at) == len(m.tokens)-1 {
-			return nil, false // the name of a complaint, alone
-		}
+	if c.namesOnly(m) {
+		return nil, false // the name of a complaint, alone
 	}
 	for i, parts := range c.patterns {
 		var clauses []int
@@ -802,6 +800,37 @@ func (c *EmergencyCategory) heardIn(m message) ([]int, bool) {
 		}
 	}
 	return nil, false
+}
+
+// namesOnly is true when m is one of c's complaint names and nothing else,
+// or several of them, a clause each ("Shortness of breath, trouble
+// breathing", a complaint title that names its complaint twice): a
+// quick-reply title, not a report. A clause that says more ("real trouble
+// breathing") or another complaint ("chest pain, trouble breathing") is
+// heard.
+func (c *EmergencyCategory) namesOnly(m message) bool {
+	if len(c.names) == 0 || len(m.tokens) == 0 {
+		return false
+	}
+	if c.isName(m.lx, m.tokens) {
+		return true
+	}
+	for _, cl := range m.clauses {
+		if len(cl) > 0 && !c.isName(m.lx, cl) {
+			return false
+		}
+	}
+	return len(m.clauses) > 1
+}
+
+// isName is true when tokens are one of c's complaint names, whole.
+func (c *EmergencyCategory) isName(lx *lexicon, tokens []string) bool {
+	for _, ph := range c.names {
+		if at := lx.matchedAt(tokens, 0, ph); at != nil && slices.Max(at) == len(tokens)-1 {
+			return true
+		}
+	}
+	return false
 }
 
 // says reports whether phrase occurs affirmed or hedged in a clause that
