@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
+	"github.com/clinical-intake/intake-web/sandbox/enginetest"
 )
 
 // compareSuite is two built-in vignettes (bff/scenarios/builtin's
@@ -15,6 +15,9 @@ import (
 // in self-care, and the toddler's poisoning in an emergency as written
 // and in self-care under typing errors. gold is the look-alike's gold
 // class.
+// toddlerOpening is compareSuite's emergency, as written.
+const toddlerOpening = "my son has swallowed some of my iron tablets, I don't know how many"
+
 func compareSuite(gold string) []byte {
 	return []byte(`suite: compare_check
 vignettes:
@@ -43,7 +46,7 @@ vignettes:
     title: Toddler got into a packet of tablets
     age_years: 2
     sex: male
-    opening: "my son has swallowed some of my iron tablets, I don't know how many"
+    opening: "` + toddlerOpening + `"
     default: "no"
     gold:
       class: emergency
@@ -83,7 +86,10 @@ func playSuite(t *testing.T, b *browser, token string, suite []byte, variation s
 // run's downward flip.
 func TestCompareTellsTheEngineFromTheLabel(t *testing.T) {
 	t.Parallel()
-	a := startApp(t, withClinician(t, "dr.ada"), func(c *appwire.Config) { c.ScenarioTarget = "sandbox" })
+	// The runs play on an engine that escalates only on the toddler's exact
+	// words, so the varied run's downward flip does not depend on what the
+	// rules engine of the day misreads.
+	a := startAppOn(t, enginetest.ExactWords{Words: toddlerOpening}, withClinician(t, "dr.ada"))
 	b := a.browser()
 	if p := b.signIn("dr.ada", clinPassword); p.status != http.StatusSeeOther {
 		t.Fatalf("sign in: %d", p.status)

@@ -15,6 +15,7 @@ import (
 	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app/apptest"
 	"github.com/clinical-intake/intake-web/sandbox"
+	"github.com/clinical-intake/intake-web/sandbox/engine"
 	"github.com/clinical-intake/intake-web/sandbox/enginetest"
 )
 
@@ -32,8 +33,14 @@ type app struct {
 // the app's configuration before it opens.
 func startApp(t *testing.T, mutate ...func(*appwire.Config)) *app {
 	t.Helper()
+	return startAppOn(t, enginetest.Scripted{}, mutate...)
+}
+
+// startAppOn is startApp with eng behind the sandbox.
+func startAppOn(t *testing.T, eng engine.Engine, mutate ...func(*appwire.Config)) *app {
+	t.Helper()
 	st := apptest.Start(t, apptest.Options{
-		Engine: enginetest.Scripted{},
+		Engine: eng,
 		App: func(c *appwire.Config) {
 			for _, m := range mutate {
 				m(c)
