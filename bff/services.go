@@ -186,4 +186,14 @@ type ReadingService interface {
 	// as a run started (AuditScenarioStart). Errors as PlanReplay, and as
 	// StartRun for a run that could never finish.
 	StartReplay(ctx context.Context, clinician, run, release, question string) (*ScenarioRun, *ScenarioRunEstimate, error)
+	// ExportReviews is the decisions in force for release as a YAML file
+	// (docs/scenarios.md), questions in order, for version control;
+	// ENOTFOUND when the release has none.
+	ExportReviews(ctx context.Context, release string) ([]byte, error)
+	// ImportReviews adds the decisions of a file ExportReviews wrote (or a
+	// person edited), each audited under actor like a decision made on the
+	// page, and returns the release and how many it added. A file with any
+	// fault adds nothing: EINVALID whose message names the line and the
+	// field.
+	ImportReviews(ctx context.Context, actor string, data []byte) (release string, added int, err error)
 }
