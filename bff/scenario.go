@@ -63,6 +63,11 @@ type ScenarioRun struct {
 	// Summary is the scores of the items played so far (nil before any),
 	// kept with the run so lists show them without reading the items.
 	Summary *scenarios.Summary
+	// ReplayOf is the run this one replays ("" for a run of its own): it
+	// plays only that run's items whose transcripts asked ReplayQuestion
+	// (a scenarios.NormalQuestion of the run's release), after a reviewer
+	// decided how the patient must read it.
+	ReplayOf, ReplayQuestion string
 
 	// The lease of the replica playing it (empty while nobody is).
 	LeaseOwner string
@@ -274,4 +279,18 @@ type ReadingsPage struct {
 	// Concepts are the vocabulary's ids, for choosing another.
 	Concepts []string
 	Reviewed int // questions with a decision in force
+}
+
+// ReplayPlan is a replay, before it starts, of the items of a run that
+// asked one question: each (vignette, variation) played once, in the run's
+// order, as a new run linked to it (ScenarioRun.ReplayOf).
+type ReplayPlan struct {
+	Run               *ScenarioRun // the run replayed
+	Release, Question string
+	// Items are the run's items whose transcripts asked Question of
+	// Release; Plays the distinct (vignette, variation) among them, which
+	// the replay plays once each.
+	Items    []*ScenarioItem
+	Plays    int
+	Estimate *ScenarioRunEstimate
 }

@@ -176,4 +176,24 @@ type ReadingService interface {
 	// corrected), "note" over 2,000 characters; ENOTFOUND for a release
 	// with no readings.
 	ReviewReading(ctx context.Context, clinician string, f ReadingReviewForm) (*ReadingReview, error)
+	// PlanReplay plans a replay of run's items whose transcripts asked
+	// question (a normal question of release) and estimates it as any run
+	// (ScenarioService.Estimate). ENOTFOUND for no such run; EINVALID
+	// ("question") when none of its items asked it.
+	PlanReplay(ctx context.Context, run, release, question string) (*ReplayPlan, error)
+	// StartReplay starts the replay PlanReplay plans, as a new run linked
+	// to run, under the same budget and priority as any run, and audits it
+	// as a run started (AuditScenarioStart). Errors as PlanReplay, and as
+	// StartRun for a run that could never finish.
+	StartReplay(ctx context.Context, clinician, run, release, question string) (*ScenarioRun, *ScenarioRunEstimate, error)
+	// ExportReviews is the decisions in force for release as a YAML file
+	// (docs/scenarios.md), questions in order, for version control;
+	// ENOTFOUND when the release has none.
+	ExportReviews(ctx context.Context, release string) ([]byte, error)
+	// ImportReviews adds the decisions of a file ExportReviews wrote (or a
+	// person edited), each audited under actor like a decision made on the
+	// page, and returns the release and how many it added. A file with any
+	// fault adds nothing: EINVALID whose message names the line and the
+	// field.
+	ImportReviews(ctx context.Context, actor string, data []byte) (release string, added int, err error)
 }

@@ -49,4 +49,15 @@ type ReadingRow struct {
 	Inverse bool
 	Note    string
 	Errors  FieldErrors
+	// Replay offers, after a decision other than a confirmation, to
+	// replay the items of the latest run that asked the question (nil:
+	// no offer).
+	Replay *ReadingReplayOffer
+}
+
+// ReadingReplayOffer is the form that replays what a decision affects.
+type ReadingReplayOffer struct {
+	Action string // where it posts
+	Run    string // the run whose items are replayed
+	RunURL string
 }

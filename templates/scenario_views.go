@@ -188,6 +188,15 @@ type ScenarioRunPage struct {
 	Filter     string
 	BackURL    string
 	Flips      *ScenarioFlips // nil when the run varied nothing
+	// Replay is set when the run replays another's items (nil otherwise).
+	Replay *ScenarioReplayLink
+}
+
+// ScenarioReplayLink says which run a replay replays, and why.
+type ScenarioReplayLink struct {
+	Of, OfURL  string // the run replayed and its page
+	Question   string // the question whose reading was reviewed
+	CompareURL string // the comparison of the two runs
 }
 
 // ScenarioResultFilter is one choice of which results a run's page lists:

@@ -62,6 +62,10 @@ func (s *Server) readingsPage(c *fiber.Ctx, release string, at int) (templates.R
 		if q.Review != nil {
 			row.Review = reviewText(q.Review)
 			row.Concept, row.Inverse = q.Review.Concept, q.Review.Inverse
+			if q.Review.Decision != scenarios.ReviewConfirmed && len(q.Runs) > 0 {
+				last := q.Runs[len(q.Runs)-1] // the newest run that asked it
+				row.Replay = &templates.ReadingReplayOffer{Action: readingsPath + "/replay", Run: last, RunURL: runPath(last)}
+			}
 		}
 		if q.Suggestion != nil {
 			row.Suggestion = "release " + q.Suggestion.Release + ": " + reviewText(q.Suggestion)

@@ -106,6 +106,10 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 		p.Results = append(p.Results, row)
 	}
 	p.Flips = flipsView(id, rep.Flips)
+	if run.ReplayOf != "" {
+		p.Replay = &templates.ScenarioReplayLink{Of: run.ReplayOf, OfURL: runPath(run.ReplayOf), Question: run.ReplayQuestion,
+			CompareURL: comparePath(run.ReplayOf, run.ID)}
+	}
 	return render(c, http.StatusOK, templates.ScenarioRunPageView(p))
 }
 

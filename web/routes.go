@@ -89,6 +89,7 @@ func (s *Server) routes() *fiber.App {
 	if s.deps.Readings != nil {
 		clin.Get("/scenarios/readings", s.showReadings)
 		clin.Post("/scenarios/readings/review", s.reviewReading)
+		clin.Post("/scenarios/readings/replay", s.replayReading)
 	}
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })

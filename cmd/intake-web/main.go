@@ -47,7 +47,8 @@ var tune = func(*app.Config) {}
 // commands are intake-web's commands besides serving, as its usage says.
 const commands = `usage: intake-web [flags]                serve the app (on the embedded sandbox unless INTAKE_BASE_URL is set)
        intake-web clinician VERB ...     clinician accounts: add, passwd, unlock, list, disable (intake-web clinician -h)
-       intake-web scenarios run [flags]  play a scenario suite against the engine (intake-web scenarios -h)`
+       intake-web scenarios run [flags]  play a scenario suite against the engine (intake-web scenarios -h)
+       intake-web scenarios readings export|import ...  reviewed readings as a YAML file per release`
 
 // intakeWeb runs the command args name and returns the exit status: 0, 1
 // when it failed, 2 on a usage error (a mistyped command, verb, flag or

@@ -32,7 +32,8 @@ import (
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )
 
-const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-parallel N] [-voice NAME] [-voice-file FILE]
+const scenariosUsage = `usage: intake-web scenarios readings export|import ... (intake-web scenarios readings -h)
+       intake-web scenarios run [-suite FILE] [-repeats N] [-parallel N] [-voice NAME] [-voice-file FILE]
                                [-vary LIST] [-seed N] [-baseline FILE] [-json FILE] [-junit FILE] [-fail-on LIST] [-dry-run]
 
 Plays a scenario suite (the built-in one without -suite) against the intake
@@ -61,6 +62,8 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	case len(args) == 0:
 		usage()
 		return 2
+	case args[0] == "readings":
+		return readingsCommand(args[1:], stdout, stderr, getenv)
 	case args[0] != "run":
 		fmt.Fprintf(stderr, "intake-web scenarios: unknown verb %q\n", args[0])
 		usage()

@@ -21,7 +21,7 @@ var listColumns = strings.Replace(runColumns, "suite,", "'null'::jsonb,", 1)
 
 const runColumns = `id, suite, repeats, label, target, started_by, state, items, played,
 	turns_used, estimate, not_before, note, created_at, updated_at, finished_at, release,
-	lease_owner, lease_until, suite_name, summary`
+	lease_owner, lease_until, suite_name, summary, replay_of, replay_question`
 
 const itemColumns = `run_id, seq, vignette_id, title, repeat, state, encounter_id, turns,
 	result, handoff, updated_at, variation`
@@ -58,10 +58,10 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *bff.ScenarioRun, items [
 	}
 	var b pgx.Batch
 	b.Queue(`INSERT INTO scenario_runs (`+runColumns+`)
-		VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21::jsonb)`,
+		VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21::jsonb, $22, $23)`,
 		r.ID, string(suite), r.Repeats, r.Label, r.Target, r.StartedBy, string(state), r.Items,
 		r.Played, r.TurnsUsed, r.Estimate, nullTime(r.NotBefore), r.Note, r.CreatedAt,
-		r.UpdatedAt, nullTime(r.FinishedAt), r.Release, r.LeaseOwner, nullTime(r.LeaseUntil), r.SuiteLabel(), summary)
+		r.UpdatedAt, nullTime(r.FinishedAt), r.Release, r.LeaseOwner, nullTime(r.LeaseUntil), r.SuiteLabel(), summary, r.ReplayOf, r.ReplayQuestion)
 	for _, it := range items {
 		st := it.State
 		if st == "" {
@@ -387,7 +387,7 @@ func scanRun(r pgx.Row) (*bff.ScenarioRun, error) {
 	)
 	if err := r.Scan(&run.ID, &suite, &run.Repeats, &run.Label, &run.Target, &run.StartedBy, &state,
 		&run.Items, &run.Played, &run.TurnsUsed, &run.Estimate, &notBefore, &run.Note, &run.CreatedAt,
-		&run.UpdatedAt, &finished, &run.Release, &run.LeaseOwner, &leaseUntil, &run.SuiteName, &summary); err != nil {
+		&run.UpdatedAt, &finished, &run.Release, &run.LeaseOwner, &leaseUntil, &run.SuiteName, &summary, &run.ReplayOf, &run.ReplayQuestion); err != nil {
 		return nil, err
 	}
 	if summary != nil {

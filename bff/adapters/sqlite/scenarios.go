@@ -20,7 +20,7 @@ var listColumns = strings.Replace(runColumns, "suite,", "'null',", 1)
 
 const runColumns = `id, suite, repeats, label, target, started_by, state, items, played,
 	turns_used, estimate, not_before, note, created_at, updated_at, finished_at, release,
-	lease_owner, lease_until, suite_name, summary`
+	lease_owner, lease_until, suite_name, summary, replay_of, replay_question`
 
 const itemColumns = `run_id, seq, vignette_id, title, repeat, state, encounter_id, turns,
 	result, handoff, updated_at, variation`
@@ -65,11 +65,11 @@ func (db *DB) CreateScenarioRun(ctx context.Context, r *bff.ScenarioRun, items [
 		}
 	}()
 	_, err = tx.ExecContext(ctx, `INSERT INTO scenario_runs (`+runColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, string(suite), r.Repeats, r.Label, r.Target, r.StartedBy, string(state), r.Items,
 		r.Played, r.TurnsUsed, r.Estimate, nullTime(r.NotBefore), r.Note, formatTime(r.CreatedAt),
 		formatTime(r.UpdatedAt), nullTime(r.FinishedAt), r.Release, r.LeaseOwner, nullTime(r.LeaseUntil),
-		r.SuiteLabel(), summary)
+		r.SuiteLabel(), summary, r.ReplayOf, r.ReplayQuestion)
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, msgRunExists)
 	} else if err != nil {
@@ -454,7 +454,7 @@ func scanRun(s scanner) (*bff.ScenarioRun, error) {
 	)
 	if err := s.Scan(&r.ID, &suite, &r.Repeats, &r.Label, &r.Target, &r.StartedBy, &state, &r.Items,
 		&r.Played, &r.TurnsUsed, &r.Estimate, &notBefore, &r.Note, &created, &updated, &finished,
-		&r.Release, &r.LeaseOwner, &leaseUntil, &r.SuiteName, &summary); err != nil {
+		&r.Release, &r.LeaseOwner, &leaseUntil, &r.SuiteName, &summary, &r.ReplayOf, &r.ReplayQuestion); err != nil {
 		return nil, err
 	}
 	if summary.Valid {

@@ -33,6 +33,7 @@ func runScenarios(t *testing.T, open Opener) {
 		{"Adjudications", testScenarioAdjudications},
 		{"Readings", testScenarioReadings},
 		{"ReadingReviews", testReadingReviews},
+		{"ReplayLink", testScenarioReplayLink},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t, fixedClock())) })
 	}

@@ -150,46 +150,62 @@ func (s *Service) ReviewReading(ctx context.Context, clinician string, f bff.Rea
 		return nil, bff.Invalid("question", "That question was not asked by release %s.", f.Release)
 	}
 	q := read[i].QuestionRead
-	u, err := scenarios.Understanding()
-	if err != nil {
-		return nil, err
-	}
 	rv := &bff.ReadingReview{Release: f.Release, Question: f.Question, Note: note,
 		Reviewed: scenarios.Reviewed{Decision: f.Decision, By: clinician, At: s.now().UTC()}}
-	switch f.Decision {
+	if rv.Reading, err = decidedReading(f.Decision, f.Concept, f.Inverse, q.Example); err != nil {
+		return nil, err
+	}
+	if f.Decision == scenarios.ReviewCorrected {
+		rv.Concept, rv.Inverse = f.Concept, f.Inverse
+	}
+	return rv, s.addReview(ctx, clinician, rv, "", q.Example, automatic(q))
+}
+
+// decidedReading is the reading a decision gives a question worded
+// example: the automatic one trusted (confirmed), concept's (corrected;
+// EINVALID "concept" for one not in the vocabulary), or none.
+func decidedReading(d scenarios.ReviewDecision, concept string, inverse bool, example string) (scenarios.Reading, error) {
+	switch d {
 	case scenarios.ReviewConfirmed:
-		rv.Reading = scenarios.ConfirmedReading(scenarios.Read(u, q.Example))
+		u, err := scenarios.Understanding()
+		if err != nil {
+			return scenarios.Reading{}, err
+		}
+		return scenarios.ConfirmedReading(scenarios.Read(u, example)), nil
 	case scenarios.ReviewCorrected:
 		vocab, err := scenarios.Vocabulary()
 		if err != nil {
-			return nil, err
+			return scenarios.Reading{}, err
 		}
-		c := -1
 		for i := range vocab {
-			if vocab[i].ID == f.Concept {
-				c = i
+			if vocab[i].ID == concept {
+				return scenarios.CorrectedReading(concept, vocab[i].Kind, inverse), nil
 			}
 		}
-		if c < 0 {
-			return nil, bff.Invalid("concept", "Choose a concept of the vocabulary.")
-		}
-		rv.Concept, rv.Inverse = f.Concept, f.Inverse
-		rv.Reading = scenarios.CorrectedReading(f.Concept, vocab[c].Kind, f.Inverse)
+		return scenarios.Reading{}, bff.Invalid("concept", "Choose a concept of the vocabulary.")
 	}
-	before, err := s.reviewsOf(ctx, f.Release)
+	return scenarios.Reading{}, nil
+}
+
+// addReview stores rv and audits it under actor with the decision it
+// replaces (the automatic reading, said as auto, when there was none),
+// quoting the question as example words it; how is "" for the page, or
+// how it came ("imported: ").
+func (s *Service) addReview(ctx context.Context, actor string, rv *bff.ReadingReview, how, example, auto string) error {
+	before, err := s.reviewsOf(ctx, rv.Release)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	was := "automatic: " + automatic(q)
-	if b := before[f.Question]; b != nil {
+	was := "automatic: " + auto
+	if b := before[rv.Question]; b != nil {
 		was = describe(b)
 	}
 	if err := s.d.Store.AddReadingReview(ctx, rv); err != nil {
-		return nil, err
+		return err
 	}
-	s.audit(ctx, clinician, bff.AuditReadingReview, fmt.Sprintf("release %s, question %s: before %s; after %s",
-		f.Release, shortQuote(q.Example), was, describe(rv)))
-	return rv, nil
+	s.audit(ctx, actor, bff.AuditReadingReview, fmt.Sprintf("%srelease %s, question %s: before %s; after %s",
+		how, rv.Release, shortQuote(example), was, describe(rv)))
+	return nil
 }
 
 // automatic says how the patient read q on its own.

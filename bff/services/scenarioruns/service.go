@@ -216,28 +216,45 @@ func (s *Service) StartRun(ctx context.Context, clinician string, f bff.Scenario
 	if err := playable(suite, est); err != nil {
 		return nil, nil, err
 	}
+	r, err := s.start(ctx, clinician, suite, plays, f.Repeats, est, func(r *bff.ScenarioRun) { r.Label = strings.TrimSpace(f.Label) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, est, nil
+}
+
+// start records a run of plays × repeats, estimated est and set by with,
+// audits it as started under clinician and wakes this replica to play it:
+// every run, a replay too, starts here.
+func (s *Service) start(ctx context.Context, clinician string, suite *scenarios.Suite, plays []play.Vignette, repeats int,
+	est *bff.ScenarioRunEstimate, with func(*bff.ScenarioRun)) (*bff.ScenarioRun, error) {
 	now := s.now().UTC()
 	r := &bff.ScenarioRun{
-		ID: newRunID(), Suite: suite, SuiteName: suite.Name, Repeats: f.Repeats, Label: strings.TrimSpace(f.Label), Target: s.d.Target,
-		StartedBy: clinician, State: bff.RunQueued, Items: len(plays) * f.Repeats,
+		ID: newRunID(), Suite: suite, SuiteName: suite.Name, Repeats: repeats, Target: s.d.Target,
+		StartedBy: clinician, State: bff.RunQueued, Items: len(plays) * repeats,
 		Estimate: est.Turns, CreatedAt: now, UpdatedAt: now,
 	}
+	with(r)
 	items := make([]*bff.ScenarioItem, 0, r.Items)
-	for rep := 1; rep <= f.Repeats; rep++ {
+	for rep := 1; rep <= repeats; rep++ {
 		for _, p := range plays {
 			items = append(items, &bff.ScenarioItem{RunID: r.ID, Seq: len(items), VignetteID: p.Vignette.ID, Title: p.Vignette.Title,
 				Repeat: rep, Variation: p.Variation, State: bff.ItemPending, UpdatedAt: now})
 		}
 	}
 	if err := s.d.Store.CreateScenarioRun(ctx, r, items); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	s.audit(ctx, clinician, bff.AuditScenarioStart, fmt.Sprintf("run %s of %s (%d vignettes × %d)", r.ID, suite.Name, len(suite.Vignettes), f.Repeats))
+	detail := fmt.Sprintf("run %s of %s (%d vignettes × %d)", r.ID, suite.Name, len(suite.Vignettes), repeats)
+	if r.ReplayOf != "" {
+		detail += fmt.Sprintf(", a replay of run %s for the question %s", r.ReplayOf, shortQuote(r.ReplayQuestion))
+	}
+	s.audit(ctx, clinician, bff.AuditScenarioStart, detail)
 	select { // this replica looks for it at once
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return r, est, nil
+	return r, nil
 }
 
 // playable refuses a run that could never finish: an item starts only when

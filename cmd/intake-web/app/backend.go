@@ -75,11 +75,12 @@ func postgresURL(u string) bool {
 }
 
 // AccountsDB is the app's database as the command line's clinician
-// commands use it (OpenDatabase).
+// commands and its readings export and import use it (OpenDatabase).
 type AccountsDB interface {
 	bff.ClinicianStore
 	bff.AuditStore
 	bff.SignInFailureStore // the running app's: unlock and passwd lift its locks
+	bff.ScenarioRunStore   // intake-web scenarios readings export|import
 	Close() error
 }
 
