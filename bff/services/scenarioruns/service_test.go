@@ -21,6 +21,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	"github.com/clinical-intake/intake-web/sandbox"
+	sbengine "github.com/clinical-intake/intake-web/sandbox/engine"
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 	"go.yaml.in/yaml/v3"
 )
@@ -45,6 +46,12 @@ func newEngine(t *testing.T) *engine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newEngineOn(t, eng)
+}
+
+// newEngineOn is newEngine with eng behind the sandbox.
+func newEngineOn(t *testing.T, eng sbengine.Engine) *engine {
+	t.Helper()
 	sc := sandbox.DefaultConfig()
 	sc.Keys, sc.Engine, sc.Logger = []string{sandbox.GenerateKey(sc.KeyPrefix)}, eng, slog.New(slog.DiscardHandler)
 	sc.RPM, sc.TurnsPerDay, sc.IntakesPerDay, sc.FragmentDelay = 0, 0, 0, 0

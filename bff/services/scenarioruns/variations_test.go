@@ -9,6 +9,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/sandbox/enginetest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -39,10 +40,17 @@ func pickSuite(t *testing.T, ids ...string) []byte {
 // urgent-first run plays emergencies first and, once a run has flipped
 // some, those next; the estimate splits its cost by variation.
 func TestRunPlaysVariations(t *testing.T) {
-	eng := newEngine(t)
+	suite := pickSuite(t, "sore-throat-breathing-fine", "chest-infection-crb65-three", "toddler-swallowed-tablets")
+	// An engine that escalates only on the toddler's opening as written:
+	// a variation that changes it flips down, whatever the rules engine of
+	// the day has learned to read.
+	var picked scenarios.Suite
+	if err := yaml.Unmarshal(suite, &picked); err != nil {
+		t.Fatal(err)
+	}
+	eng := newEngineOn(t, enginetest.ExactWords{Words: picked.Vignettes[2].Opening})
 	db := mustOpenDB(t)
 	s := newService(t, Deps{Store: db, Audit: db, Client: eng.client(t), Target: TargetSandbox})
-	suite := pickSuite(t, "sore-throat-breathing-fine", "chest-infection-crb65-three", "toddler-swallowed-tablets")
 	form := bff.ScenarioRunForm{Upload: suite, Repeats: 1, Variations: []string{"typos", "lay"}, UrgentFirst: true}
 
 	_, err := s.Estimate(t.Context(), bff.ScenarioRunForm{Upload: suite, Repeats: 1, Variations: []string{"typos", "shouting"}})
@@ -107,6 +115,9 @@ func TestRunPlaysVariations(t *testing.T) {
 	flipped := map[string]bool{}
 	for _, f := range rep.Flips.Flips {
 		flipped[f.VignetteID] = true
+	}
+	if !flipped["toddler-swallowed-tablets"] {
+		t.Errorf("the toddler's typos play did not flip: %+v", rep.Flips.Flips)
 	}
 	// An urgent-first estimate reads the latest runs, and the played run's
 	// items, once for both the order and the turns past plays took.
