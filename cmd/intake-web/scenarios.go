@@ -32,14 +32,14 @@ import (
 	"github.com/clinical-intake/intake-web/sandbox/rules"
 )
 
-const scenariosUsage = `usage: intake-web scenarios readings export|import ... (intake-web scenarios readings -h)
-       intake-web scenarios run [-suite FILE] [-repeats N] [-parallel N] [-voice NAME] [-voice-file FILE]
+const scenariosUsage = `usage: intake-web scenarios run [-suite FILE] [-repeats N] [-parallel N] [-voice NAME] [-voice-file FILE]
                                [-vary LIST] [-seed N] [-baseline FILE] [-json FILE] [-junit FILE] [-fail-on LIST] [-dry-run]
+       intake-web scenarios readings export|import ... (intake-web scenarios readings -h)
 
 Plays a scenario suite (the built-in one without -suite) against the intake
 service: INTAKE_BASE_URL and INTAKE_API_KEY, or an embedded sandbox with its
 limits off when INTAKE_BASE_URL is unset (-voice chooses its engine's
-wording: plain or conversational; -voice-file a wording of your own, in the
+wording: plain, conversational or a held-out round's, as intake-sandbox -h lists; -voice-file a wording of your own, in the
 shape intake-sandbox -voice-template prints). Plays as many vignettes at once as the
 key's requests a minute (PACER_PER_MINUTE) can feed, at most -parallel
 (one at the spec's 6 a minute). -vary plays each vignette again under
