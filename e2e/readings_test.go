@@ -97,7 +97,14 @@ func TestReadingsCorrectedReplayed(t *testing.T) {
 	shot(t, page, "readings-01-before")
 	audit(t, page, "readings page")
 
-	// The correction, then the replay it offers.
+	// The correction (behind a disclosure, opened with the keyboard), then
+	// the replay it offers.
+	other := entry.Locator("summary")
+	must(t, expect.Locator(other).ToHaveText("Read otherwise: another concept, or not answerable"), "the disclosure of another reading")
+	must(t, expect.Locator(inForm(entry, "Concept")).Not().ToBeVisible(), "the concepts are behind the disclosure")
+	must(t, other.Focus(), "focus the disclosure")
+	must(t, page.Keyboard().Press("Enter"), "open it with Enter")
+	must(t, expect.Locator(inForm(entry, "Concept")).ToBeVisible(), "the concepts are shown")
 	_, err = inForm(entry, "Concept").SelectOption(playwright.SelectOptionValues{Values: &[]string{"drooling"}})
 	must(t, err, "choose the concept drooling")
 	must(t, inForm(entry, "Note (optional)").Fill("Spit pooling because it will not go down is drooling."), "type the note")
