@@ -11,10 +11,16 @@ type ReadingsPage struct {
 	// Previous is the release whose reviews are offered as suggestions.
 	Previous        string
 	Total, Reviewed int
-	Questions       []ReadingRow
-	Concepts        []string
-	ReviewAction    string // where every form posts
-	BackURL         string
+	// Questions are the page's (From to To of Total, counted from 1);
+	// Pages leads to the others.
+	Questions []ReadingRow
+	From, To  int
+	Pages     PageLinks
+	// Concepts are the vocabulary to choose another concept from, in its
+	// groups.
+	Concepts     []ConceptGroup
+	ReviewAction string // where every form posts
+	BackURL      string
 }
 
 // ReadingReleaseLink is one release of the switcher.

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -106,4 +107,62 @@ func TestReadingsReview(t *testing.T) {
 	wantAll(t, "the page after confirming", p.body, "confirmed by dr.ada on ", "1 of 1", "Decision recorded.")
 	audit := b.get("/clinician/audit")
 	wantAll(t, "the audit log", audit.body, "scenario_reading_review", "before automatic: concept vomiting", "after confirmed by dr.ada")
+}
+
+// withManyReadings records, before the app opens, a run of release rel-m
+// that asked n questions, "question number 00?" asked in the most plays.
+func withManyReadings(t *testing.T, n int) func(*appwire.Config) {
+	return func(c *appwire.Config) {
+		db, err := sqlite.Open(context.Background(), c.DatabasePath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		ctx := context.Background()
+		now := time.Now().UTC()
+		run := &bff.ScenarioRun{ID: "sr_many", Suite: &scenarios.Suite{Name: "small"}, SuiteName: "small", Repeats: 1, Target: "sandbox",
+			StartedBy: "dr.ada", State: bff.RunDone, CreatedAt: now, UpdatedAt: now}
+		if err := db.CreateScenarioRun(ctx, run, nil); err != nil {
+			t.Fatal(err)
+		}
+		var rs []*bff.ScenarioReading
+		for i := range n {
+			q := fmt.Sprintf("question number %02d?", i)
+			rs = append(rs, &bff.ScenarioReading{SeenAt: now, QuestionRead: scenarios.QuestionRead{
+				Release: "rel-m", Question: q, Example: q, Answer: "no", Kind: scenarios.ReadingNotUnderstood, Plays: n - i, Vignettes: []string{"v"}}})
+		}
+		if err := db.PutScenarioReadings(ctx, run.ID, rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A release of 30 questions is shown 25 at a time: the first page with a
+// Next page link, the page holding ?at= with the others and that question
+// highlighted; the concepts to choose from come in the vocabulary's groups,
+// each saying what it means.
+func TestReadingsPaged(t *testing.T) {
+	a := startApp(t, withClinician(t, "dr.ada"), withManyReadings(t, 30))
+	b := a.browser()
+	if p := b.signIn("dr.ada", clinPassword); p.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", p.status)
+	}
+	first := b.get("/clinician/scenarios/readings?release=rel-m")
+	if first.status != http.StatusOK {
+		t.Fatalf("readings page: %d", first.status)
+	}
+	wantAll(t, "the first page", first.body, "question number 00?", "question number 24?", "questions 1 to 25.",
+		`aria-label="Pages of questions"`, `<a rel="next" href="/clinician/scenarios/readings?at=25&amp;release=rel-m#q-25">Next page</a>`,
+		`<optgroup label="Throat">`, `<option value="drooling">drooling — drooling, unable to swallow saliva</option>`)
+	if strings.Contains(first.body, "question number 25?") || strings.Contains(first.body, "Previous page") {
+		t.Errorf("the first page shows more than its 25 questions, or a page before it")
+	}
+	last := b.get("/clinician/scenarios/readings?release=rel-m&at=27")
+	wantAll(t, "the last page", last.body, "question number 25?", "question number 29?", "questions 26 to 30.",
+		`<a href="/clinician/scenarios/readings?release=rel-m#q-0">First page</a>`,
+		`<a rel="prev" href="/clinician/scenarios/readings?release=rel-m#q-0">Previous page</a>`,
+		`<li id="q-27" class="readings__item readings__item--current" aria-current`)
+	if strings.Contains(last.body, "question number 24?") || strings.Contains(last.body, "Next page") {
+		t.Errorf("the last page shows a question of the first, or a page after it")
+	}
 }

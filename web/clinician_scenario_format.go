@@ -38,15 +38,22 @@ func suiteFormatPage(vocab []concepts.Concept) templates.SuiteFormatPage {
 	for _, f := range scenarios.Fields() {
 		p.Fields = append(p.Fields, templates.SuiteField(f))
 	}
+	p.Concepts = conceptGroups(vocab)
+	return p
+}
+
+// conceptGroups are the concepts of vocab in its groups, in its order.
+func conceptGroups(vocab []concepts.Concept) []templates.ConceptGroup {
+	var gs []templates.ConceptGroup
 	for _, c := range vocab {
-		if n := len(p.Concepts); n == 0 || p.Concepts[n-1].Title != groupTitle(c.Group) {
-			p.Concepts = append(p.Concepts, templates.ConceptGroup{
+		if n := len(gs); n == 0 || gs[n-1].Title != groupTitle(c.Group) {
+			gs = append(gs, templates.ConceptGroup{
 				ID: "concepts-" + strings.Join(strings.FieldsFunc(strings.ToLower(c.Group), notAlnum), "-"), Title: groupTitle(c.Group)})
 		}
-		g := &p.Concepts[len(p.Concepts)-1]
+		g := &gs[len(gs)-1]
 		g.Concepts = append(g.Concepts, templates.ConceptHelp{ID: c.ID, Kind: c.Kind.Describe(), Means: c.Means, Yes: c.Yes})
 	}
-	return p
+	return gs
 }
 
 // groupTitle is a vocabulary group as a heading: "About the person".

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/scenarios/concepts"
 	"github.com/clinical-intake/intake-web/templates"
 )
 
@@ -47,12 +49,25 @@ func (s *Server) readingsPage(c *fiber.Ctx, release string, at int) (templates.R
 	if err != nil {
 		return p, err
 	}
-	p.Release, p.Previous, p.Reviewed, p.Total, p.Concepts = page.Release, page.Previous, page.Reviewed, len(page.Questions), page.Concepts
+	p.Release, p.Previous, p.Reviewed, p.Total = page.Release, page.Previous, page.Reviewed, len(page.Questions)
+	if p.Concepts, err = offeredConcepts(page.Concepts); err != nil {
+		return p, err
+	}
 	for _, r := range page.Releases {
 		p.Releases = append(p.Releases, templates.ReadingReleaseLink{Release: r.Release, URL: readingsURL(r.Release, 0), Current: r.Release == page.Release})
 	}
 	at = min(at, max(len(page.Questions)-1, 0))
-	for i, q := range page.Questions {
+	from := at / readingsPerPage * readingsPerPage // the page that holds at
+	to := min(from+readingsPerPage, len(page.Questions))
+	p.From, p.To = min(from+1, to), to
+	if from > 0 {
+		p.Pages.FirstURL, p.Pages.PrevURL = readingsURL(page.Release, 0), readingsURL(page.Release, from-readingsPerPage)
+	}
+	if to < len(page.Questions) {
+		p.Pages.NextURL = readingsURL(page.Release, to)
+	}
+	for i, q := range page.Questions[from:to] {
+		i += from
 		row := templates.ReadingRow{Anchor: "q-" + strconv.Itoa(i), At: i, Question: q.Question, Example: q.Example, Answer: q.Answer,
 			Reading: readingText(q.QuestionRead), Kind: string(q.Kind), Plays: q.Plays,
 			Vignettes: strings.Join(q.Vignettes, ", "), Voices: strings.Join(q.Voices, ", "), Current: i == at}
@@ -74,6 +89,27 @@ func (s *Server) readingsPage(c *fiber.Ctx, release string, at int) (templates.R
 		p.Questions = append(p.Questions, row)
 	}
 	return p, nil
+}
+
+// readingsPerPage is how many questions the review page shows at once,
+// each with its form; the others are a page link away.
+const readingsPerPage = 25
+
+// offeredConcepts are the concepts a reviewer may choose (ids, as the
+// reading service offers them) in the vocabulary's groups, each with what
+// it means, so a long list can be found by its section.
+func offeredConcepts(ids []string) ([]templates.ConceptGroup, error) {
+	vocab, err := scenarios.Vocabulary()
+	if err != nil {
+		return nil, err
+	}
+	var offered []concepts.Concept
+	for _, c := range vocab {
+		if slices.Contains(ids, c.ID) {
+			offered = append(offered, c)
+		}
+	}
+	return conceptGroups(offered), nil
 }
 
 // readingText is how the patient read a question, in words.
