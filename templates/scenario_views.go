@@ -190,6 +190,19 @@ type ScenarioRunPage struct {
 	Flips      *ScenarioFlips // nil when the run varied nothing
 	// Replay is set when the run replays another's items (nil otherwise).
 	Replay *ScenarioReplayLink
+	// Corrected are the questions this run asked whose reading a reviewer
+	// has since corrected (or found unanswerable), each with a form that
+	// replays the items that asked it; empty until the run ends.
+	Corrected []RunCorrectedReading
+}
+
+// RunCorrectedReading is one question of a run whose reading a reviewer
+// decided otherwise than the patient read it, and the form replaying it.
+type RunCorrectedReading struct {
+	Question, Review  string
+	Action, Release   string
+	Run, ReadingsURL string
+	ID               string // the form's id, for the button
 }
 
 // ScenarioReplayLink says which run a replay replays, and why.

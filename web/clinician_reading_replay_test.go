@@ -52,6 +52,9 @@ func TestReplayAfterAReadingDecision(t *testing.T) {
 	if strings.Contains(page, "Replay the items that asked it") {
 		t.Fatal("a replay is offered before any decision")
 	}
+	if strings.Contains(b.get("/clinician/scenarios/runs/"+before).body, "Readings corrected since this run") {
+		t.Fatal("the run page offers a replay before any decision")
+	}
 	review := url.Values{"_csrf": {token}, "release": {release}, "question": {question}, "decision": {"unanswerable"}}
 	if p := b.post("/clinician/scenarios/readings/review", review); p.status != http.StatusSeeOther {
 		t.Fatalf("review: %d %.300s", p.status, p.body)
@@ -59,6 +62,12 @@ func TestReplayAfterAReadingDecision(t *testing.T) {
 	page = b.get("/clinician/scenarios/readings?release=" + url.QueryEscape(release)).body
 	if !strings.Contains(page, `name="run" value="`+before+`"`) {
 		t.Fatalf("no replay of run %s offered after the decision: %.3000s", before, page)
+	}
+
+	// The run's page offers it too, for that question.
+	runPage := b.get("/clinician/scenarios/runs/" + before).body
+	if !strings.Contains(runPage, "Readings corrected since this run") || !strings.Contains(runPage, `name="question" value="`+html.EscapeString(question)+`"`) {
+		t.Fatalf("the run page offers no replay of %q after the decision: %.4000s", question, runPage)
 	}
 
 	replay := url.Values{"release": {release}, "question": {question}, "run": {before}}
@@ -100,5 +109,13 @@ func TestReplayAfterAReadingDecision(t *testing.T) {
 	replay.Set("question", "is the moon made of cheese?")
 	if p := b.post("/clinician/scenarios/readings/replay", replay); p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "nothing to replay") {
 		t.Fatalf("replay of a question not asked: %d %.300s", p.status, p.body)
+	}
+	// Refused from the run's page: back on the run's page, saying why.
+	replay.Set("back", "run")
+	if p := b.post("/clinician/scenarios/readings/replay", replay); p.status != http.StatusSeeOther || p.header.Get("Location") != "/clinician/scenarios/runs/"+before {
+		t.Fatalf("replay from the run page of a question not asked: %d %s", p.status, p.header.Get("Location"))
+	}
+	if got := b.get("/clinician/scenarios/runs/" + before).body; !strings.Contains(got, "No replay started:") || !strings.Contains(got, "nothing to replay") {
+		t.Fatalf("the run page does not say why no replay started: %.3000s", got)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // replay of the items of a run that asked it: a new run linked to that
 // one, estimated, budgeted and audited like any run started, then shows
 // the new run (PRG) with its estimate. A refusal comes back beside the
-// question on the readings page.
+// question on the readings page, or on the run's page when offered there.
 func (s *Server) replayReading(c *fiber.Ctx) error {
 	release, question, run := utils.CopyString(c.FormValue("release")), utils.CopyString(c.FormValue("question")), utils.CopyString(c.FormValue("run"))
 	at, _ := strconv.Atoi(c.FormValue("at"))
@@ -26,6 +26,11 @@ func (s *Server) replayReading(c *fiber.Ctx) error {
 	if !invalid {
 		s.setFlash(c, "Replay of run "+run+": "+estimateSentence(est))
 		return c.Redirect(runPath(r.ID), http.StatusSeeOther)
+	}
+	if c.FormValue("back") == "run" && validRunID(run) {
+		// Offered on the run's page: the refusal goes back there.
+		s.setFlash(c, "No replay started: "+msg)
+		return c.Redirect(runPath(run), http.StatusSeeOther)
 	}
 	p, err := s.readingsPage(c, release, max(at, 0))
 	if err != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"slices"
 	"net/http"
 	"strconv"
 	"strings"
@@ -110,7 +111,36 @@ func (s *Server) showScenarioRun(c *fiber.Ctx) error {
 		p.Replay = &templates.ScenarioReplayLink{Of: run.ReplayOf, OfURL: runPath(run.ReplayOf), Question: run.ReplayQuestion,
 			CompareURL: comparePath(run.ReplayOf, run.ID)}
 	}
+	if p.Corrected, err = s.correctedSince(c, run); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, templates.ScenarioRunPageView(p))
+}
+
+// correctedSince are the questions an ended run asked whose reading a
+// reviewer has since corrected or found unanswerable: the run page offers
+// to replay each (issue 35 item 5). A release with no readings has none.
+func (s *Server) correctedSince(c *fiber.Ctx, run *bff.ScenarioRun) ([]templates.RunCorrectedReading, error) {
+	if !run.State.Ended() || run.Release == "" {
+		return nil, nil
+	}
+	page, err := s.deps.Readings.Readings(c.UserContext(), run.Release)
+	if bff.ErrorCode(err) == bff.ENOTFOUND {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []templates.RunCorrectedReading
+	for i, q := range page.Questions {
+		if q.Review == nil || q.Review.Decision == scenarios.ReviewConfirmed || !slices.Contains(q.Runs, run.ID) {
+			continue
+		}
+		out = append(out, templates.RunCorrectedReading{Question: q.Question, Review: reviewText(q.Review),
+			Action: readingsPath + "/replay", Release: page.Release, Run: run.ID,
+			ReadingsURL: readingsURL(page.Release, i), ID: "replay-" + strconv.Itoa(i)})
+	}
+	return out, nil
 }
 
 // rateOf is "75.0% of 4 <what>" and more, or "none: no <what>" when n is 0

@@ -45,7 +45,11 @@ func (b Basis) String() string {
 	}
 	r, a, n := b.Shares()
 	pc := func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
-	return pc(r) + " on reviewed readings, " + pc(a) + " automatic, " + pc(n) + " not understood, of " + strconv.Itoa(b.Total()) + " answers"
+	answers := " answers"
+	if b.Total() == 1 {
+		answers = " answer"
+	}
+	return pc(r) + " on reviewed readings, " + pc(a) + " automatic, " + pc(n) + " not understood, of " + strconv.Itoa(b.Total()) + answers
 }
 
 func (b *Basis) add(o Basis) {
