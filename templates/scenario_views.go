@@ -199,8 +199,8 @@ type ScenarioRunPage struct {
 // RunCorrectedReading is one question of a run whose reading a reviewer
 // decided otherwise than the patient read it, and the form replaying it.
 type RunCorrectedReading struct {
-	Question, Review  string
-	Action, Release   string
+	Question, Review string
+	Action, Release  string
 	Run, ReadingsURL string
 	ID               string // the form's id, for the button
 }
