@@ -44,14 +44,14 @@ type replies struct {
 	// cannot be assessed here, naming it in the patient's words ({what});
 	// OutsideChosen is the same when the patient chose "Something else".
 	// The generic screen's first question follows either.
-	OutsideScope      string `json:"outside_scope"`
-	OutsideChosen     string `json:"outside_chosen"`
-	LabelInProgress   string `json:"label_in_progress"`
-	LabelSelfCare     string `json:"label_self_care"`
-	LabelReview       string `json:"label_review"`
-	LabelUrgent       string `json:"label_urgent"`
-	LabelSameDay      string `json:"label_same_day"`
-	SandboxNote       string `json:"sandbox_note"` // clinician-facing, always in safety_notes
+	OutsideScope    string `json:"outside_scope"`
+	OutsideChosen   string `json:"outside_chosen"`
+	LabelInProgress string `json:"label_in_progress"`
+	LabelSelfCare   string `json:"label_self_care"`
+	LabelReview     string `json:"label_review"`
+	LabelUrgent     string `json:"label_urgent"`
+	LabelSameDay    string `json:"label_same_day"`
+	SandboxNote     string `json:"sandbox_note"` // clinician-facing, always in safety_notes
 	// Clinician-facing plans of a same-day escalation, by where the patient
 	// was sent; the protocols' urgent_escalation plans are for emergencies.
 	SameDayPlanGP string        `json:"same_day_plan_gp"`
