@@ -318,3 +318,43 @@ func TestDocsScenarios(t *testing.T) {
 		t.Errorf("docs/scenarios.md does not say %q", n)
 	}
 }
+
+// TestOutsideVignettesScreenedByMeaning: the built-in patients whose
+// complaint is outside every protocol (builtin/outside.yaml) are told so,
+// and answer every question of the generic screen from a fact stated by
+// concept (never the default "no", never words of the sandbox), so the
+// screen is asked and answered by meaning; the handoff names what they
+// said and commits to no protocol.
+func TestOutsideVignettesScreenedByMeaning(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := rules.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range s.Vignettes {
+		if !strings.HasPrefix(v.ID, "toothache-outside-") {
+			continue
+		}
+		n++
+		res, transcript, whys := acceptPlay(t, e, v)
+		notes := strings.Join(res.SafetyNotes, "\n")
+		if res.ActiveProtocol != "" || !strings.Contains(notes, "Outside every protocol") || !strings.Contains(strings.ToLower(notes), strings.ReplaceAll(strings.ToLower(v.Opening[:20]), "'", "")) {
+			t.Errorf("%s: protocol %q, notes %q:\n%s", v.ID, res.ActiveProtocol, res.SafetyNotes, transcript)
+		}
+		if !strings.Contains(transcript, "cannot assess that here") {
+			t.Errorf("%s: never told plainly that it is outside what is covered:\n%s", v.ID, transcript)
+		}
+		for i, w := range whys {
+			if w.Kind != WhyConcept {
+				t.Errorf("%s: answer %d not from a fact stated by concept (%s):\n%s", v.ID, i+1, w, transcript)
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d outside vignettes, want 3", n)
+	}
+}

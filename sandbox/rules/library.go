@@ -34,6 +34,7 @@ var libraryFiles embed.FS
 // categories.
 type library struct {
 	protocols   []*Protocol
+	outside     *outsideScreen // outside every protocol (outside.go); nil in a test's library without outside.json
 	emergencies []*EmergencyCategory
 	speaker     *speakerWords // who a message speaks of (speaker.go)
 	vocab       *vocabulary   // the findings vocabulary (findings.go)
@@ -91,7 +92,7 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 		return nil, err
 	}
 	sort.Strings(langNames)
-	var findingsData, wordnetBytes []byte
+	var findingsData, wordnetBytes, outsideBytes []byte
 	for _, name := range langNames {
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -111,6 +112,8 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 			findingsData = data
 		case wordnetFile:
 			wordnetBytes = data
+		case outsideFile:
+			outsideBytes = data
 		}
 	}
 	// A library without the findings files (a test's) reads no findings
@@ -199,6 +202,11 @@ func loadLibrary(fsys fs.FS, lx *lexicon) (*library, error) {
 	}
 	if err := errors.Join(ruleErrs...); err != nil {
 		return nil, err
+	}
+	if outsideBytes != nil && findingsData != nil {
+		if lib.outside, err = loadOutside(outsideBytes, lx, lib); err != nil {
+			return nil, err
+		}
 	}
 	lx.finishVocabulary(wn)
 	// So does the split of escalations into same-day and emergency.
@@ -303,22 +311,11 @@ func (p *Protocol) prepare(lx *lexicon) error {
 	for i := range p.RedFlags {
 		rf := &p.RedFlags[i]
 		define(rf.Fact, "red_flag")
-		if rf.Label == "" || rf.Ask == "" || rf.SafetyNote == "" {
-			bad("red flag %q needs label, ask and safety_note", rf.Fact)
+		q, err := rf.prepare(lx)
+		if err != nil {
+			errs = append(errs, err)
 		}
-		if len(rf.Keywords) == 0 {
-			bad("red flag %q has no keywords", rf.Fact)
-		}
-		rf.keywords = phrases(lx, rf.Keywords, bad)
-		rf.noKeywords = phrases(lx, rf.NoKeywords, bad)
-		if rf.AskAgain == "" || rf.AskAgain == rf.Ask {
-			bad("red flag %q needs ask_again, the question in other words", rf.Fact)
-		}
-		p.redFlags = append(p.redFlags, Question{
-			Fact: rf.Fact, Label: rf.Label, Ask: rf.Ask, AskAgain: rf.AskAgain, Kind: kindYesNo,
-			Keywords: rf.Keywords, NoKeywords: rf.NoKeywords, Findings: rf.Findings, Recent: rf.Recent, Choices: slices.Clone(redFlagYesNoChoices),
-			keywords: rf.keywords, noKeywords: rf.noKeywords,
-		})
+		p.redFlags = append(p.redFlags, q)
 	}
 	if n := len(p.Questions); n < 3 || n > 6 {
 		bad("%d questions; want 3 to 6", n)

@@ -112,8 +112,9 @@ func TestNoEndlessLoop(t *testing.T) {
 }
 
 // TestMainProblemNotIdentifiedClosesSafely: asked twice with the quick
-// replies offered, the third reply that names nothing closes the intake for
-// clinician review, says so plainly, and hands off honestly.
+// replies offered (the closest protocols, or only "Something else" when
+// nothing was read), the third reply that names nothing closes the intake
+// for clinician review, says so plainly, and hands off honestly.
 func TestMainProblemNotIdentifiedClosesSafely(t *testing.T) {
 	e := newEngine(t)
 	for name, s := range map[string]script{
@@ -122,7 +123,7 @@ func TestMainProblemNotIdentifiedClosesSafely(t *testing.T) {
 	} {
 		tr := run(t, e, s)
 		for i, x := range tr[:len(tr)-1] {
-			if x.Result.Terminal || len(x.Result.Choices) < 2 {
+			if x.Result.Terminal || len(x.Result.Choices) < 1 {
 				t.Errorf("%s: turn %d: terminal %v, quick replies %q", name, i+1, x.Result.Terminal, x.Result.Choices)
 			}
 		}

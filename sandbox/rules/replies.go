@@ -40,12 +40,18 @@ type replies struct {
 	SameDayGP         string `json:"same_day_gp"`        // a same-day closing: GP practice, NHS 111
 	SameDayED         string `json:"same_day_ed"`        // a same-day closing: urgent treatment centre or A&E
 	CloseUnidentified string `json:"close_unidentified"` // the main problem not identified after asking twice
-	LabelInProgress   string `json:"label_in_progress"`
-	LabelSelfCare     string `json:"label_self_care"`
-	LabelReview       string `json:"label_review"`
-	LabelUrgent       string `json:"label_urgent"`
-	LabelSameDay      string `json:"label_same_day"`
-	SandboxNote       string `json:"sandbox_note"` // clinician-facing, always in safety_notes
+	// OutsideScope says plainly that a complaint outside every protocol
+	// cannot be assessed here, naming it in the patient's words ({what});
+	// OutsideChosen is the same when the patient chose "Something else".
+	// The generic screen's first question follows either.
+	OutsideScope    string `json:"outside_scope"`
+	OutsideChosen   string `json:"outside_chosen"`
+	LabelInProgress string `json:"label_in_progress"`
+	LabelSelfCare   string `json:"label_self_care"`
+	LabelReview     string `json:"label_review"`
+	LabelUrgent     string `json:"label_urgent"`
+	LabelSameDay    string `json:"label_same_day"`
+	SandboxNote     string `json:"sandbox_note"` // clinician-facing, always in safety_notes
 	// Clinician-facing plans of a same-day escalation, by where the patient
 	// was sent; the protocols' urgent_escalation plans are for emergencies.
 	SameDayPlanGP string        `json:"same_day_plan_gp"`
@@ -86,6 +92,10 @@ func defaultReplies() *replies {
 		CloseUnidentified: "I am sorry, I have not been able to work out the main problem from your messages, so I will stop my questions here. " +
 			"A clinician will read what you have written and contact you. If you feel worse or are worried before then, " +
 			"contact your GP practice or NHS 111, and in an emergency call emergency services.",
+		OutsideScope: "You wrote: \"{what}\". I am sorry, I cannot assess that here: it is not one of the problems this service covers. " +
+			"A clinician will read what you have written. First, to be safe, a few questions.",
+		OutsideChosen: "I am sorry, I cannot assess that here: it is not one of the problems this service covers. " +
+			"A clinician will read what you have written. First, to be safe, a few questions.",
 		LabelInProgress: "Intake in progress",
 		LabelSelfCare:   "Self-care advice",
 		LabelReview:     "Clinician review",

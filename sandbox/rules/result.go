@@ -34,7 +34,7 @@ func (s *session) result() engine.Result {
 	for _, p := range s.candidates {
 		res.CandidateProtocols = append(res.CandidateProtocols, p.ID)
 	}
-	if s.active != nil {
+	if s.active != nil && !s.isOutside() {
 		res.ActiveProtocol = s.active.ID
 		if sc, ok := s.score(); ok {
 			res.Scores = append(res.Scores, sc)
@@ -64,8 +64,17 @@ func (s *session) result() engine.Result {
 		res.IntakeStatus = engine.IntakeStatusComplete
 	case phaseMainProblem:
 		res.Reply = joinSentences(s.prefix, r.AskMainProblem)
-		for _, p := range s.e.lib.protocols {
+		// The protocols closest to what was read, and "Something else";
+		// every title only for a library without outside.json (a test's).
+		offered := s.e.lib.protocols
+		if s.e.lib.outside != nil {
+			offered = s.e.lib.closest(s.msgs)
+		}
+		for _, p := range offered {
 			res.Choices = append(res.Choices, p.shownTitle)
+		}
+		if s.e.lib.outside != nil {
+			res.Choices = append(res.Choices, s.e.lib.outside.p.shownTitle)
 		}
 	case phaseWhich:
 		res.Reply = joinSentences(s.prefix, r.AskWhichProblem)
@@ -76,7 +85,10 @@ func (s *session) result() engine.Result {
 	case phaseQuestion:
 		q := s.pending
 		intro := ""
-		if s.committed {
+		switch {
+		case s.committed && s.isOutside():
+			intro = s.outsideIntro()
+		case s.committed:
 			intro = strings.ReplaceAll(r.Committed, "{complaint}", s.active.shownTerm)
 		}
 		ask := q.Ask

@@ -56,6 +56,9 @@ type session struct {
 	// unidentified: closed for clinician review because the main problem
 	// was not identified after asking twice.
 	unidentified bool
+	// outside: the complaint is outside every protocol, and active is the
+	// generic screen (outside.go); nil otherwise.
+	outside *outsideHit
 }
 
 // emergencyHit is the first message that named an emergency, with every
@@ -222,6 +225,14 @@ func (s *session) turn(i int) {
 		s.asked[next.Fact]++
 		return
 	}
+	if s.isOutside() {
+		// Severe, sudden or getting worse quickly: the same day, not routine.
+		if note, ok := s.outsideSevere(); ok {
+			s.sameDay = sameDayGP
+			s.finish(engine.DispositionEscalate, "Severe, sudden or worsening complaint outside every protocol: "+note)
+			return
+		}
+	}
 	rule := s.decide()
 	s.sameDay = s.active.sameDayRule(rule)
 	s.finish(rule.Disposition, rule.Reason)
@@ -269,6 +280,8 @@ func (s *session) choose(m message) {
 	switch {
 	case len(matches) == 1:
 		s.commit(matches[0])
+	case len(matches) == 0 && s.chooseOutside(m):
+		// Said plainly, then screened (outside.go).
 	case len(matches) > 1:
 		// Every sentence counts: when the message already says a red flag
 		// of one of them ("not feeling myself … my stools are black"),
@@ -570,6 +583,13 @@ func (s *session) volunteer(m message) int {
 	n := 0
 	for _, q := range s.questions() {
 		if _, done := s.facts[q.Fact]; done {
+			continue
+		}
+		if s.isOutside() && m.turn <= s.outside.turn && s.isRedFlag(q.Fact) {
+			// The words that took the intake outside every protocol
+			// answer none of the screen's questions: an emergency said
+			// there was heard by its category, and what is left is
+			// history or a look-alike ("seizure free for years"). Asked.
 			continue
 		}
 		read := masked

@@ -285,6 +285,9 @@ func (s *session) safetyNotes() []string {
 	if s.unidentified {
 		notes = append(notes, s.reason)
 	}
+	if s.isOutside() {
+		notes = append(notes, s.outsideNote())
+	}
 	if s.redFlagsNegative() {
 		notes = append(notes, "Cannot-miss red flags screened negative: "+s.redFlagLabels()+".")
 	}

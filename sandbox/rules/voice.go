@@ -70,6 +70,9 @@ type voiceData struct {
 	Builtin     map[string]voiceQuestion  `json:"builtin"`
 	Protocols   map[string]voiceProtocol  `json:"protocols"`   // by protocol id
 	Emergencies map[string]voiceEmergency `json:"emergencies"` // by category id
+	// Outside rewords language/outside.json: the "Something else" quick
+	// reply (title), the generic screen's questions (facts) and its advice.
+	Outside *voiceProtocol `json:"outside,omitempty"`
 }
 
 type voiceYesNo struct {
@@ -242,10 +245,24 @@ func applyVoice(d *voiceData, lx *lexicon, lib *library, r *replies) error {
 	}
 
 	seen := map[string]bool{}
-	for _, p := range lib.protocols {
-		seen[p.ID] = true
+	ps := slices.Clone(lib.protocols)
+	if lib.outside != nil {
+		ps = append(ps, lib.outside.p)
+	} else if d.Outside != nil {
+		bad("outside: the library has no %s", outsideFile)
+	}
+	for _, p := range ps {
 		where := "protocols." + p.ID
 		vp, ok := d.Protocols[p.ID]
+		if lib.outside != nil && p == lib.outside.p {
+			where = "outside"
+			ok = d.Outside != nil
+			if ok {
+				vp = *d.Outside
+			}
+		} else {
+			seen[p.ID] = true
+		}
 		if !ok {
 			bad("%s is missing", where)
 			continue
@@ -358,9 +375,15 @@ func reading(lx *lexicon, lib *library, r *replies, p *Protocol, q *Question, ra
 		}
 	}
 	asks := []*Question{&r.Age, &r.Sex, &r.Pregnancy}
-	for _, pr := range lib.protocols {
+	ps := slices.Clone(lib.protocols)
+	if lib.outside != nil {
+		ps = append(ps, lib.outside.p) // its title is "Something else"
+	}
+	named := false
+	for _, pr := range ps {
 		if q == nil && recognition(m, pr) != notRecognised {
 			out = append(out, "complaint "+pr.ID)
+			named = true
 		}
 		if p != nil && p != pr {
 			continue
@@ -370,6 +393,12 @@ func reading(lx *lexicon, lib *library, r *replies, p *Protocol, q *Question, ra
 		}
 		for i := range pr.Questions {
 			asks = append(asks, &pr.Questions[i])
+		}
+	}
+	if q == nil && !named && lib.outside != nil {
+		// A complaint no protocol names, read outside them all.
+		if f, ok := lib.outside.outsideFinding(m); ok {
+			out = append(out, "outside "+f.id)
 		}
 	}
 	for _, vq := range asks {
@@ -457,6 +486,13 @@ func VoiceTemplate() ([]byte, error) {
 	}
 	for _, c := range e.lib.emergencies {
 		d.Emergencies[c.ID] = voiceEmergency{Reply: c.Reply, Advice: c.Advice, ReplySomeoneElse: c.ReplySomeoneElse, AdviceSomeoneElse: c.AdviceSomeoneElse}
+	}
+	if o := e.lib.outside; o != nil {
+		vp := voiceProtocol{Title: o.p.Title, PatientTerm: o.p.PatientTerm, Advice: maps.Clone(o.p.Advice), Facts: map[string]voiceQuestion{}}
+		for i, rf := range o.p.RedFlags {
+			vp.Facts[rf.Fact] = voiceQuestion{Ask: rf.Ask, AskAgain: rf.AskAgain, Choices: ownChoices(&o.p.redFlags[i]), Reply: rf.Reply, Advice: rf.Advice}
+		}
+		d.Outside = &vp
 	}
 	return json.MarshalIndent(d, "", "  ")
 }
