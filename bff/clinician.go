@@ -2,15 +2,109 @@ package bff
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
-// Clinician is an account that may sign in to review handoffs.
+// Clinician is an account that may sign in to the clinician area. What it
+// may do there is its Roles.
 type Clinician struct {
 	Username     string
 	PasswordHash []byte // bcrypt
 	Disabled     bool
 	CreatedAt    time.Time
+	// Roles are what the account may do, in AllRoles' order, none twice.
+	// An account with none may sign in and see its own sessions, nothing
+	// more.
+	Roles []Role
+}
+
+// Role is a part of the clinician area an account may use. An account
+// holds any number of them.
+type Role string
+
+// The roles.
+const (
+	// RoleReviewer reads the worklist, handoffs (their JSON and FHIR
+	// downloads) and the audit log, refreshes and reviews handoffs.
+	RoleReviewer Role = "reviewer"
+	// RoleScenarioRunner runs scenario suites and works with their
+	// results: runs, readings, variations, comparisons.
+	RoleScenarioRunner Role = "scenario_runner"
+	// RoleAdministrator arms the embedded sandbox's faults, reads the audit
+	// log and sees and ends anyone's sessions.
+	RoleAdministrator Role = "administrator"
+)
+
+// AllRoles lists every role in its fixed order. Accounts that existed
+// before roles did were given all of them, so nothing changed on upgrade.
+func AllRoles() []Role { return []Role{RoleReviewer, RoleScenarioRunner, RoleAdministrator} }
+
+// Label is the role in words, for pages.
+func (r Role) Label() string {
+	switch r {
+	case RoleReviewer:
+		return "reviewer"
+	case RoleScenarioRunner:
+		return "scenario runner"
+	case RoleAdministrator:
+		return "administrator"
+	}
+	return string(r)
+}
+
+// ParseRoles reads a comma-separated list of role names ("reviewer,
+// scenario_runner"; "all" for every role; "runner" and "admin" are short
+// for scenario_runner and administrator) into NormalRoles order. EINVALID
+// (field "roles") names the first unknown word.
+func ParseRoles(list string) ([]Role, error) {
+	var out []Role
+	for _, w := range strings.Split(list, ",") {
+		w = strings.ToLower(strings.TrimSpace(w))
+		switch w {
+		case "":
+			continue
+		case "all":
+			out = append(out, AllRoles()...)
+		case "runner", "scenario-runner":
+			out = append(out, RoleScenarioRunner)
+		case "admin":
+			out = append(out, RoleAdministrator)
+		default:
+			if !slices.Contains(AllRoles(), Role(w)) {
+				return nil, Invalid("roles", "%q is not a role: the roles are reviewer, scenario_runner and administrator (or all).", w)
+			}
+			out = append(out, Role(w))
+		}
+	}
+	return NormalRoles(out), nil
+}
+
+// NormalRoles is roles in AllRoles' order, each once, unknown ones dropped.
+func NormalRoles(roles []Role) []Role {
+	out := []Role{}
+	for _, r := range AllRoles() {
+		if slices.Contains(roles, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// HasRole reports whether the account holds r.
+func (c *Clinician) HasRole(r Role) bool { return c != nil && slices.Contains(c.Roles, r) }
+
+// RoleNames is roles in words, comma-separated ("none" for none).
+func RoleNames(roles []Role) string {
+	if len(roles) == 0 {
+		return "none"
+	}
+	words := make([]string, len(roles))
+	for i, r := range roles {
+		words[i] = string(r)
+	}
+	return strings.Join(words, ", ")
 }
 
 // Review is a clinician's mark that a handoff was reviewed.
@@ -47,6 +141,10 @@ const (
 	AuditClinicianPassword = "clinician_password"
 	AuditClinicianDisable  = "clinician_disable"
 	AuditClinicianUnlock   = "clinician_unlock"
+	AuditClinicianRoles    = "clinician_roles" // Detail: the account, its roles before and after
+	// AuditAccessRefused: a signed-in clinician refused a page their roles
+	// do not grant. Detail: the method, the route and the roles it needs.
+	AuditAccessRefused = "access_refused"
 	// Scenario runs (Detail names the run; IntakeID is "").
 	AuditScenarioStart  = "scenario_start"
 	AuditScenarioCancel = "scenario_cancel"
@@ -70,6 +168,10 @@ type ClinicianStore interface {
 	// SetClinicianPassword replaces an account's password hash, and
 	// nothing else; ENOTFOUND if none.
 	SetClinicianPassword(ctx context.Context, username string, hash []byte) error
+	// SetClinicianRoles replaces an account's roles with roles (in
+	// NormalRoles order; none is allowed), and nothing else; ENOTFOUND if
+	// none.
+	SetClinicianRoles(ctx context.Context, username string, roles []Role) error
 }
 
 // ReviewStore keeps reviews. A handoff may be reviewed more than once.

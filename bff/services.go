@@ -93,9 +93,10 @@ type ReviewService interface {
 
 // AccountService manages clinician accounts and their sign-in.
 type AccountService interface {
-	// AddClinician creates an account (lower-cased username), audited under
-	// actor; EINVALID for a bad username or password, or a username taken.
-	AddClinician(ctx context.Context, actor, username, password string) (*Clinician, error)
+	// AddClinician creates an account (lower-cased username) holding roles,
+	// audited under actor; EINVALID for a bad username or password, or a
+	// username taken.
+	AddClinician(ctx context.Context, actor, username, password string, roles []Role) (*Clinician, error)
 	// Clinicians lists the accounts by username.
 	Clinicians(ctx context.Context) ([]*Clinician, error)
 	// DisableClinician stops an account, audited under actor; its sessions
@@ -113,6 +114,9 @@ type AccountService interface {
 	SignIn(ctx context.Context, username, password, address string) (*Clinician, error)
 	// SignOut records a sign-out (or an idle sign-out) in the audit log.
 	SignOut(ctx context.Context, username string)
+	// AccessRefused records in the audit log that a signed-in clinician
+	// was refused a page their roles do not open; detail says which and why.
+	AccessRefused(ctx context.Context, username, detail string)
 }
 
 // ScenarioService is the Scenarios section of the clinician area. Every

@@ -17,9 +17,10 @@ func (s *Server) showAudit(c *fiber.Ctx) error {
 		return err
 	}
 	page := templates.AuditPage{Layout: s.clinicianLayout(c, "Audit log")}
+	handoffs := mayOpen(accountOf(c), "/clinician/intakes") // an administrator without reviewer sees ids, no links
 	for _, e := range entries {
 		row := templates.AuditRow{At: clock(e.At), Actor: e.Actor, Action: e.Action, Detail: e.Detail, IntakeID: e.IntakeID}
-		if e.IntakeID != "" {
+		if e.IntakeID != "" && handoffs {
 			row.IntakeURL = "/clinician/intakes/" + e.IntakeID
 		}
 		page.Entries = append(page.Entries, row)

@@ -35,11 +35,12 @@ func (s *Server) requireClinician(c *fiber.Ctx) error {
 		name = ""
 	}
 	if name != "" {
-		if _, err := s.accounts.ActiveClinician(ctx, name); err == nil {
+		if acc, err := s.accounts.ActiveClinician(ctx, name); err == nil {
 			if s.now().Sub(seen) > time.Minute {
 				s.sessions.Put(ctx, sessSeen, s.now().Unix()) // at most one session write a minute
 			}
 			c.Locals(sessClinician, name)
+			c.Locals(localAccount, acc)
 			return c.Next()
 		} else if bff.ErrorCode(err) != bff.ENOTFOUND {
 			return err
@@ -59,19 +60,36 @@ func clinicianOf(c *fiber.Ctx) string {
 	return name
 }
 
+// localAccount holds the signed-in clinician's account, as requireClinician
+// read it for this request (roles as they are now).
+const localAccount = "clinician_account"
+
+func accountOf(c *fiber.Ctx) *bff.Clinician {
+	acc, _ := c.Locals(localAccount).(*bff.Clinician)
+	return acc
+}
+
 // clinicianLayout is the frame of the clinician area's pages.
 func (s *Server) clinicianLayout(c *fiber.Ctx, title string) templates.Layout {
 	l := s.layout(c, title)
 	path := c.Path()
-	l.Nav = []templates.NavLink{
+	acc := accountOf(c)
+	links := []templates.NavLink{
 		{Label: "Worklist", URL: "/clinician", Current: path == "/clinician"},
 		{Label: "Audit log", URL: "/clinician/audit", Current: path == "/clinician/audit"},
 	}
 	if s.deps.Scenarios != nil {
-		l.Nav = append(l.Nav, templates.NavLink{Label: "Scenarios", URL: scenariosPath, Current: strings.HasPrefix(path, scenariosPath)})
+		links = append(links, templates.NavLink{Label: "Scenarios", URL: scenariosPath, Current: strings.HasPrefix(path, scenariosPath)})
 	}
 	if s.deps.Faults != nil {
-		l.Nav = append(l.Nav, templates.NavLink{Label: "Sandbox faults", URL: faultsPath, Current: path == faultsPath})
+		links = append(links, templates.NavLink{Label: "Sandbox faults", URL: faultsPath, Current: path == faultsPath})
+	}
+	// Only what the signed-in clinician's roles open (roles.go).
+	l.Nav = nil
+	for _, link := range links {
+		if mayOpen(acc, link.URL) {
+			l.Nav = append(l.Nav, link)
+		}
 	}
 	l.SignedInAs = clinicianOf(c)
 	l.SignOutURL = "/clinician/signout"
@@ -93,7 +111,7 @@ func (s *Server) showSignIn(c *fiber.Ctx) error {
 func (s *Server) signIn(c *fiber.Ctx) error {
 	username := utils.CopyString(c.FormValue("username"))
 	next := localNext(c.FormValue("next"))
-	_, err := s.accounts.SignIn(c.UserContext(), username, c.FormValue("password"), s.clientAddress(c))
+	acc, err := s.accounts.SignIn(c.UserContext(), username, c.FormValue("password"), s.clientAddress(c))
 	if err != nil {
 		code := bff.ErrorCode(err)
 		if code != bff.EUNAUTHORIZED && code != bff.ERATELIMIT && code != bff.EINVALID {
@@ -115,6 +133,9 @@ func (s *Server) signIn(c *fiber.Ctx) error {
 	s.sessions.Put(ctx, sessClinician, strings.ToLower(strings.TrimSpace(username)))
 	s.sessions.Put(ctx, sessSeen, s.now().Unix())
 	s.sessions.Put(ctx, sessCSRF, randomHex(32))
+	if !mayOpen(acc, next) {
+		next = s.homeOf(acc) // the worklist, unless their roles do not open it
+	}
 	return c.Redirect(next, http.StatusSeeOther)
 }
 

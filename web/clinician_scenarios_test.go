@@ -32,19 +32,21 @@ type fakeAccounts struct{ bff.AccountService }
 
 func (fakeAccounts) ActiveClinician(_ context.Context, name string) (*bff.Clinician, error) {
 	if name == "dr.ada" {
-		return &bff.Clinician{Username: name}, nil
+		return &bff.Clinician{Username: name, Roles: bff.AllRoles()}, nil
 	}
 	return nil, bff.Errorf(bff.ENOTFOUND, "no such clinician")
 }
 
 func (fakeAccounts) SignIn(_ context.Context, name, password, _ string) (*bff.Clinician, error) {
 	if name == "dr.ada" && password == clinPassword {
-		return &bff.Clinician{Username: name}, nil
+		return &bff.Clinician{Username: name, Roles: bff.AllRoles()}, nil
 	}
 	return nil, bff.Errorf(bff.EUNAUTHORIZED, "The username or password is wrong.")
 }
 
 func (fakeAccounts) SignOut(context.Context, string) {}
+
+func (fakeAccounts) AccessRefused(context.Context, string, string) {}
 
 type startCall struct {
 	clinician string

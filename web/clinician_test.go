@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/clinical-intake/intake-web/bff"
 	"io"
 	"net/http"
 	"net/netip"
@@ -23,8 +24,15 @@ import (
 
 const clinPassword = "correct horse battery"
 
-// withClinician adds an account to the app's database before it starts.
+// withClinician adds an account with every role to the app's database
+// before it starts.
 func withClinician(t *testing.T, name string) func(*appwire.Config) {
+	return withClinicianRoles(t, name, bff.AllRoles()...)
+}
+
+// withClinicianRoles adds an account with roles to the app's database
+// before it starts.
+func withClinicianRoles(t *testing.T, name string, roles ...bff.Role) func(*appwire.Config) {
 	return func(c *appwire.Config) {
 		c.BcryptCost = 4
 		db, err := sqlite.Open(context.Background(), c.DatabasePath, nil)
@@ -32,7 +40,7 @@ func withClinician(t *testing.T, name string) func(*appwire.Config) {
 			t.Fatal(err)
 		}
 		svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, BcryptCost: 4})
-		if _, err := svc.AddClinician(context.Background(), "system", name, clinPassword); err != nil {
+		if _, err := svc.AddClinician(context.Background(), "system", name, clinPassword, roles); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()

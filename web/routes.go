@@ -56,7 +56,7 @@ func (s *Server) routes() *fiber.App {
 
 	app.Get("/clinician/signin", s.showSignIn)
 	app.Post("/clinician/signin", s.signIn)
-	clin := app.Group("/clinician", s.requireClinician)
+	clin := app.Group("/clinician", s.requireClinician, s.requireRole) // roles: web/roles.go
 	clin.Post("/signout", s.signOut)
 	clin.Get("/", s.showWorklist)
 	clin.Get("/worklist/row/:id", s.showWorklistRow)

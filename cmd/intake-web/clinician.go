@@ -25,9 +25,15 @@ const clinicianUsage = `usage:
   intake-web clinician add USERNAME      # the password is read from a prompt, or from stdin
   intake-web clinician passwd USERNAME   # a new password, read the same way; it lifts the sign-in lock too
   intake-web clinician unlock USERNAME   # lift the lock that failed sign-ins put on it, at once
-  intake-web clinician list              # each account, active or disabled, and locked or not
+  intake-web clinician list              # each account, active or disabled, locked or not, and its roles
   intake-web clinician disable USERNAME
+  intake-web clinician grant USERNAME ROLES    # give roles (comma-separated), keeping those it has
+  intake-web clinician revoke USERNAME ROLES   # take roles away; its sessions lose them at their next request
 With -generate, add and passwd make up a password and print it (once) instead of reading one.
+With -roles ROLES, add gives the new account those roles (default: reviewer).
+The roles: reviewer (worklist, handoffs, reviews, FHIR, audit log), scenario_runner (scenario
+runs, readings, variations, comparisons), administrator (sandbox faults, the audit log, anyone's
+sessions); all is every one.
 The database is DATABASE_PATH (or DATABASE_URL), or -db FILE (before or after the verb); the
 running app sees each change at once. The audit log has every change, under "cli:" and your login.`
 
@@ -37,6 +43,8 @@ func clinicianVerb(verb string) (names int, ok bool) {
 	switch verb {
 	case "add", "passwd", "disable", "unlock":
 		return 1, true
+	case "grant", "revoke":
+		return 2, true
 	case "list":
 		return 0, true
 	}
@@ -54,6 +62,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, "SQLite database file (DATABASE_PATH)")
 	generate := fs.Bool("generate", false, "add, passwd: make up a password and print it instead of reading one")
+	roleList := fs.String("roles", string(bff.RoleReviewer), "add: the new account's roles, comma-separated")
 	fs.Usage = func() { fmt.Fprintln(stderr, clinicianUsage) }
 	// Flags may come before the verb, after it or after its argument
 	// (intake-web clinician add NAME -db FILE): parse, take one word, parse
@@ -82,7 +91,21 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	if n, ok := clinicianVerb(rest[0]); !ok {
 		return &usageError{msg: fmt.Sprintf("clinician: unknown verb %q", rest[0]), usage: clinicianUsage}
 	} else if len(rest)-1 != n {
-		return &usageError{msg: fmt.Sprintf("clinician %s takes %s", rest[0], map[int]string{0: "no argument", 1: "one USERNAME"}[n]), usage: clinicianUsage}
+		return &usageError{msg: fmt.Sprintf("clinician %s takes %s", rest[0], map[int]string{0: "no argument", 1: "one USERNAME", 2: "a USERNAME and ROLES"}[n]), usage: clinicianUsage}
+	}
+	// Roles are read before the database is opened too.
+	var roles []bff.Role
+	switch rest[0] {
+	case "add":
+		roles, err = bff.ParseRoles(*roleList)
+	case "grant", "revoke":
+		roles, err = bff.ParseRoles(rest[2])
+		if err == nil && len(roles) == 0 {
+			err = bff.Invalid("roles", "Name at least one role: reviewer, scenario_runner or administrator (or all).")
+		}
+	}
+	if err != nil {
+		return &usageError{msg: "clinician " + rest[0] + ": " + refusal(err).Error(), usage: clinicianUsage}
 	}
 	ctx := context.Background()
 	db, err := app.OpenDatabase(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -107,11 +130,11 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		if err != nil {
 			return err
 		}
-		c, err := svc.AddClinician(ctx, actor, rest[1], password)
+		c, err := svc.AddClinician(ctx, actor, rest[1], password, roles)
 		if err != nil {
 			return refusal(err)
 		}
-		fmt.Fprintf(stdout, "clinician %s added\n", c.Username)
+		fmt.Fprintf(stdout, "clinician %s added; roles: %s\n", c.Username, bff.RoleNames(c.Roles))
 		if *generate {
 			fmt.Fprintf(stdout, "password (shown only now): %s\n", password)
 		}
@@ -150,7 +173,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 			} else if lock.Locked() {
 				locked = "; " + lock.String() + " (intake-web clinician unlock " + c.Username + ")"
 			}
-			fmt.Fprintf(stdout, "%-32s %-8s created %s%s\n", c.Username, state, c.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), locked)
+			fmt.Fprintf(stdout, "%-32s %-8s created %s; roles: %s%s\n", c.Username, state, c.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), bff.RoleNames(c.Roles), locked)
 		}
 		if len(cs) == 0 {
 			fmt.Fprintln(stdout, "no clinicians")
@@ -166,6 +189,16 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 			fmt.Fprintf(stdout, "clinician %s was not locked (%s in the window)\n", strings.ToLower(rest[1]), lock)
 		}
 		fmt.Fprintln(stdout, "(a network address's lock, after failed sign-ins from it under any usernames, is not an account's: it ends by itself)")
+	case "grant", "revoke":
+		change := svc.GrantRoles
+		if rest[0] == "revoke" {
+			change = svc.RevokeRoles
+		}
+		c, err := change(ctx, actor, rest[1], roles)
+		if err != nil {
+			return refusal(err)
+		}
+		fmt.Fprintf(stdout, "clinician %s now has roles: %s\n", c.Username, bff.RoleNames(c.Roles))
 	case "disable":
 		if err := svc.DisableClinician(ctx, actor, rest[1]); err != nil {
 			if bff.ErrorCode(err) == bff.ENOTFOUND {

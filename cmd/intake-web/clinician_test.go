@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -158,7 +159,7 @@ func TestClinicianUnlock(t *testing.T) {
 		}
 	}
 	// Added here at bcrypt's least cost, so that the sign-ins are quick.
-	if _, err := svc.AddClinician(context.Background(), "system", "dr.lock", "the right password"); err != nil {
+	if _, err := svc.AddClinician(context.Background(), "system", "dr.lock", "the right password", bff.AllRoles()); err != nil {
 		t.Fatal(err)
 	}
 	lockOut()
@@ -211,4 +212,70 @@ func cliUser(t *testing.T) string {
 	t.Helper()
 	a := cliActor(func(k string) string { return map[string]string{"USER": "ops"}[k] })
 	return strings.TrimPrefix(a, "cli:")
+}
+
+// add gives reviewer unless -roles says otherwise; grant and revoke change
+// an account's roles, audited; list shows them; an unknown role is a usage
+// error naming it, before the database is touched.
+func TestClinicianRoles(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "app.db")
+	env := func(string) string { return "" }
+	run := func(stdin string, args ...string) (string, error) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		err := clinicianCommand(append(args, "-db", db), strings.NewReader(stdin), &out, &errb, env)
+		return out.String(), err
+	}
+	must := func(stdin string, args ...string) string {
+		t.Helper()
+		out, err := run(stdin, args...)
+		if err != nil {
+			t.Fatalf("clinician %s: %v", strings.Join(args, " "), err)
+		}
+		return out
+	}
+	if out := must("a long enough password\n", "add", "dr.rev"); !strings.Contains(out, "roles: reviewer\n") {
+		t.Fatalf("add without -roles: %q", out)
+	}
+	if out := must("a long enough password\n", "add", "dr.ops", "-roles", "admin, scenario_runner"); !strings.Contains(out, "roles: scenario_runner, administrator") {
+		t.Fatalf("add -roles: %q", out)
+	}
+	if out := must("", "grant", "dr.rev", "runner"); !strings.Contains(out, "dr.rev now has roles: reviewer, scenario_runner") {
+		t.Fatalf("grant: %q", out)
+	}
+	if out := must("", "revoke", "dr.ops", "administrator,reviewer"); !strings.Contains(out, "dr.ops now has roles: scenario_runner") {
+		t.Fatalf("revoke: %q", out)
+	}
+	list := must("", "list")
+	if !regexp.MustCompile(`dr\.ops .*roles: scenario_runner\n`).MatchString(list) || !regexp.MustCompile(`dr\.rev .*roles: reviewer, scenario_runner\n`).MatchString(list) {
+		t.Fatalf("list:\n%s", list)
+	}
+	for _, args := range [][]string{{"grant", "dr.rev", "superuser"}, {"revoke", "dr.rev", ""}, {"add", "dr.new", "-roles", "root"}} {
+		_, err := run("a long enough password\n", args...)
+		var ue *usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "roles") {
+			t.Errorf("clinician %v: %v, want a usage error about roles", args, err)
+		}
+	}
+	if _, err := run("", "grant", "nobody", "reviewer"); err == nil || !strings.Contains(err.Error(), "No clinician is named nobody") {
+		t.Errorf("grant to nobody: %v", err)
+	}
+	cfg := app.Defaults()
+	cfg.DatabasePath = db
+	store, err := app.OpenDatabase(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	log, _ := store.Audit(context.Background(), 100, 0)
+	changes := 0
+	for _, e := range log {
+		if e.Action == bff.AuditClinicianRoles && strings.HasPrefix(e.Actor, "cli:") {
+			changes++
+		}
+	}
+	if changes != 2 {
+		t.Fatalf("%d role changes audited, want 2", changes)
+	}
 }

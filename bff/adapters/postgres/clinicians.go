@@ -12,14 +12,26 @@ import (
 
 const clinicianColumns = `username, password_hash, disabled, created_at`
 
-// CreateClinician inserts c; ECONFLICT if the username exists.
+// clinicianSelect reads an account with its roles (an array, empty for
+// none).
+const clinicianSelect = `SELECT ` + clinicianColumns + `,
+	ARRAY(SELECT role FROM clinician_roles r WHERE r.username = clinicians.username)
+	FROM clinicians`
+
+// CreateClinician inserts c with its roles; ECONFLICT if the username
+// exists.
 func (db *DB) CreateClinician(ctx context.Context, c *bff.Clinician) error {
 	hash := c.PasswordHash
 	if hash == nil {
 		hash = []byte{} // bytea, never NULL
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES ($1, $2, $3, $4)`,
-		c.Username, hash, c.Disabled, c.CreatedAt)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES ($1, $2, $3, $4)`,
+			c.Username, hash, c.Disabled, c.CreatedAt); err != nil {
+			return err
+		}
+		return insertRoles(ctx, tx, c.Username, c.Roles)
+	})
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, "This username is taken.")
 	} else if err != nil {
@@ -28,11 +40,46 @@ func (db *DB) CreateClinician(ctx context.Context, c *bff.Clinician) error {
 	return nil
 }
 
+func insertRoles(ctx context.Context, tx pgx.Tx, username string, roles []bff.Role) error {
+	names := []string{}
+	for _, r := range bff.NormalRoles(roles) {
+		names = append(names, string(r))
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO clinician_roles (username, role) SELECT $1, unnest($2::text[])`, username, names)
+	return err
+}
+
+// SetClinicianRoles replaces an account's roles (unknown ones dropped);
+// ENOTFOUND if none.
+func (db *DB) SetClinicianRoles(ctx context.Context, username string, roles []bff.Role) error {
+	found := true
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		// The account's row is locked, so two changes of its roles queue.
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM clinicians WHERE username = $1 FOR UPDATE`, username).Scan(&one); errors.Is(err, pgx.ErrNoRows) {
+			found = false
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM clinician_roles WHERE username = $1`, username); err != nil {
+			return err
+		}
+		return insertRoles(ctx, tx, username, roles)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: set clinician roles: %w", err)
+	}
+	if !found {
+		return bff.Errorf(bff.ENOTFOUND, "Clinician not found.")
+	}
+	return nil
+}
+
 // Clinician returns the account with username (exact match: the service
 // normalises case before calling); ENOTFOUND if none.
 func (db *DB) Clinician(ctx context.Context, username string) (*bff.Clinician, error) {
-	c, err := scanClinician(db.pool.QueryRow(ctx, `SELECT `+clinicianColumns+`
-		FROM clinicians WHERE username = $1`, username))
+	c, err := scanClinician(db.pool.QueryRow(ctx, clinicianSelect+` WHERE username = $1`, username))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, bff.Errorf(bff.ENOTFOUND, "Clinician not found.")
 	} else if err != nil {
@@ -44,7 +91,7 @@ func (db *DB) Clinician(ctx context.Context, username string) (*bff.Clinician, e
 // Clinicians returns every account ordered by username (byte order: the
 // column's collation is "C").
 func (db *DB) Clinicians(ctx context.Context) ([]*bff.Clinician, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+clinicianColumns+` FROM clinicians ORDER BY username`)
+	rows, err := db.pool.Query(ctx, clinicianSelect+` ORDER BY username`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: clinicians: %w", err)
 	}
@@ -81,10 +128,18 @@ func (db *DB) SetClinicianPassword(ctx context.Context, username string, hash []
 }
 
 func scanClinician(r pgx.Row) (*bff.Clinician, error) {
-	var c bff.Clinician
-	if err := r.Scan(&c.Username, &c.PasswordHash, &c.Disabled, &c.CreatedAt); err != nil {
+	var (
+		c     bff.Clinician
+		roles []string
+	)
+	if err := r.Scan(&c.Username, &c.PasswordHash, &c.Disabled, &c.CreatedAt, &roles); err != nil {
 		return nil, err
 	}
+	rs := make([]bff.Role, len(roles))
+	for i, r := range roles {
+		rs[i] = bff.Role(r)
+	}
+	c.Roles = bff.NormalRoles(rs)
 	c.CreatedAt = utc(c.CreatedAt)
 	return &c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/clinical-intake/intake-web/bff"
 )
@@ -17,18 +18,71 @@ var (
 
 const clinicianColumns = `username, password_hash, disabled, created_at`
 
-// CreateClinician inserts c; ECONFLICT if the username exists.
+// clinicianSelect reads an account with its roles (comma-separated, NULL
+// for none).
+const clinicianSelect = `SELECT ` + clinicianColumns + `,
+	(SELECT group_concat(role, ',') FROM clinician_roles r WHERE r.username = clinicians.username)
+	FROM clinicians`
+
+// CreateClinician inserts c with its roles; ECONFLICT if the username
+// exists.
 func (db *DB) CreateClinician(ctx context.Context, c *bff.Clinician) error {
 	hash := c.PasswordHash
 	if hash == nil {
 		hash = []byte{} // a BLOB, never NULL
 	}
-	_, err := db.w.ExecContext(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES (?, ?, ?, ?)`,
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: create clinician: %w", err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES (?, ?, ?, ?)`,
 		c.Username, hash, c.Disabled, formatTime(c.CreatedAt))
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, "This username is taken.")
 	} else if err != nil {
 		return fmt.Errorf("store: create clinician: %w", err)
+	}
+	if err := insertRoles(ctx, tx, c.Username, c.Roles); err != nil {
+		return fmt.Errorf("store: create clinician: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: create clinician: %w", err)
+	}
+	return nil
+}
+
+func insertRoles(ctx context.Context, tx *sql.Tx, username string, roles []bff.Role) error {
+	for _, r := range bff.NormalRoles(roles) {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO clinician_roles (username, role) VALUES (?, ?)`, username, string(r)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetClinicianRoles replaces an account's roles (unknown ones dropped);
+// ENOTFOUND if none.
+func (db *DB) SetClinicianRoles(ctx context.Context, username string, roles []bff.Role) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: set clinician roles: %w", err)
+	}
+	defer tx.Rollback()
+	var one int
+	if err := tx.QueryRowContext(ctx, `SELECT 1 FROM clinicians WHERE username = ?`, username).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		return bff.Errorf(bff.ENOTFOUND, "Clinician not found.")
+	} else if err != nil {
+		return fmt.Errorf("store: set clinician roles: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM clinician_roles WHERE username = ?`, username); err != nil {
+		return fmt.Errorf("store: set clinician roles: %w", err)
+	}
+	if err := insertRoles(ctx, tx, username, roles); err != nil {
+		return fmt.Errorf("store: set clinician roles: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: set clinician roles: %w", err)
 	}
 	return nil
 }
@@ -36,8 +90,7 @@ func (db *DB) CreateClinician(ctx context.Context, c *bff.Clinician) error {
 // Clinician returns the account with username (exact match: the service
 // normalises case before calling).
 func (db *DB) Clinician(ctx context.Context, username string) (*bff.Clinician, error) {
-	c, err := scanClinician(db.r.QueryRowContext(ctx, `SELECT `+clinicianColumns+`
-		FROM clinicians WHERE username = ?`, username))
+	c, err := scanClinician(db.r.QueryRowContext(ctx, clinicianSelect+` WHERE username = ?`, username))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, bff.Errorf(bff.ENOTFOUND, "Clinician not found.")
 	} else if err != nil {
@@ -48,7 +101,7 @@ func (db *DB) Clinician(ctx context.Context, username string) (*bff.Clinician, e
 
 // Clinicians returns every account ordered by username (byte order).
 func (db *DB) Clinicians(ctx context.Context) ([]*bff.Clinician, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+clinicianColumns+` FROM clinicians ORDER BY username`)
+	rows, err := db.r.QueryContext(ctx, clinicianSelect+` ORDER BY username`)
 	if err != nil {
 		return nil, fmt.Errorf("store: clinicians: %w", err)
 	}
@@ -100,13 +153,25 @@ func scanClinician(s scanner) (*bff.Clinician, error) {
 	var (
 		c       bff.Clinician
 		created string
+		roles   sql.NullString
 	)
-	if err := s.Scan(&c.Username, &c.PasswordHash, &c.Disabled, &created); err != nil {
+	if err := s.Scan(&c.Username, &c.PasswordHash, &c.Disabled, &created, &roles); err != nil {
 		return nil, err
 	}
+	c.Roles = splitRoles(roles.String)
 	var err error
 	if c.CreatedAt, err = parseTime(created); err != nil {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// splitRoles reads a comma-separated list of stored roles in
+// bff.NormalRoles order.
+func splitRoles(list string) []bff.Role {
+	var rs []bff.Role
+	for _, r := range strings.Split(list, ",") {
+		rs = append(rs, bff.Role(r))
+	}
+	return bff.NormalRoles(rs)
 }

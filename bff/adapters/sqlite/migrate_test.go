@@ -2,12 +2,17 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/clinical-intake/intake-web/bff"
 )
 
 func TestEmbeddedMigrationsLoad(t *testing.T) {
@@ -121,4 +126,51 @@ func TestMigrationsIdempotent(t *testing.T) {
 		t.Fatalf("open a newer schema: %v", err)
 	}
 	db2.Close()
+}
+
+// TestRolesMigrationGivesExistingAccountsEveryRole applies 0015 to a
+// database that already holds accounts: each gets every role, so an upgrade
+// takes nothing away; an account made afterwards has only what it is given.
+func TestRolesMigrationGivesExistingAccountsEveryRole(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	sub, _ := fs.Sub(migrationFS, "migrations")
+	ms, err := loadMigrations(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ms, func(m migration) bool { return m.name == "clinician_roles" })
+	if i < 0 {
+		t.Fatal("no clinician_roles migration")
+	}
+	// The database as it was before roles: the migrations before 0015.
+	old, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := applyMigrations(ctx, old, slog.New(slog.DiscardHandler), ms[:i]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.ExecContext(ctx, `INSERT INTO clinicians (username, password_hash, disabled, created_at)
+		VALUES ('dr.a', x'00', 0, '2026-01-01T00:00:00.000000000Z'), ('dr.b', x'00', 1, '2026-01-01T00:00:00.000000000Z')`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	db, err := Open(ctx, path, nil) // applies the rest
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, name := range []string{"dr.a", "dr.b"} {
+		c, err := db.Clinician(ctx, name)
+		if err != nil || !slices.Equal(c.Roles, bff.AllRoles()) {
+			t.Fatalf("%s after the migration: %+v, %v", name, c, err)
+		}
+	}
+	if err := db.CreateClinician(ctx, &bff.Clinician{Username: "dr.c", Roles: []bff.Role{bff.RoleReviewer}}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := db.Clinician(ctx, "dr.c"); !slices.Equal(c.Roles, []bff.Role{bff.RoleReviewer}) {
+		t.Fatalf("a new account's roles: %v", c.Roles)
+	}
 }

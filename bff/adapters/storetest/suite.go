@@ -627,8 +627,10 @@ func testClinicians(t *testing.T, open Opener) {
 
 	hash := []byte("$2a$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\x00\xff")
 	carol := &bff.Clinician{Username: "carol", PasswordHash: hash,
-		CreatedAt: t0.In(time.FixedZone("CET", 3600))} // stored as UTC
-	alice := &bff.Clinician{Username: "alice", PasswordHash: []byte("h-alice"), Disabled: true, CreatedAt: t0.Add(time.Second)}
+		CreatedAt: t0.In(time.FixedZone("CET", 3600)), // stored as UTC
+		Roles:     []bff.Role{bff.RoleReviewer, bff.RoleAdministrator}}
+	alice := &bff.Clinician{Username: "alice", PasswordHash: []byte("h-alice"), Disabled: true, CreatedAt: t0.Add(time.Second),
+		Roles: bff.AllRoles()}
 	upper := &bff.Clinician{Username: "Alice", PasswordHash: []byte("h-upper"), CreatedAt: t0.Add(2 * time.Second)}
 	bob := &bff.Clinician{Username: "bob", PasswordHash: nil, CreatedAt: t0.Add(3 * time.Second)}
 	for _, c := range []*bff.Clinician{carol, alice, upper, bob} {
@@ -652,6 +654,39 @@ func testClinicians(t *testing.T, open Opener) {
 		got, err = db.Clinician(ctx, "bob")
 		if err != nil || len(got.PasswordHash) != 0 {
 			t.Fatalf("nil hash stored as empty: %+v, %v", got, err)
+		}
+		if got.Roles == nil || len(got.Roles) != 0 {
+			t.Fatalf("no roles read back as %#v, want an empty list", got.Roles)
+		}
+	})
+	t.Run("set roles", func(t *testing.T) {
+		for _, roles := range [][]bff.Role{
+			{bff.RoleScenarioRunner},
+			{bff.RoleAdministrator, bff.RoleReviewer, bff.RoleAdministrator}, // any order, repeats: stored once, in order
+			{},
+			bff.AllRoles(),
+		} {
+			if err := db.SetClinicianRoles(ctx, "Alice", roles); err != nil {
+				t.Fatalf("SetClinicianRoles(%v): %v", roles, err)
+			}
+			got, err := db.Clinician(ctx, "Alice")
+			if err != nil || !slices.Equal(got.Roles, bff.NormalRoles(roles)) {
+				t.Fatalf("after SetClinicianRoles(%v): %+v, %v", roles, got, err)
+			}
+			if !bytes.Equal(got.PasswordHash, []byte("h-upper")) || got.Disabled || !got.CreatedAt.Equal(t0.Add(2*time.Second)) {
+				t.Fatalf("other fields changed: %+v", got)
+			}
+		}
+		if got, _ := db.Clinician(ctx, "alice"); !slices.Equal(got.Roles, bff.AllRoles()) {
+			t.Fatalf("another account's roles changed: %v", got.Roles)
+		}
+		if got, _ := db.Clinician(ctx, "carol"); !equalClinician(got, carol) {
+			t.Fatalf("another account changed: %+v", got)
+		}
+		WantCode(t, db.SetClinicianRoles(ctx, "nobody", bff.AllRoles()), bff.ENOTFOUND)
+		WantCode(t, db.SetClinicianRoles(ctx, "ALICE", bff.AllRoles()), bff.ENOTFOUND)
+		if err := db.SetClinicianRoles(ctx, "Alice", nil); err != nil { // back, for the cases after
+			t.Fatal(err)
 		}
 	})
 	t.Run("lookup is exact", func(t *testing.T) {
@@ -743,6 +778,7 @@ func testClinicianContextHonoured(t *testing.T, open Opener) {
 	for name, err := range map[string]error{
 		"CreateClinician":      db.CreateClinician(ctx, &bff.Clinician{Username: "x", CreatedAt: t0}),
 		"SetClinicianDisabled": db.SetClinicianDisabled(ctx, "x", true),
+		"SetClinicianRoles":    db.SetClinicianRoles(ctx, "x", bff.AllRoles()),
 		"AddReview":            db.AddReview(ctx, &bff.Review{IntakeID: "enc_ctx", ReviewedAt: t0}),
 		"AddAudit":             db.AddAudit(ctx, &bff.AuditEntry{At: t0, Actor: "x", Action: bff.AuditSignIn}),
 	} {
@@ -785,7 +821,7 @@ func equalClinician(a, b *bff.Clinician) bool {
 		return a == b
 	}
 	return a.Username == b.Username && bytes.Equal(a.PasswordHash, b.PasswordHash) &&
-		a.Disabled == b.Disabled && a.CreatedAt.Equal(b.CreatedAt)
+		a.Disabled == b.Disabled && a.CreatedAt.Equal(b.CreatedAt) && slices.Equal(bff.NormalRoles(a.Roles), b.Roles)
 }
 
 func testReviews(t *testing.T, open Opener) {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,9 +75,9 @@ var usernameShape = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{2,31}$`)
 // MinPasswordChars is the shortest password an account may have.
 const MinPasswordChars = 12
 
-// AddClinician creates an account, audited under actor. Usernames are
-// lower-cased.
-func (s *Service) AddClinician(ctx context.Context, actor, username, password string) (*bff.Clinician, error) {
+// AddClinician creates an account with roles, audited under actor.
+// Usernames are lower-cased.
+func (s *Service) AddClinician(ctx context.Context, actor, username, password string, roles []bff.Role) (*bff.Clinician, error) {
 	username = strings.ToLower(strings.TrimSpace(username))
 	if !usernameShape.MatchString(username) {
 		return nil, bff.Invalid("username", "A username is 3 to 32 lower-case letters, digits, dots, dashes or underscores, starting with a letter or digit.")
@@ -85,14 +86,65 @@ func (s *Service) AddClinician(ctx context.Context, actor, username, password st
 	if err != nil {
 		return nil, err
 	}
-	c := &bff.Clinician{Username: username, PasswordHash: hash, CreatedAt: s.now()}
+	c := &bff.Clinician{Username: username, PasswordHash: hash, CreatedAt: s.now(), Roles: bff.NormalRoles(roles)}
 	if err := s.clinicians.CreateClinician(ctx, c); err != nil {
 		if bff.ErrorCode(err) == bff.ECONFLICT {
 			return nil, bff.Invalid("username", "A clinician named %s already exists.", username)
 		}
 		return nil, err
 	}
-	bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditClinicianAdd, "", "account "+username)
+	bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditClinicianAdd, "", "account "+username+"; roles: "+bff.RoleNames(c.Roles))
+	return c, nil
+}
+
+// GrantRoles gives an account roles (those it holds already stay),
+// audited under actor with its roles before and after, and returns the
+// account. ENOTFOUND for an unknown username.
+func (s *Service) GrantRoles(ctx context.Context, actor, username string, roles []bff.Role) (*bff.Clinician, error) {
+	return s.changeRoles(ctx, actor, username, func(held []bff.Role) []bff.Role { return append(held, roles...) })
+}
+
+// RevokeRoles takes roles from an account (those it does not hold are no
+// error), audited under actor with its roles before and after, and returns
+// the account. Its open sessions lose the rights at their next request.
+// ENOTFOUND for an unknown username.
+func (s *Service) RevokeRoles(ctx context.Context, actor, username string, roles []bff.Role) (*bff.Clinician, error) {
+	return s.changeRoles(ctx, actor, username, func(held []bff.Role) []bff.Role {
+		return slices.DeleteFunc(held, func(r bff.Role) bool { return slices.Contains(roles, r) })
+	})
+}
+
+// SetRoles replaces an account's roles, audited under actor with its roles
+// before and after (single sign-on sets them from the identity provider's
+// claim at each sign-in). ENOTFOUND for an unknown username.
+func (s *Service) SetRoles(ctx context.Context, actor, username string, roles []bff.Role) (*bff.Clinician, error) {
+	return s.changeRoles(ctx, actor, username, func([]bff.Role) []bff.Role { return slices.Clone(roles) })
+}
+
+// changeRoles reads an account's roles, sets change(roles) and audits
+// the change (nothing is written or audited when they stay the same). Two
+// changes of one account at the same moment (two commands run at once)
+// are read-modify-write: the last one's result stands, and the audit log
+// has both.
+func (s *Service) changeRoles(ctx context.Context, actor, username string, change func([]bff.Role) []bff.Role) (*bff.Clinician, error) {
+	username = strings.ToLower(strings.TrimSpace(username))
+	c, err := s.clinicians.Clinician(ctx, username)
+	if err != nil {
+		if bff.ErrorCode(err) == bff.ENOTFOUND {
+			return nil, bff.Errorf(bff.ENOTFOUND, "No clinician is named %s.", username)
+		}
+		return nil, err
+	}
+	before := bff.NormalRoles(c.Roles)
+	after := bff.NormalRoles(change(slices.Clone(before)))
+	if slices.Equal(before, after) {
+		return c, nil
+	}
+	if err := s.clinicians.SetClinicianRoles(ctx, username, after); err != nil {
+		return nil, err
+	}
+	bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditClinicianRoles, "", fmt.Sprintf("account %s; roles: %s, were %s", username, bff.RoleNames(after), bff.RoleNames(before)))
+	c.Roles = after
 	return c, nil
 }
 
@@ -336,6 +388,12 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 // SignOut records a sign-out.
 func (s *Service) SignOut(ctx context.Context, username string) {
 	bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignOut, "", "")
+}
+
+// AccessRefused records a signed-in clinician refused a page their roles
+// do not open.
+func (s *Service) AccessRefused(ctx context.Context, username, detail string) {
+	bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditAccessRefused, "", detail)
 }
 
 // lockRule says when a username is locked, and for how long.

@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"github.com/clinical-intake/intake-web/bff"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
@@ -15,7 +16,7 @@ import (
 func TestUnknownUsernamesCostABcryptCompare(t *testing.T) {
 	db := sqlitetest.MustOpenDB(t)
 	s := New(Deps{Clinicians: db, Audit: db, SignInFailures: db, BcryptCost: 5})
-	if _, err := s.AddClinician(context.Background(), "system", "dr.ada", "correct horse battery"); err != nil {
+	if _, err := s.AddClinician(context.Background(), "system", "dr.ada", "correct horse battery", bff.AllRoles()); err != nil {
 		t.Fatal(err)
 	}
 	var costs []int

@@ -30,7 +30,7 @@ func newSignInFixture(t *testing.T, cost int) *signInFixture {
 	f.advance = func(d time.Duration) { f.mu.Lock(); f.now = f.now.Add(d); f.mu.Unlock() }
 	clock := func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }
 	f.svc = accounts.New(accounts.Deps{Clinicians: f.db, Audit: f.db, SignInFailures: f.db, BcryptCost: cost, Now: clock})
-	if _, err := f.svc.AddClinician(context.Background(), "system", "dr.ada", signInPassword); err != nil {
+	if _, err := f.svc.AddClinician(context.Background(), "system", "dr.ada", signInPassword, bff.AllRoles()); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -99,7 +99,7 @@ func TestSignInIsLimitedPerAddress(t *testing.T) {
 // comparison too, so neither the answer nor its time says which names exist.
 func TestSignInDoesNotRevealWhichUsernamesExist(t *testing.T) {
 	f := newSignInFixture(t, 4)
-	if _, err := f.svc.AddClinician(context.Background(), "system", "dr.off", signInPassword); err != nil {
+	if _, err := f.svc.AddClinician(context.Background(), "system", "dr.off", signInPassword, bff.AllRoles()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.svc.DisableClinician(context.Background(), "system", "dr.off"); err != nil {

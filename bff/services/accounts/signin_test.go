@@ -54,7 +54,7 @@ func TestSignInLockSurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.db")
 	clock := newManualNow(signInT0)
 	first := openClinicianRun(t, path, clock.now)
-	if _, err := first.svc.AddClinician(ctx, "system", "dr.ada", goodPassword); err != nil {
+	if _, err := first.svc.AddClinician(ctx, "system", "dr.ada", goodPassword, bff.AllRoles()); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
@@ -93,7 +93,7 @@ func TestSignInAddressLimitSurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.db")
 	clock := newManualNow(signInT0)
 	first := openClinicianRun(t, path, clock.now)
-	if _, err := first.svc.AddClinician(ctx, "system", "dr.ada", goodPassword); err != nil {
+	if _, err := first.svc.AddClinician(ctx, "system", "dr.ada", goodPassword, bff.AllRoles()); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 20 {
@@ -118,7 +118,7 @@ func TestConcurrentSignInsStayWithinTheLimit(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.MustOpenDB(t)
 	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, SignInFailures: db, BcryptCost: bcrypt.MinCost})
-	if _, err := svc.AddClinician(ctx, "system", "dr.ada", goodPassword); err != nil {
+	if _, err := svc.AddClinician(ctx, "system", "dr.ada", goodPassword, bff.AllRoles()); err != nil {
 		t.Fatal(err)
 	}
 	var (
@@ -150,7 +150,7 @@ func TestSignInFieldLimits(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.MustOpenDB(t)
 	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, SignInFailures: db, BcryptCost: bcrypt.MinCost})
-	if _, err := svc.AddClinician(ctx, "system", "dr.ada", goodPassword); err != nil {
+	if _, err := svc.AddClinician(ctx, "system", "dr.ada", goodPassword, bff.AllRoles()); err != nil {
 		t.Fatal(err)
 	}
 	huge := strings.Repeat("é", 100_000) // 200 KB

@@ -112,22 +112,34 @@ func TestLockIsSaid(t *testing.T) {
 	}
 }
 
-// TestAccountChangesAreAudited: adding, a new password and disabling are
-// in the audit log under who made them.
+// TestAccountChangesAreAudited: adding (with its roles), a new password,
+// a change of roles and disabling are in the audit log under who made them.
 func TestAccountChangesAreAudited(t *testing.T) {
 	ctx := context.Background()
 	f := newSignInFixture(t, 4)
-	if _, err := f.svc.AddClinician(ctx, "cli:ops", "dr.bo", signInPassword); err != nil {
+	if _, err := f.svc.AddClinician(ctx, "cli:ops", "dr.bo", signInPassword, bff.AllRoles()); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := f.svc.SetPassword(ctx, "cli:ops", "dr.bo", "another long password"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.RevokeRoles(ctx, "cli:ops", "dr.bo", []bff.Role{bff.RoleAdministrator, bff.RoleReviewer}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.GrantRoles(ctx, "cli:ops", "dr.bo", []bff.Role{bff.RoleScenarioRunner}); err != nil { // held already: no change, no line
 		t.Fatal(err)
 	}
 	if err := f.svc.DisableClinician(ctx, "cli:ops", "dr.bo"); err != nil {
 		t.Fatal(err)
 	}
 	a := f.audit(t)
-	for _, w := range []string{"cli:ops clinician_add account dr.bo\n", "cli:ops clinician_password account dr.bo\n", "cli:ops clinician_disable account dr.bo\n"} {
+	if n := strings.Count(a, "clinician_roles"); n != 1 {
+		t.Errorf("%d role changes audited, want 1 (a grant of a role held changes nothing):\n%s", n, a)
+	}
+	for _, w := range []string{"cli:ops clinician_add account dr.bo; roles: reviewer, scenario_runner, administrator\n",
+		"cli:ops clinician_password account dr.bo\n",
+		"cli:ops clinician_roles account dr.bo; roles: scenario_runner, were reviewer, scenario_runner, administrator\n",
+		"cli:ops clinician_disable account dr.bo\n"} {
 		if !strings.Contains(a, w) {
 			t.Errorf("the audit log lacks %q:\n%s", w, a)
 		}

@@ -289,7 +289,7 @@ func (a *App) demoClinician(ctx context.Context) error {
 		return nil
 	}
 	password := randomHex(12)
-	if _, err := a.accounts.AddClinician(ctx, "system", "demo", password); err != nil {
+	if _, err := a.accounts.AddClinician(ctx, "system", "demo", password, bff.AllRoles()); err != nil {
 		// Replicas starting together on one database all saw no clinician:
 		// one created the account, and its password is in that one's log.
 		if _, found := a.accounts.ActiveClinician(ctx, "demo"); found == nil {

@@ -173,7 +173,7 @@ func addClinicians(t testing.TB, dbPath string, accs map[string]string) {
 	defer db.Close()
 	svc := accounts.New(accounts.Deps{Clinicians: db, Audit: db, BcryptCost: 4})
 	for user, password := range accs {
-		if _, err := svc.AddClinician(ctx, "system", user, password); err != nil {
+		if _, err := svc.AddClinician(ctx, "system", user, password, bff.AllRoles()); err != nil {
 			t.Fatalf("add clinician %s: %v", user, err)
 		}
 	}
