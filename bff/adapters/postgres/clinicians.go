@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clinical-intake/intake-web/bff"
 )
@@ -14,11 +15,18 @@ const clinicianColumns = `username, password_hash, disabled, created_at`
 
 // CreateClinician inserts c; ECONFLICT if the username exists.
 func (db *DB) CreateClinician(ctx context.Context, c *bff.Clinician) error {
+	return insertClinician(ctx, db.pool, c)
+}
+
+// insertClinician inserts c with ex (the pool or a transaction).
+func insertClinician(ctx context.Context, ex interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}, c *bff.Clinician) error {
 	hash := c.PasswordHash
 	if hash == nil {
 		hash = []byte{} // bytea, never NULL
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES ($1, $2, $3, $4)`,
+	_, err := ex.Exec(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES ($1, $2, $3, $4)`,
 		c.Username, hash, c.Disabled, c.CreatedAt)
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, "This username is taken.")

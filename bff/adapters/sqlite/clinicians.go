@@ -19,11 +19,18 @@ const clinicianColumns = `username, password_hash, disabled, created_at`
 
 // CreateClinician inserts c; ECONFLICT if the username exists.
 func (db *DB) CreateClinician(ctx context.Context, c *bff.Clinician) error {
+	return insertClinician(ctx, db.w, c)
+}
+
+// insertClinician inserts c with ex (the database or a transaction).
+func insertClinician(ctx context.Context, ex interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}, c *bff.Clinician) error {
 	hash := c.PasswordHash
 	if hash == nil {
 		hash = []byte{} // a BLOB, never NULL
 	}
-	_, err := db.w.ExecContext(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES (?, ?, ?, ?)`,
+	_, err := ex.ExecContext(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES (?, ?, ?, ?)`,
 		c.Username, hash, c.Disabled, formatTime(c.CreatedAt))
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, "This username is taken.")
