@@ -62,8 +62,9 @@ type IdentityProvider interface {
 	// token, whose nonce must be nonce.
 	Exchange(ctx context.Context, code, verifier, nonce string) (*SSOIdentity, error)
 	// EndSessionURL is the provider's end-session URL for a sign-out that
-	// returns to postLogout, or "" when its discovery document has none.
-	EndSessionURL(ctx context.Context, idToken, postLogout string) (string, error)
+	// comes back to the app's sign-in page, or "" when its discovery
+	// document has none.
+	EndSessionURL(ctx context.Context, idToken string) (string, error)
 }
 
 // SSOSignIn is a finished single sign-on.
@@ -92,9 +93,9 @@ type SSOService interface {
 	// account here. Every sign-in and refusal is audited.
 	Finish(ctx context.Context, flow *SSOFlow, cb SSOCallback, address string) (*SSOSignIn, error)
 	// EndSessionURL is where a signed-out clinician may end their session
-	// at the provider too, coming back to postLogout; "" when the provider
-	// publishes no end-session endpoint.
-	EndSessionURL(ctx context.Context, idToken, postLogout string) string
+	// at the provider too, coming back to the sign-in page; "" when the
+	// provider publishes no end-session endpoint.
+	EndSessionURL(ctx context.Context, idToken string) string
 }
 
 // SSOLinkStore keeps which provider subject signs in as which account.

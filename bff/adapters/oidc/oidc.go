@@ -36,6 +36,9 @@ type Config struct {
 	ClientID     string
 	ClientSecret string // never logged
 	RedirectURL  string // the app's /clinician/sso/callback as the provider knows it
+	// PostLogoutURL is where the provider's end-session endpoint sends the
+	// browser back to (the app's sign-in page); "" = the provider's choice.
+	PostLogoutURL string
 	// Scopes asked for beyond openid; nil = profile and email.
 	Scopes []string
 	// UsernameClaim and RolesClaim name the ID token's claims, a dotted
@@ -201,7 +204,7 @@ func (p *Provider) Exchange(ctx context.Context, code, verifier, nonce string) (
 
 // EndSessionURL is the provider's end-session endpoint with the ID token as
 // hint and the way back, or "" when the discovery document has none.
-func (p *Provider) EndSessionURL(ctx context.Context, idToken, postLogout string) (string, error) {
+func (p *Provider) EndSessionURL(ctx context.Context, idToken string) (string, error) {
 	d, err := p.discover(ctx)
 	if err != nil || d.endSession == "" {
 		return "", err
@@ -215,8 +218,8 @@ func (p *Provider) EndSessionURL(ctx context.Context, idToken, postLogout string
 	if idToken != "" {
 		q.Set("id_token_hint", idToken)
 	}
-	if postLogout != "" {
-		q.Set("post_logout_redirect_uri", postLogout)
+	if p.cfg.PostLogoutURL != "" {
+		q.Set("post_logout_redirect_uri", p.cfg.PostLogoutURL)
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil

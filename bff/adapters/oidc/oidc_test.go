@@ -21,7 +21,7 @@ var alice = oidctest.User{Username: "alice", Password: "alice-password", Email: 
 func newProvider(t *testing.T, p *oidctest.Provider, mod func(*oidc.Config)) *oidc.Provider {
 	t.Helper()
 	cfg := oidc.Config{Name: "Test IdP", Issuer: p.URL, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
-		RedirectURL: "http://127.0.0.1:1/clinician/sso/callback"}
+		RedirectURL: "http://127.0.0.1:1/clinician/sso/callback", PostLogoutURL: "http://127.0.0.1:1/clinician/signin"}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -65,7 +65,7 @@ func TestSignInThroughTheProvider(t *testing.T) {
 	if id, err = rp.Exchange(context.Background(), c, v, n); err != nil || !slices.Equal(id.Roles, alice.Roles) || id.Username != alice.Email {
 		t.Fatalf("nested claims: %+v, %v", id, err)
 	}
-	end, err := rp.EndSessionURL(context.Background(), id.IDToken, "http://127.0.0.1:1/clinician/signin")
+	end, err := rp.EndSessionURL(context.Background(), id.IDToken)
 	if err != nil || !strings.HasPrefix(end, p.URL+"/") || !strings.Contains(end, "id_token_hint=") || !strings.Contains(end, "post_logout_redirect_uri=") {
 		t.Fatalf("EndSessionURL = %q, %v", end, err)
 	}

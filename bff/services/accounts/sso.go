@@ -266,8 +266,8 @@ func (o *SSO) LinkSSO(ctx context.Context, actor, username, subject string) erro
 
 // EndSessionURL is the provider's end-session URL, or "" (none published,
 // or the provider unreachable: the app's own sign-out has happened anyway).
-func (o *SSO) EndSessionURL(ctx context.Context, idToken, postLogout string) string {
-	u, err := o.p.EndSessionURL(ctx, idToken, postLogout)
+func (o *SSO) EndSessionURL(ctx context.Context, idToken string) string {
+	u, err := o.p.EndSessionURL(ctx, idToken)
 	if err != nil {
 		o.s.log.Warn("the provider's end-session URL", "err", err)
 		return ""

@@ -60,7 +60,6 @@ type Provider struct {
 
 	mu     sync.Mutex
 	tamper func(claims map[string]any) (key *rsa.PrivateKey, kid string)
-	codes  []string // codes handed out, in order
 }
 
 // Start serves a provider for t with one web client (ClientID,

@@ -33,7 +33,7 @@ func (s *storage) checkPassword(username, password, id string) error {
 	defer s.mu.Unlock()
 	req, ok := s.authRequests[id]
 	if !ok {
-		return errors.New("This sign-in request is unknown or over.")
+		return errors.New("this sign-in request is unknown or over")
 	}
 	for _, u := range s.users {
 		if u.Username == username && u.Password == password {
@@ -41,7 +41,7 @@ func (s *storage) checkPassword(username, password, id string) error {
 			return nil
 		}
 	}
-	return errors.New("Wrong username or password.")
+	return errors.New("wrong username or password")
 }
 
 func (s *storage) CreateAuthRequest(_ context.Context, r *oidc.AuthRequest, userID string) (op.AuthRequest, error) {
