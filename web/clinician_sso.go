@@ -42,11 +42,15 @@ func (s *Server) localPasswordsOff() bool {
 
 var errLocalPasswordsOff = &bff.Error{Code: bff.EFORBIDDEN, Message: "Local passwords are turned off here: sign in with your organisation's account."}
 
-// startSSO begins a single sign-on (a POST with the CSRF token): the flow
-// is kept in the session, and the browser goes to the provider.
+// startSSO begins a single sign-on: the flow is kept in the session, and
+// the browser goes to the provider. A GET (the sign-in page's link): the
+// page's CSP (form-action 'self') stops a form from being redirected to
+// the provider, and starting a sign-in changes nothing another site could
+// use: a flow only signs in the browser that comes back with its state, a
+// new one replaces the last.
 func (s *Server) startSSO(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	authURL, flow, err := s.deps.SSO.Start(ctx, localNext(utils.CopyString(c.FormValue("next"))))
+	authURL, flow, err := s.deps.SSO.Start(ctx, localNext(utils.CopyString(c.Query("next"))))
 	if err != nil {
 		if bff.ErrorCode(err) == bff.EINTERNAL {
 			return err

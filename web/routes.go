@@ -57,7 +57,7 @@ func (s *Server) routes() *fiber.App {
 	app.Get("/clinician/signin", s.showSignIn)
 	app.Post("/clinician/signin", s.signIn)
 	if s.deps.SSO != nil {
-		app.Post(ssoStartPath, s.startSSO)
+		app.Get(ssoStartPath, s.startSSO)
 		app.Get(ssoCallbackPath, s.ssoCallback)
 	}
 	clin := app.Group("/clinician", s.requireClinician)
