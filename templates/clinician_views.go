@@ -14,6 +14,17 @@ type SignInPage struct {
 	// credentials: the first field to check), "password", or "" for an
 	// error of the whole form (too many attempts).
 	ErrorField string
+	SSO        SignInSSO // single sign-on; zero: none
+}
+
+// SignInSSO is single sign-on's part of the sign-in page.
+type SignInSSO struct {
+	Provider string // "" = no single sign-on
+	Action   string // the form that starts it: "/clinician/sso/start"
+	LocalOff bool   // local passwords are off: no username and password form
+	// EndSessionURL, just after a sign-out, is where the clinician may
+	// sign out of the provider too.
+	EndSessionURL string
 }
 
 // WorklistPage is one page of the intakes for review.

@@ -103,6 +103,8 @@ func (s *Server) showSignIn(c *fiber.Ctx) error {
 	}
 	page := templates.SignInPage{Layout: s.layout(c, "Clinician sign-in"), Action: "/clinician/signin", Next: localNext(c.Query("next"))}
 	page.Flash = s.takeFlash(c)
+	page.SSO = s.ssoView()
+	page.SSO.EndSessionURL = s.ssoEndSession(c)
 	return render(c, http.StatusOK, templates.SignInPageView(page))
 }
 
@@ -111,6 +113,9 @@ func (s *Server) showSignIn(c *fiber.Ctx) error {
 func (s *Server) signIn(c *fiber.Ctx) error {
 	username := utils.CopyString(c.FormValue("username"))
 	next := localNext(c.FormValue("next"))
+	if s.localPasswordsOff() {
+		return s.renderSignInError(c, next, errLocalPasswordsOff)
+	}
 	acc, err := s.accounts.SignIn(c.UserContext(), username, c.FormValue("password"), s.clientAddress(c))
 	if err != nil {
 		code := bff.ErrorCode(err)
@@ -120,7 +125,7 @@ func (s *Server) signIn(c *fiber.Ctx) error {
 		if len(username) > bff.MaxUsernameChars {
 			username = "" // a refused over-long name is not sent back
 		}
-		page := templates.SignInPage{Layout: s.layout(c, "Clinician sign-in"), Action: "/clinician/signin", Next: next, Username: username, Error: bff.ErrorMessage(err)}
+		page := templates.SignInPage{Layout: s.layout(c, "Clinician sign-in"), Action: "/clinician/signin", Next: next, Username: username, Error: bff.ErrorMessage(err), SSO: s.ssoView()}
 		if code != bff.ERATELIMIT {
 			page.ErrorField = "username"
 		}
@@ -142,11 +147,15 @@ func (s *Server) signIn(c *fiber.Ctx) error {
 func (s *Server) signOut(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	s.accounts.SignOut(ctx, clinicianOf(c))
+	endSession := s.ssoSignedOut(c)
 	if err := s.sessions.RenewToken(ctx); err != nil {
 		return err
 	}
 	s.sessions.Remove(ctx, sessClinician)
 	s.sessions.Put(ctx, sessCSRF, randomHex(32))
+	if endSession != "" {
+		s.sessions.Put(ctx, sessSSOEnd, endSession)
+	}
 	s.setFlash(c, "You are signed out.")
 	return c.Redirect("/clinician/signin", http.StatusSeeOther)
 }

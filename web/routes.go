@@ -56,6 +56,10 @@ func (s *Server) routes() *fiber.App {
 
 	app.Get("/clinician/signin", s.showSignIn)
 	app.Post("/clinician/signin", s.signIn)
+	if s.deps.SSO != nil {
+		app.Get(ssoStartPath, s.startSSO)
+		app.Get(ssoCallbackPath, s.ssoCallback)
+	}
 	clin := app.Group("/clinician", s.requireClinician, s.requireRole) // roles: web/roles.go
 	clin.Post("/signout", s.signOut)
 	clin.Get("/", s.showWorklist)

@@ -80,6 +80,9 @@ type Deps struct {
 	// (the clinician area's Scenarios section); nil shows no section and
 	// its routes answer 404.
 	Scenarios bff.ScenarioService
+	// SSO signs clinicians in through an OpenID Provider; nil: local
+	// accounts only, and its routes answer 404.
+	SSO bff.SSOService
 	// Readings is the review of the simulated patient's readings
 	// (/clinician/scenarios/readings); nil: no such page.
 	Readings bff.ReadingService

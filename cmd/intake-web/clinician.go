@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/adapters/oidc"
 	"github.com/clinical-intake/intake-web/bff/services/accounts"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
@@ -29,6 +30,7 @@ const clinicianUsage = `usage:
   intake-web clinician disable USERNAME
   intake-web clinician grant USERNAME ROLES    # give roles (comma-separated), keeping those it has
   intake-web clinician revoke USERNAME ROLES   # take roles away; its sessions lose them at their next request
+  intake-web clinician link USERNAME SUBJECT   # single sign-on: the provider's subject (sub) signs in as this account
 With -generate, add and passwd make up a password and print it (once) instead of reading one.
 With -roles ROLES, add gives the new account those roles (default: reviewer).
 The roles: reviewer (worklist, handoffs, reviews, FHIR, audit log), scenario_runner (scenario
@@ -47,8 +49,23 @@ func clinicianVerb(verb string) (names int, ok bool) {
 		return 2, true
 	case "list":
 		return 0, true
+	case "link":
+		return 2, true
 	}
 	return 0, false
+}
+
+// clinicianArgs says what verb, taking n names, takes.
+func clinicianArgs(verb string, n int) string {
+	switch {
+	case n == 0:
+		return "no argument"
+	case n == 1:
+		return "one USERNAME"
+	case verb == "link":
+		return "a USERNAME and a SUBJECT"
+	}
+	return "a USERNAME and ROLES"
 }
 
 // clinicianCommand manages clinician accounts in the app's database. The
@@ -91,7 +108,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	if n, ok := clinicianVerb(rest[0]); !ok {
 		return &usageError{msg: fmt.Sprintf("clinician: unknown verb %q", rest[0]), usage: clinicianUsage}
 	} else if len(rest)-1 != n {
-		return &usageError{msg: fmt.Sprintf("clinician %s takes %s", rest[0], map[int]string{0: "no argument", 1: "one USERNAME", 2: "a USERNAME and ROLES"}[n]), usage: clinicianUsage}
+		return &usageError{msg: fmt.Sprintf("clinician %s takes %s", rest[0], clinicianArgs(rest[0], n)), usage: clinicianUsage}
 	}
 	// Roles are read before the database is opened too.
 	var roles []bff.Role
@@ -207,7 +224,27 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 			return err
 		}
 		fmt.Fprintf(stdout, "clinician %s disabled; their sessions lose access at their next request\n", rest[1])
+	case "link":
+		return linkSSO(ctx, cfg, svc, db, actor, rest[1], rest[2], stdout)
 	}
+	return nil
+}
+
+// linkSSO links the OpenID Provider's subject to a local account (the
+// provider is OIDC_ISSUER_URL): docs/operations.md, "Single sign-on".
+func linkSSO(ctx context.Context, cfg app.Config, svc *accounts.Service, links bff.SSOLinkStore, actor, username, subject string, stdout io.Writer) error {
+	o := cfg.OIDC
+	if o.Issuer == "" {
+		return errors.New("clinician link: single sign-on is off: set OIDC_ISSUER_URL (and the rest of the app's OIDC_ settings)")
+	}
+	rp, err := oidc.New(oidc.Config{Name: o.ProviderName, Issuer: o.Issuer, ClientID: o.ClientID, RedirectURL: o.RedirectURL})
+	if err != nil {
+		return fmt.Errorf("clinician link: %w", err)
+	}
+	if err := svc.SSO(accounts.SSOConfig{Provider: rp, Links: links}).LinkSSO(ctx, actor, username, subject); err != nil {
+		return refusal(err)
+	}
+	fmt.Fprintf(stdout, "clinician %s linked to subject %s at %s: that sign-in now opens this account\n", strings.ToLower(username), subject, o.Issuer)
 	return nil
 }
 

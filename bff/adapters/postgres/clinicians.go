@@ -21,20 +21,25 @@ const clinicianSelect = `SELECT ` + clinicianColumns + `,
 // CreateClinician inserts c with its roles; ECONFLICT if the username
 // exists.
 func (db *DB) CreateClinician(ctx context.Context, c *bff.Clinician) error {
+	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error { return insertClinician(ctx, tx, c) })
+}
+
+// insertClinician inserts c and its roles within tx (CreateClinician's,
+// or CreateLinkedClinician's with the link); ECONFLICT if the username
+// exists.
+func insertClinician(ctx context.Context, tx pgx.Tx, c *bff.Clinician) error {
 	hash := c.PasswordHash
 	if hash == nil {
 		hash = []byte{} // bytea, never NULL
 	}
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES ($1, $2, $3, $4)`,
-			c.Username, hash, c.Disabled, c.CreatedAt); err != nil {
-			return err
-		}
-		return insertRoles(ctx, tx, c.Username, c.Roles)
-	})
+	_, err := tx.Exec(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES ($1, $2, $3, $4)`,
+		c.Username, hash, c.Disabled, c.CreatedAt)
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, "This username is taken.")
 	} else if err != nil {
+		return fmt.Errorf("postgres: create clinician: %w", err)
+	}
+	if err := insertRoles(ctx, tx, c.Username, c.Roles); err != nil {
 		return fmt.Errorf("postgres: create clinician: %w", err)
 	}
 	return nil

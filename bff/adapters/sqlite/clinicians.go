@@ -27,16 +27,29 @@ const clinicianSelect = `SELECT ` + clinicianColumns + `,
 // CreateClinician inserts c with its roles; ECONFLICT if the username
 // exists.
 func (db *DB) CreateClinician(ctx context.Context, c *bff.Clinician) error {
-	hash := c.PasswordHash
-	if hash == nil {
-		hash = []byte{} // a BLOB, never NULL
-	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: create clinician: %w", err)
 	}
 	defer tx.Rollback()
-	_, err = tx.ExecContext(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES (?, ?, ?, ?)`,
+	if err := insertClinician(ctx, tx, c); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: create clinician: %w", err)
+	}
+	return nil
+}
+
+// insertClinician inserts c and its roles within tx (CreateClinician's,
+// or CreateLinkedClinician's with the link); ECONFLICT if the username
+// exists.
+func insertClinician(ctx context.Context, tx *sql.Tx, c *bff.Clinician) error {
+	hash := c.PasswordHash
+	if hash == nil {
+		hash = []byte{} // a BLOB, never NULL
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES (?, ?, ?, ?)`,
 		c.Username, hash, c.Disabled, formatTime(c.CreatedAt))
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, "This username is taken.")
@@ -44,9 +57,6 @@ func (db *DB) CreateClinician(ctx context.Context, c *bff.Clinician) error {
 		return fmt.Errorf("store: create clinician: %w", err)
 	}
 	if err := insertRoles(ctx, tx, c.Username, c.Roles); err != nil {
-		return fmt.Errorf("store: create clinician: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: create clinician: %w", err)
 	}
 	return nil

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T, now bff.Clock) Stores) {
 		{"Reviews", testReviews},
 		{"LatestReviewsMany", testLatestReviewsMany},
 		{"SignInFailures", testSignInFailures},
+		{"SSOLinks", testSSOLinks},
 		{"OpeningMessagesAndActiveProtocol", testOpeningMessagesAndActiveProtocol},
 		{"ConcurrentCreateTurnOnePendingWins", testConcurrentCreateTurnOnePendingWins},
 		{"ConcurrentCreateTurnIndexesUnique", testConcurrentCreateTurnIndexesUnique},

@@ -200,6 +200,10 @@ func (a *App) assemble(ctx context.Context) error {
 		Clinicians: a.db, Audit: a.db, SignInFailures: a.db, Now: cfg.Now, BcryptCost: cfg.BcryptCost,
 		Logger: a.log.With("component", "accounts"),
 	})
+	sso, err := a.singleSignOn()
+	if err != nil {
+		return err
+	}
 	if err := a.newScenarios(ctx); err != nil {
 		return err
 	}
@@ -215,7 +219,7 @@ func (a *App) assemble(ctx context.Context) error {
 	}
 	a.Server, err = web.New(cfg.Config, web.Deps{
 		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Readings: a.scenarios, Sessions: a.sstore, CSRFKey: csrfKey,
-		FlashHashKey: flashHash, FlashBlockKey: flashBlock,
+		FlashHashKey: flashHash, FlashBlockKey: flashBlock, SSO: sso,
 		Release: a.client.Release, Ready: a.ready.check, Faults: faults, CannotSave: save.refused,
 		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),
 	})

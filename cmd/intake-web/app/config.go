@@ -76,10 +76,36 @@ type Config struct {
 	// minute can feed (one at the spec's 6 a minute).
 	ScenarioParallel int
 
+	// OIDC is single sign-on through an OpenID Provider; off while its
+	// Issuer is empty.
+	OIDC OIDC
+
 	ShutdownGrace time.Duration // running turns may finish
 	BcryptCost    int           // 0 = the service's default (12); tests lower it
 
 	apiKeyFile string // INTAKE_API_KEY_FILE, read by FromEnv
+}
+
+// OIDC is the app's registration at an OpenID Provider (docs/operations.md,
+// "Single sign-on").
+type OIDC struct {
+	Issuer       string // the issuer URL; "" = no single sign-on
+	ClientID     string
+	ClientSecret string // never logged
+	RedirectURL  string // https://<the app>/clinician/sso/callback
+	ProviderName string // on the sign-in button
+	// UsernameClaim and RolesClaim name the ID token's claims (a dotted
+	// path for a nested one); "" = preferred_username and roles.
+	UsernameClaim, RolesClaim string
+	// RoleMap maps a roles claim value to the app's roles; nil = each role
+	// from its own name.
+	RoleMap map[string][]string
+	// NoLocalPasswords turns local passwords off: only single sign-on
+	// signs in (OIDC_LOCAL_PASSWORDS=0).
+	NoLocalPasswords bool
+
+	secretFile     string // OIDC_CLIENT_SECRET_FILE, read by FromEnv
+	localPasswords *bool  // OIDC_LOCAL_PASSWORDS as given
 }
 
 // KeyRules are the key's limits the configuration sets, for the budget
@@ -257,6 +283,16 @@ func (c *Config) options() []option {
 		durationOpt("SHUTDOWN_GRACE", "on SIGTERM, how long running turns may finish", &c.ShutdownGrace),
 		durationOpt("CLINICIAN_IDLE", "a clinician is signed out after this long without a request", &c.ClinicianIdle),
 		boolOpt("SANDBOX_FAULTS", "with the embedded sandbox: its fault injection, armed from the clinician area's Sandbox faults page", &c.SandboxFaults),
+		stringOpt("OIDC_ISSUER_URL", "single sign-on: the OpenID Provider's issuer URL (unset: no single sign-on)", &c.OIDC.Issuer),
+		stringOpt("OIDC_CLIENT_ID", "single sign-on: the app's client id at the provider", &c.OIDC.ClientID),
+		secretOpt("OIDC_CLIENT_SECRET", "single sign-on: the client secret (server memory only: never logged)", &c.OIDC.ClientSecret),
+		stringOpt("OIDC_CLIENT_SECRET_FILE", "read the client secret from this file instead", &c.OIDC.secretFile),
+		stringOpt("OIDC_REDIRECT_URL", "single sign-on: the redirect URL registered at the provider, https://<this app>/clinician/sso/callback", &c.OIDC.RedirectURL),
+		stringOpt("OIDC_PROVIDER_NAME", "single sign-on: the provider's name on the sign-in button (unset: your organisation)", &c.OIDC.ProviderName),
+		stringOpt("OIDC_USERNAME_CLAIM", "single sign-on: the ID token claim that gives the username (unset: preferred_username; upn for Entra ID)", &c.OIDC.UsernameClaim),
+		stringOpt("OIDC_ROLES_CLAIM", "single sign-on: the ID token claim that gives the roles, a.b for a nested one (unset: roles)", &c.OIDC.RolesClaim),
+		roleMapOpt("OIDC_ROLE_MAP", "single sign-on: claim values to the app's roles, value=role;value=role (unset: each role from its own name)", &c.OIDC.RoleMap),
+		boolPtrOpt("OIDC_LOCAL_PASSWORDS", "with single sign-on: whether local accounts still sign in with passwords (unset: true)", &c.OIDC.localPasswords),
 		intOpt("HTTP_MAX_CONNECTIONS", "open connections, 503 beyond", &l.MaxConnections, 16),
 		intOpt("HTTP_MAX_HEADER_BYTES", "request line and headers, 431 beyond", &l.MaxHeaderBytes, 4<<10),
 		intOpt("HTTP_MAX_BODY_BYTES", "request body on every route, 413 beyond", &l.MaxBodyBytes, 64<<10),
@@ -328,6 +364,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.APIKey = strings.TrimSpace(string(b))
 	}
+	errs = append(errs, c.OIDC.fromEnv()...)
 	if c.ScenarioVoice != "" && !slices.Contains(rules.Voices(), c.ScenarioVoice) {
 		errs = append(errs, fmt.Errorf("SCENARIO_VOICE must be one of %s, got %q", strings.Join(rules.Voices(), ", "), c.ScenarioVoice))
 	}
@@ -363,6 +400,7 @@ func (c *Config) check() error {
 			"so it needs the embedded sandbox: unset INTAKE_BASE_URL, or unset DEMO against a real service"))
 	}
 	errs = append(errs, c.checkPacing()...)
+	errs = append(errs, c.OIDC.check()...)
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = 30 * time.Second
 	}
