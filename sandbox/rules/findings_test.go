@@ -214,6 +214,7 @@ func TestSyndromeRules(t *testing.T) {
 		{[]string{"crushing weight on the left side of my chest going into my arm, sore when I press on it"}, "cardiac_chest_pain", "CG95"},
 		{[]string{"I've given my cat to my neighbour and written letters to my family, tonight is the night"}, "self_harm", "NG225"},
 		{[]string{"I've put my affairs in order and I won't be around by the weekend"}, "self_harm", "NG225"},
+		{[]string{"gave the cat to my neighbour this morning, tonight's the night"}, "self_harm", "NG225"},
 		{[]string{"my grandad took his whole week of tablets from the dosette box in one go"}, "poisoning", "Poisoning or overdose"},
 		{[]string{"she swallowed the entire blister pack of her sleeping tablets"}, "poisoning", "Poisoning or overdose"},
 		{[]string{"my son's neck is stiff and he's so drowsy I can hardly wake him"}, "sepsis_or_meningitis", "NG240"},
