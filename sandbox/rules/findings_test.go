@@ -212,6 +212,7 @@ func TestSyndromeRules(t *testing.T) {
 		{[]string{"62F, CP for 30 mins going into her jaw, clammy and grey"}, "cardiac_chest_pain", "CG95"},
 		{[]string{"PMH angina. Now crushing central CP radiating to R arm, diaphoretic"}, "cardiac_chest_pain", "CG95"},
 		{[]string{"crushing weight on the left side of my chest going into my arm, sore when I press on it"}, "cardiac_chest_pain", "CG95"},
+		{[]string{"pain in my chest and left arm, it gets worse when I move my arm"}, "cardiac_chest_pain", "acute coronary syndrome"}, // not one-sided: not spared
 		{[]string{"I've given my cat to my neighbour and written letters to my family, tonight is the night"}, "self_harm", "NG225"},
 		{[]string{"I've put my affairs in order and I won't be around by the weekend"}, "self_harm", "NG225"},
 		{[]string{"gave the cat to my neighbour this morning, tonight's the night"}, "self_harm", "NG225"},
