@@ -65,6 +65,14 @@ type findingData struct {
 	// emergency category's history markers ("last week") do not leave it
 	// out; only its own past tense does ("when I was pregnant").
 	State bool `json:"state,omitempty"`
+	// SiteAfter: the finding is at the site named after it in its clause,
+	// when one is: pain spreading is at where it goes ("on the left side
+	// going down my arm" spreads to the arm, not the side).
+	SiteAfter bool `json:"site_after,omitempty"`
+	// Animals: the finding is read in a clause about an animal too, which
+	// is read for no other ("the dog's going to my sister's" is a pet given
+	// away, a farewell; "the spots on my dog" are not the patient's rash).
+	Animals bool `json:"animals,omitempty"`
 }
 
 type wordnetRef struct {
@@ -84,8 +92,10 @@ type vocabulary struct {
 	// in rest.
 	first map[string][]*termDef
 	rest  []*termDef
-	// except: a clause holding one is read for no finding.
-	except [][]string
+	// except: a clause holding one is read for no finding but those
+	// read in a clause about an animal (animals).
+	except  [][]string
+	animals bool // some finding is read in a clause about an animal
 }
 
 type siteDef struct {
@@ -98,6 +108,8 @@ type siteDef struct {
 type findingDef struct {
 	id, label string
 	state     bool
+	siteAfter bool     // findingData.SiteAfter
+	animals   bool     // findingData.Animals
 	wordnet   []string // the words its WordNet synsets added
 	terms     []*termDef
 	except    [][]string
@@ -171,7 +183,8 @@ func loadFindings(data []byte, lx *lexicon, wn *wordnetData) (*vocabulary, error
 			bad("finding %q needs a unique lowercase id and a label", f.ID)
 			continue
 		}
-		def := &findingDef{id: f.ID, label: f.Label, except: phrases(lx, f.Except, bad), state: f.State}
+		def := &findingDef{id: f.ID, label: f.Label, except: phrases(lx, f.Except, bad), state: f.State, siteAfter: f.SiteAfter, animals: f.Animals}
+		v.animals = v.animals || f.Animals
 		v.byID[f.ID] = def
 		add := func(t, site string) {
 			var pieces [][]string
@@ -278,7 +291,8 @@ func (v *vocabulary) read(m message) []finding {
 	}
 	found := make([][]finding, len(m.clauses))
 	for c, cl := range m.clauses {
-		if m.clauseHolds(c, v.except) {
+		animal := m.clauseHolds(c, v.except)
+		if animal && !v.animals {
 			continue
 		}
 		lem := m.lemmas[c]
@@ -288,6 +302,9 @@ func (v *vocabulary) read(m message) []finding {
 		}
 		var seen []seenKey
 		try := func(t *termDef, i int) {
+			if animal && !t.def.animals {
+				return // the spots on the dog are not the patient's
+			}
 			at := m.lx.matchedAtLemma(cl, lem, i, t.pieces[0])
 			if at == nil {
 				return
@@ -322,10 +339,14 @@ func (v *vocabulary) read(m message) []finding {
 				f.sites = []string{t.site}
 			} else if len(clauseSites[c]) > 0 {
 				best := -1
+				after := t.def.siteAfter && slices.ContainsFunc(clauseSites[c], func(s siteOcc) bool { return slices.Min(s.at) >= end })
 				for _, s := range clauseSites[c] {
 					d := distance(s.at, start, end)
 					if slices.ContainsFunc(s.at, func(k int) bool { return slices.Contains(at, k) }) {
 						continue // the term's own word
+					}
+					if after && slices.Min(s.at) < end {
+						continue // where it spreads to, not from
 					}
 					switch {
 					case best < 0 || d < best:

@@ -115,6 +115,35 @@ func TestSpellingTolerance(t *testing.T) {
 	}
 }
 
+// TestClinicalShorthand: clinical shorthand typed in capitals is read as
+// its words (lexicon.json's abbreviations), and the same letters typed
+// as ordinary words, or in a message all in capitals, are not. It fails
+// when the abbreviations are removed or their guard is.
+func TestClinicalShorthand(t *testing.T) {
+	e := newEngine(t)
+	for _, c := range []struct {
+		text, id, site string
+		want           polarity
+	}{
+		{"SOB on exertion for a week", "breathless", "", affirmed},
+		{"I sob every night since he left", "breathless", "", absent},
+		{"dull CP since this morning", "pain", "chest", affirmed},
+		{"sharp pain in my L arm", "pain", "arm", affirmed},
+		{"I CANT STOP CRYING I SOB ALL DAY", "breathless", "", absent},
+	} {
+		if got := polarityOf(e, c.text, c.id, c.site); got != c.want {
+			t.Errorf("%q: %s@%s is %v, want %v", c.text, c.id, c.site, got, c.want)
+		}
+	}
+	m := e.lx.parse("PMH MI, new L sided CP")
+	if got := strings.Join(m.tokens, " "); got != "history of heart attack new left sided chest pain" {
+		t.Errorf("shorthand read as %q", got)
+	}
+	if got := strings.Join(e.lx.parse("pmh, l arm").tokens, " "); got != "pmh l arm" {
+		t.Errorf("lower case read as %q, want it left alone", got)
+	}
+}
+
 // TestSyndromeRules: the combinations the guidance names are emergencies
 // whatever the words, told in one message or across the conversation, and
 // their look-alikes are not. Each case names the rule's source in the
@@ -179,6 +208,18 @@ func TestSyndromeRules(t *testing.T) {
 		{[]string{"frying pan oil splashed over her arm and the skin is white and waxy"}, "burns", "full-thickness"},
 		{[]string{"my dad's face has gone to one side and he can't answer me properly"}, "stroke", "NG128"},
 		{[]string{"this morning I can't see to the right side and my right hand doesn't feel like mine"}, "stroke", "NG128"},
+		// Round 4's rules (2026-11-28), each in words of our own.
+		{[]string{"62F, CP for 30 mins going into her jaw, clammy and grey"}, "cardiac_chest_pain", "CG95"},
+		{[]string{"PMH angina. Now crushing central CP radiating to R arm, diaphoretic"}, "cardiac_chest_pain", "CG95"},
+		{[]string{"crushing weight on the left side of my chest going into my arm, sore when I press on it"}, "cardiac_chest_pain", "CG95"},
+		{[]string{"pain in my chest and left arm, it gets worse when I move my arm"}, "cardiac_chest_pain", "acute coronary syndrome"}, // not one-sided: not spared
+		{[]string{"I've given my cat to my neighbour and written letters to my family, tonight is the night"}, "self_harm", "NG225"},
+		{[]string{"I've put my affairs in order and I won't be around by the weekend"}, "self_harm", "NG225"},
+		{[]string{"gave the cat to my neighbour this morning, tonight's the night"}, "self_harm", "NG225"},
+		{[]string{"my grandad took his whole week of tablets from the dosette box in one go"}, "poisoning", "Poisoning or overdose"},
+		{[]string{"she swallowed the entire blister pack of her sleeping tablets"}, "poisoning", "Poisoning or overdose"},
+		{[]string{"my son's neck is stiff and he's so drowsy I can hardly wake him"}, "sepsis_or_meningitis", "NG240"},
+		{[]string{"stiff neck since lunch and I can't stand the light"}, "sepsis_or_meningitis", "NG240"},
 	} {
 		res := last(run(t, e, script{Messages: c.msgs}))
 		s := newSession(e, engine.Input{Patient: c.msgs})
@@ -229,6 +270,16 @@ func TestSyndromeRules(t *testing.T) {
 		{"for weeks food feels like it sticks halfway down, I can breathe fine"},
 		{"pins and needles in my left hand since I slept on it"},
 		{"my left hand is numb and my vision is blurry after staring at the screen"},
+		// Round 4's look-alikes.
+		{"sharp pain on the right side of my chest when I twist or lift my arm, breathing fine"},
+		{"left sided chest pain, it hurts when I press on my ribs and when I reach up, no sweating"},
+		{"the dog is going to my sister's while we're away next week"},
+		{"I emptied my pill organiser to refill it for the week"},
+		{"I've got a week's supply of tablets and took the first one today"},
+		{"stiff neck from sleeping awkwardly on the sofa, no temperature, just a bit tired"},
+		{"woke up with a stiff neck and a headache, I think I slept funny"},
+		{"my wife is burnt out at work and crying a lot, she says she would never hurt herself"},
+		{"I wrote a letter to my family about the holiday"},
 	} {
 		if res := last(run(t, e, script{Age: 30, Sex: "female", Messages: msgs})); res.Urgent {
 			t.Errorf("look-alike %q escalated: %q", msgs, res.SafetyNotes)

@@ -26,6 +26,11 @@ type lexiconData struct {
 	// Spelling maps one word (typo, contraction, third person) to its
 	// canonical form, which may be several words ("wanna" → "want to").
 	Spelling map[string]string `json:"spelling"`
+	// Abbreviations are clinical shorthand read as its words ("CP" →
+	// "chest pain", "L" → "left", "PMH" → "history of"), keyed in capitals:
+	// a word is one only when typed in capitals in a message that is not
+	// all capitals, the guard against ordinary words ("sob", "l").
+	Abbreviations map[string]string `json:"abbreviations"`
 	// Rewrites replace a word sequence ("unable to" → "cant").
 	Rewrites [][2]string `json:"rewrites"`
 	// Fillers may sit between the words of a phrase (up to maxFillers), so
@@ -137,6 +142,13 @@ func loadLexicon(data []byte) (*lexicon, error) {
 	lx.spelling = map[string][]string{}
 	for from, to := range d.Spelling {
 		lx.spelling[from] = strings.Fields(to)
+	}
+	lx.abbreviations = map[string][]string{}
+	for from, to := range d.Abbreviations {
+		if from == "" || strings.ContainsFunc(from, func(r rune) bool { return r < 'A' || r > 'Z' }) || strings.TrimSpace(to) == "" {
+			return nil, fmt.Errorf("rules: %s: abbreviation %q: want capital letters A-Z, read as words", lexiconFile, from)
+		}
+		lx.abbreviations[from] = strings.Fields(strings.ToLower(to))
 	}
 	for _, rw := range d.Rewrites {
 		lx.rewrites = append(lx.rewrites, rewrite{from: strings.Fields(rw[0]), to: strings.Fields(rw[1])})

@@ -44,8 +44,8 @@ type message struct {
 // parse prepares a patient message for matching.
 func (lx *lexicon) parse(raw string) message {
 	m := message{raw: raw, lx: lx}
-	lower := strings.ToLower(raw)
-	lower = apostrophes.Replace(lower)
+	text := apostrophes.Replace(raw)
+	shouting := !strings.ContainsFunc(text, unicode.IsLower)
 	var cur, typed []string
 	flush := func() {
 		if len(cur) > 0 {
@@ -57,14 +57,18 @@ func (lx *lexicon) parse(raw string) message {
 		}
 		cur, typed = nil, nil
 	}
-	for rest := lower; rest != ""; {
+	for rest := text; rest != ""; {
 		part := rest
 		if end := strings.IndexFunc(rest, isClauseBreak); end < 0 {
 			rest = ""
 		} else {
 			part, rest = rest[:end], rest[end:]
 		}
-		words := strings.FieldsFunc(part, notWordRune)
+		asTyped := strings.FieldsFunc(part, notWordRune)
+		words := make([]string, len(asTyped))
+		for k, w := range asTyped {
+			words[k] = strings.ToLower(w)
+		}
 		for k, w := range words {
 			if w == "and" && len(typed) > 0 && k+1 < len(words) && lx.binomials[typed[len(typed)-1]+" "+words[k+1]] {
 				continue // one expression: "black and blue", "pins and needles"
@@ -76,6 +80,10 @@ func (lx *lexicon) parse(raw string) message {
 			typed = append(typed, w)
 			if n, unit, ok := numberWithUnit(w); ok {
 				cur = append(cur, n, unit) // "28wks" is "28 wks"
+				continue
+			}
+			if to, ok := lx.abbreviations[asTyped[k]]; ok && !shouting {
+				cur = append(cur, to...) // "CP" is chest pain, "sob" a sob
 				continue
 			}
 			if to, ok := lx.spelling[w]; ok {
@@ -325,8 +333,13 @@ type lexicon struct {
 
 	// From lexicon.json.
 	spelling map[string][]string
-	rewrites []rewrite
-	fillers  map[string]bool
+	// abbreviations are clinical shorthand read as its words, keyed as
+	// typed in capitals ("CP" → chest pain, "L" → left): only a word typed
+	// in capitals, in a message that is not all capitals, is one, so "sob"
+	// (crying) and "l" stay ordinary words.
+	abbreviations map[string][]string
+	rewrites      []rewrite
+	fillers       map[string]bool
 	// clauseWordsInside end a clause only between two words: "n" is "and"
 	// in "not making sense n her smile is wonky", and "no" alone.
 	clauseWordsInside map[string]bool
