@@ -93,6 +93,9 @@ func TestSecondFactorAndSessions(t *testing.T) {
 	audit(t, phone, "sessions on a phone")
 	_, err = wide.Goto(a.URL + "/clinician/sessions")
 	must(t, err, "open Sessions")
+	if fits, err := evalString(wide, `() => String(document.querySelector(".sessions .table-wrap").scrollWidth <= document.querySelector(".sessions .table-wrap").clientWidth)`); err != nil || fits != "true" {
+		t.Errorf("the sessions table is wider than its place at 1,280 px (%v): a button is cut off", err)
+	}
 	shot(t, wide, "sessions-02-1280")
 	audit(t, wide, "sessions")
 	must(t, role(wide, "button", "Sign out everywhere else").Click(), "sign out everywhere else")
