@@ -2,6 +2,8 @@ package bff
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +20,60 @@ type Clinician struct {
 	// An account with none may sign in and see its own sessions, nothing
 	// more.
 	Roles []Role
+	// TOTPSecret is the account's second factor, a TOTP (RFC 6238)
+	// secret sealed by the account service (AES-256-GCM under a key kept
+	// in the database's secrets); nil: none enrolled. The store keeps it
+	// as it is given and never reads it.
+	TOTPSecret []byte
+	// TOTPStep is the last 30-second time step a code was accepted for: a
+	// code is accepted once, for a later step only.
+	TOTPStep int64
+}
+
+// HasSecondFactor reports whether the account has a second factor
+// enrolled: signing in then asks for a code after the password.
+func (c *Clinician) HasSecondFactor() bool { return c != nil && len(c.TOTPSecret) > 0 }
+
+// TOTPEnrolment is a second factor being set up: the secret to put in an
+// authenticator app (a QR code of its otpauth URI, and the secret in text
+// for whoever cannot scan it), and the same secret sealed, which the web
+// layer keeps in the session until the clinician confirms it with a code.
+type TOTPEnrolment struct {
+	Secret string // base32, as apps take it typed
+	URI    string // otpauth://totp/...
+	QRPNG  []byte // the URI as a QR code, PNG
+	Sealed []byte
+}
+
+// RecoveryCode is one of an account's single-use codes that sign in in
+// place of a TOTP code, kept as a SHA-256 of a random salt and the code:
+// the code itself is shown once, when made, and stored nowhere.
+type RecoveryCode struct {
+	ID   int // 1 to 10
+	Salt []byte
+	Hash []byte
+	Used bool
+}
+
+// ClinicianSession is a signed-in clinician's session, as the sessions
+// pages list it. Its ID is SessionID of its token, which never leaves the
+// server.
+type ClinicianSession struct {
+	ID         string
+	Username   string
+	Device     string // from the User-Agent, in short words ("Firefox on Linux")
+	Address    string // the client address at sign-in
+	SignedInAt time.Time
+	LastSeen   time.Time
+	ExpiresAt  time.Time // the session ends then, whatever happens before
+}
+
+// SessionID is the public id of the session with token: the first 16
+// bytes of its SHA-256, in hex. A page may show it and a form post it; the
+// token cannot be had from it.
+func SessionID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:16])
 }
 
 // Role is a part of the clinician area an account may use. An account
@@ -145,6 +201,14 @@ const (
 	// AuditAccessRefused: a signed-in clinician refused a page their roles
 	// do not grant. Detail: the method, the route and the roles it needs.
 	AuditAccessRefused = "access_refused"
+	// AuditSignInPassword: the password was right and the second factor
+	// is asked next (AuditSignIn follows when it is given).
+	AuditSignInPassword = "sign_in_password"
+	AuditTOTPEnrol      = "totp_enrol" // a second factor enrolled by the clinician
+	AuditTOTPReset      = "totp_reset" // removed (intake-web clinician reset-totp); Detail names the account
+	// AuditSessionEnd: a session ended by its clinician (sign out
+	// everywhere else) or an administrator. Detail: whose, which device.
+	AuditSessionEnd = "session_end"
 	// Scenario runs (Detail names the run; IntakeID is "").
 	AuditScenarioStart  = "scenario_start"
 	AuditScenarioCancel = "scenario_cancel"
@@ -172,6 +236,49 @@ type ClinicianStore interface {
 	// NormalRoles order; none is allowed), and nothing else; ENOTFOUND if
 	// none.
 	SetClinicianRoles(ctx context.Context, username string, roles []Role) error
+	// SetClinicianTOTP replaces an account's second factor: its sealed
+	// secret (nil: none), its step (0) and its recovery codes (codes, all
+	// unused; none when sealed is nil), together; ENOTFOUND if none.
+	SetClinicianTOTP(ctx context.Context, username string, sealed []byte, codes []RecoveryCode) error
+	// AdvanceTOTPStep records that a code of step was accepted: ECONFLICT
+	// when the account's step is already step or later (the code, or an
+	// older one, was used: a replay); ENOTFOUND if none.
+	AdvanceTOTPStep(ctx context.Context, username string, step int64) error
+	// RecoveryCodes returns an account's recovery codes by ID (none for an
+	// unknown account).
+	RecoveryCodes(ctx context.Context, username string) ([]RecoveryCode, error)
+	// UseRecoveryCode marks a code used; ENOTFOUND when there is no such
+	// code or it was used already (so two uses at once: one wins).
+	UseRecoveryCode(ctx context.Context, username string, id int) error
+}
+
+// ClinicianSessionStore is the index of signed-in clinicians' sessions,
+// kept beside the session store's own table (whose rows it names by token)
+// so that a clinician's sessions can be listed and ended. Error contract
+// as for the other stores.
+type ClinicianSessionStore interface {
+	// AddClinicianSession indexes the session with token (s.ID is
+	// SessionID(token)); a second add of one token replaces the first.
+	AddClinicianSession(ctx context.Context, token string, s *ClinicianSession) error
+	// ClinicianSession returns the indexed session with token; ENOTFOUND
+	// when it is not indexed (ended, signed out) or has expired at now.
+	ClinicianSession(ctx context.Context, token string, now time.Time) (*ClinicianSession, error)
+	// TouchClinicianSession sets a session's LastSeen; ENOTFOUND if it is
+	// not indexed.
+	TouchClinicianSession(ctx context.Context, token string, at time.Time) error
+	// ClinicianSessions returns username's sessions ("" for everyone's)
+	// not expired at now, the latest seen first.
+	ClinicianSessions(ctx context.Context, username string, now time.Time) ([]*ClinicianSession, error)
+	// EndClinicianSession removes the session with id from the index and
+	// from the session store (its browser is signed out at its next
+	// request) and returns it; ENOTFOUND if there is none.
+	EndClinicianSession(ctx context.Context, id string) (*ClinicianSession, error)
+	// RemoveClinicianSession removes the session with token from the
+	// index only (signing out: the session store drops the token itself);
+	// none is no error.
+	RemoveClinicianSession(ctx context.Context, token string) error
+	// PruneClinicianSessions removes the sessions expired at before.
+	PruneClinicianSessions(ctx context.Context, before time.Time) (int64, error)
 }
 
 // ReviewStore keeps reviews. A handoff may be reviewed more than once.

@@ -2,6 +2,7 @@ package bff
 
 import (
 	"context"
+	"time"
 
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 )
@@ -117,6 +118,41 @@ type AccountService interface {
 	// AccessRefused records in the audit log that a signed-in clinician
 	// was refused a page their roles do not open; detail says which and why.
 	AccessRefused(ctx context.Context, username, detail string)
+
+	// SignInSecondFactor is the second step of signing in to an account
+	// whose SignIn returned it with HasSecondFactor: code is the
+	// authenticator's six digits or an unused recovery code. Failures count
+	// against the same limits as passwords: EUNAUTHORIZED for a wrong or
+	// reused code, ERATELIMIT after too many; audited.
+	SignInSecondFactor(ctx context.Context, username, code, address string) (*Clinician, error)
+	// BeginTOTP starts the enrolment of username's second factor, or shows
+	// again the one sealed in pending; EINVALID when it has one.
+	BeginTOTP(ctx context.Context, username string, pending []byte) (*TOTPEnrolment, error)
+	// ConfirmTOTP enrols the pending secret when code is its code now, and
+	// returns the ten recovery codes, to show once; EINVALID (field "code")
+	// otherwise. Audited.
+	ConfirmTOTP(ctx context.Context, username string, pending []byte, code string) ([]string, error)
+	// RecoveryCodesLeft is how many of username's recovery codes are unused.
+	RecoveryCodesLeft(ctx context.Context, username string) (int, error)
+
+	// StartSession records a signed-in session under its token.
+	StartSession(ctx context.Context, token string, s *ClinicianSession) error
+	// SessionActive returns the session with token; ENOTFOUND when it was
+	// ended, signed out or has expired.
+	SessionActive(ctx context.Context, token string) (*ClinicianSession, error)
+	// SessionSeen notes that the session with token was used at at.
+	SessionSeen(ctx context.Context, token string, at time.Time) error
+	// SessionSignedOut forgets the session with token.
+	SessionSignedOut(ctx context.Context, token string)
+	// Sessions lists username's sessions ("" for everyone's), the latest
+	// seen first, without those idle longer than idle.
+	Sessions(ctx context.Context, username string, idle time.Duration) ([]*ClinicianSession, error)
+	// EndSession ends the session with id (owner's only, unless owner is
+	// ""), audited under actor; ENOTFOUND if there is none.
+	EndSession(ctx context.Context, actor, owner, id string) (*ClinicianSession, error)
+	// EndOtherSessions ends username's sessions but keep, audited, and
+	// says how many.
+	EndOtherSessions(ctx context.Context, username, keep string) (int, error)
 }
 
 // ScenarioService is the Scenarios section of the clinician area. Every

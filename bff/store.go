@@ -20,6 +20,7 @@ type Stores interface {
 	TurnStore
 	HandoffStore
 	ClinicianStore
+	ClinicianSessionStore
 	ReviewStore
 	AuditStore
 	SignInFailureStore

@@ -42,6 +42,8 @@ type appOptions struct {
 	ScenarioParallel int
 	// Engine is the sandbox's engine; nil means the rules engine.
 	Engine engine.Engine
+	// Now is the app's clock; nil means time.Now.
+	Now func() time.Time
 }
 
 // startApp serves a fresh app on a loopback port for the test: the real
@@ -67,6 +69,9 @@ func startApp(t *testing.T, opts ...appOptions) *app {
 		}
 		if o.ScenarioParallel > 0 {
 			c.ScenarioParallel = o.ScenarioParallel
+		}
+		if o.Now != nil {
+			c.Now = o.Now
 		}
 	}
 	st := apptest.Start(t, ao)

@@ -182,3 +182,67 @@ type FaultsPage struct {
 type FaultKindOption struct {
 	Kind, Effect string
 }
+
+// SignInCodePage asks for the second factor after the password.
+type SignInCodePage struct {
+	Layout
+	Action   string // "/clinician/signin/code"
+	Username string // whose sign-in this is
+	Error    string // shown in the error summary; links to the code field
+	// Locked is set when too many failures refuse every code for now: the
+	// error is the form's, not the field's.
+	Locked bool
+}
+
+// SecondFactorPage is the clinician's own second factor: set it up (a QR
+// code, the secret in text, a field for the first code), see it is on, or
+// read the recovery codes once, just after setting it up.
+type SecondFactorPage struct {
+	Layout
+	Action string // "/clinician/second-factor"
+	// Required: the app requires a second factor and this account has none
+	// yet: nothing else opens until it is set up.
+	Required bool
+	// Enrolled: the account has a second factor; CodesLeft of its
+	// recovery codes are unused, and ResetCommand removes it.
+	Enrolled     bool
+	CodesLeft    int
+	ResetCommand string
+	// Setting up: the QR code (a data: URL of a PNG made by the app) and
+	// the same secret in text, grouped in fours for reading aloud.
+	QRDataURL   string
+	Secret      string
+	SecretWords []string
+	Error       string // the code field's error
+	// RecoveryCodes are shown once, right after setting up.
+	RecoveryCodes []string
+	ContinueURL   string
+}
+
+// SessionsPage lists signed-in sessions: the clinician's own (with "sign
+// out everywhere else") or, for an administrator, everyone's.
+type SessionsPage struct {
+	Layout
+	Heading  string
+	Everyone bool // the administrator's page: a Clinician column
+	Sessions []SessionRow
+	// EndOthersAction signs out every other session of one's own ("" on
+	// the administrator's page, or when there are none).
+	EndOthersAction string
+	// AdminURL links the administrator's page from one's own ("" for none).
+	AdminURL string
+	Lifetime string // "12 hours", "30 minutes": the rules, in words
+	Idle     string
+}
+
+// SessionRow is one signed-in session.
+type SessionRow struct {
+	Clinician  string
+	Device     string
+	Address    string
+	SignedInAt string
+	LastSeen   string
+	Current    bool   // this browser's
+	EndAction  string // posts to end it ("" for this browser's own)
+	EndLabel   string // the button's accessible name ("End the session of dr.a on Firefox on Linux")
+}

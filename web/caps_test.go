@@ -316,6 +316,19 @@ func TestRevocationEndsWorklistStreams(t *testing.T) {
 		}
 		_ = db.Close()
 	})
+	t.Run("session ended from another session", func(t *testing.T) {
+		doc, other := a.browser(), a.browser()
+		doc.signIn("dr.ada", clinPassword)
+		other.signIn("dr.ada", clinPassword)
+		lines := open(doc)
+		token := csrfMeta.FindStringSubmatch(other.get("/clinician/sessions").body)[1]
+		if p := other.post("/clinician/sessions/end-others", url.Values{"_csrf": {token}}); p.status != http.StatusSeeOther {
+			t.Fatalf("sign out everywhere else: %d", p.status)
+		}
+		if !endsWith(t, lines, "signedout") {
+			t.Error("the stream ended without saying why")
+		}
+	})
 	t.Run("idle limit", func(t *testing.T) {
 		doc := a.browser()
 		doc.signIn("dr.ada", clinPassword)

@@ -48,6 +48,16 @@ func (fakeAccounts) SignOut(context.Context, string) {}
 
 func (fakeAccounts) AccessRefused(context.Context, string, string) {}
 
+func (fakeAccounts) StartSession(context.Context, string, *bff.ClinicianSession) error { return nil }
+
+func (fakeAccounts) SessionActive(context.Context, string) (*bff.ClinicianSession, error) {
+	return &bff.ClinicianSession{}, nil
+}
+
+func (fakeAccounts) SessionSeen(context.Context, string, time.Time) error { return nil }
+
+func (fakeAccounts) SessionSignedOut(context.Context, string) {}
+
 type startCall struct {
 	clinician string
 	form      bff.ScenarioRunForm

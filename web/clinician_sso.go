@@ -92,18 +92,10 @@ func (s *Server) ssoCallback(c *fiber.Ctx) error {
 		}
 		return s.renderSignInError(c, next, err)
 	}
-	if err := s.sessions.RenewToken(ctx); err != nil {
-		return err
-	}
-	s.sessions.Put(ctx, sessClinician, in.Clinician.Username)
-	s.sessions.Put(ctx, sessSeen, s.now().Unix())
-	s.sessions.Put(ctx, sessCSRF, randomHex(32))
+	// Kept for the provider's end-session link at sign-out; the session's
+	// data outlives the token's renewal.
 	s.sessions.Put(ctx, sessSSOIDToken, in.IDToken)
-	next := localNext(flow.Next)
-	if !mayOpen(in.Clinician, next) {
-		next = s.homeOf(in.Clinician) // the worklist, unless their roles do not open it
-	}
-	return c.Redirect(next, http.StatusSeeOther)
+	return s.startClinicianSession(c, in.Clinician, localNext(flow.Next))
 }
 
 // renderSignInError shows the sign-in page with a refusal.

@@ -229,8 +229,9 @@ func (s *Server) worklistEvents(c *fiber.Ctx) error {
 
 // stillSignedIn reports whether the session token still holds name's
 // sign-in: the session exists and has not expired (signing out renews the
-// token, so the old one is gone), it names the same clinician, the idle
-// limit has not passed and the account is active. A store error counts as
+// token, so the old one is gone), it names the same clinician, neither the
+// idle limit nor the session's lifetime has passed, it was not ended from a
+// sessions page, and the account is active. A store error counts as
 // signed out: the browser reconnects and is checked afresh.
 func (s *Server) stillSignedIn(token, name string) bool {
 	if token == "" || name == "" {
@@ -242,7 +243,10 @@ func (s *Server) stillSignedIn(token, name string) bool {
 	if err != nil || s.sessions.GetString(sctx, sessClinician) != name {
 		return false
 	}
-	if seen := time.Unix(s.sessions.GetInt64(sctx, sessSeen), 0); s.now().Sub(seen) > s.cfg.ClinicianIdle {
+	if seen := time.Unix(s.sessions.GetInt64(sctx, sessSeen), 0); s.now().Sub(seen) > s.cfg.ClinicianIdle || s.lifetimeOver(sctx) {
+		return false
+	}
+	if _, err := s.accounts.SessionActive(ctx, token); err != nil { // ended from a sessions page
 		return false
 	}
 	_, err = s.accounts.ActiveClinician(ctx, name)

@@ -23,11 +23,21 @@ type Config struct {
 	// ClinicianIdle signs a clinician out after this long without a request
 	// (default 30m).
 	ClinicianIdle time.Duration
-	Now           func() time.Time // the web layer's clock; nil = time.Now (tests move it)
-	Logger        *slog.Logger
+	// ClinicianLifetime signs a clinician out this long after signing in,
+	// however busy (default 12h).
+	ClinicianLifetime time.Duration
+	// RequireTOTP: every account must have a second factor; one without is
+	// sent to set it up before anything else in the clinician area opens.
+	RequireTOTP bool
+	Now         func() time.Time // the web layer's clock; nil = time.Now (tests move it)
+	Logger      *slog.Logger
 
 	Limits Limits
 }
+
+// DefaultClinicianLifetime is how long a clinician's sign-in lasts at most
+// when CLINICIAN_SESSION_LIFETIME is unset.
+const DefaultClinicianLifetime = 12 * time.Hour
 
 // Limits are the HTTP server's limits and the caps per browser session
 // (docs/operations.md says why each default). Zero means the default.
@@ -88,6 +98,9 @@ func (c *Config) check() error {
 	}
 	if c.ClinicianIdle == 0 {
 		c.ClinicianIdle = 30 * time.Minute
+	}
+	if c.ClinicianLifetime == 0 {
+		c.ClinicianLifetime = DefaultClinicianLifetime
 	}
 	c.Limits = c.Limits.WithDefaults()
 	return nil

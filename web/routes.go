@@ -60,8 +60,17 @@ func (s *Server) routes() *fiber.App {
 		app.Get(ssoStartPath, s.startSSO)
 		app.Get(ssoCallbackPath, s.ssoCallback)
 	}
+	app.Get(signInCodePath, s.showSignInCode) // the second factor, after the password
+	app.Post(signInCodePath, s.signInCode)
 	clin := app.Group("/clinician", s.requireClinician, s.requireRole) // roles: web/roles.go
 	clin.Post("/signout", s.signOut)
+	clin.Get("/second-factor", s.showSecondFactor)
+	clin.Post("/second-factor", s.enrolSecondFactor)
+	clin.Get("/sessions", s.showSessions)
+	clin.Post("/sessions/end-others", s.endOtherSessions)
+	clin.Post("/sessions/:id/end", s.endSession)
+	clin.Get("/admin/sessions", s.showAdminSessions)
+	clin.Post("/admin/sessions/:id/end", s.endAnySession)
 	clin.Get("/", s.showWorklist)
 	clin.Get("/worklist/row/:id", s.showWorklistRow)
 	clin.Get("/events", s.worklistEvents)

@@ -123,7 +123,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	// No scs IdleTimeout: it makes every request write the session (scs marks
 	// each loaded session modified). Clinician sessions get their own idle
 	// limit instead (requireClinician), recorded at most once a minute.
-	s.sessions.Lifetime = 12 * time.Hour
+	s.sessions.Lifetime = max(12*time.Hour, cfg.ClinicianLifetime) // a clinician's sign-in ends by its own limit
 	s.sessions.Cookie.Name = "intake_session"
 	s.sessions.Cookie.HttpOnly = true
 	s.sessions.Cookie.SameSite = http.SameSiteLaxMode

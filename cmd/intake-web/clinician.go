@@ -31,6 +31,7 @@ const clinicianUsage = `usage:
   intake-web clinician grant USERNAME ROLES    # give roles (comma-separated), keeping those it has
   intake-web clinician revoke USERNAME ROLES   # take roles away; its sessions lose them at their next request
   intake-web clinician link USERNAME SUBJECT   # single sign-on: the provider's subject (sub) signs in as this account
+  intake-web clinician reset-totp USERNAME     # remove its second factor and recovery codes (a lost phone)
 With -generate, add and passwd make up a password and print it (once) instead of reading one.
 With -roles ROLES, add gives the new account those roles (default: reviewer).
 The roles: reviewer (worklist, handoffs, reviews, FHIR, audit log), scenario_runner (scenario
@@ -43,7 +44,7 @@ running app sees each change at once. The audit log has every change, under "cli
 // many usernames it takes.
 func clinicianVerb(verb string) (names int, ok bool) {
 	switch verb {
-	case "add", "passwd", "disable", "unlock":
+	case "add", "passwd", "disable", "unlock", "reset-totp":
 		return 1, true
 	case "grant", "revoke":
 		return 2, true
@@ -190,7 +191,11 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 			} else if lock.Locked() {
 				locked = "; " + lock.String() + " (intake-web clinician unlock " + c.Username + ")"
 			}
-			fmt.Fprintf(stdout, "%-32s %-8s created %s; roles: %s%s\n", c.Username, state, c.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), bff.RoleNames(c.Roles), locked)
+			factor := ""
+			if c.HasSecondFactor() {
+				factor = "; second factor on"
+			}
+			fmt.Fprintf(stdout, "%-32s %-8s created %s; roles: %s%s%s\n", c.Username, state, c.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), bff.RoleNames(c.Roles), factor, locked)
 		}
 		if len(cs) == 0 {
 			fmt.Fprintln(stdout, "no clinicians")
@@ -216,6 +221,17 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 			return refusal(err)
 		}
 		fmt.Fprintf(stdout, "clinician %s now has roles: %s\n", c.Username, bff.RoleNames(c.Roles))
+	case "reset-totp":
+		had, err := svc.ResetTOTP(ctx, actor, rest[1])
+		if err != nil {
+			return refusal(err)
+		}
+		name := strings.ToLower(strings.TrimSpace(rest[1]))
+		if !had {
+			fmt.Fprintf(stdout, "clinician %s had no second factor\n", name)
+		} else {
+			fmt.Fprintf(stdout, "clinician %s's second factor and recovery codes are removed: they sign in with their password and set up a new one at /clinician/second-factor\n", name)
+		}
 	case "disable":
 		if err := svc.DisableClinician(ctx, actor, rest[1]); err != nil {
 			if bff.ErrorCode(err) == bff.ENOTFOUND {

@@ -279,3 +279,55 @@ func TestClinicianRoles(t *testing.T) {
 		t.Fatalf("%d role changes audited, want 2", changes)
 	}
 }
+
+// reset-totp removes a second factor, audited; the account signs in with
+// its password alone after.
+func TestClinicianResetTOTP(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "app.db")
+	env := func(string) string { return "" }
+	run := func(args ...string) (string, error) {
+		var out, errb bytes.Buffer
+		err := clinicianCommand(append(args, "-db", db), strings.NewReader("a long enough password\n"), &out, &errb, env)
+		return out.String(), err
+	}
+	if _, err := run("add", "dr.phone"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := app.Defaults()
+	cfg.DatabasePath = db
+	store, err := app.OpenDatabase(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.SetClinicianTOTP(context.Background(), "dr.phone", []byte("sealed"), []bff.RecoveryCode{{ID: 1, Salt: []byte("s"), Hash: []byte("h")}}); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := run("list"); !strings.Contains(out, "second factor on") {
+		t.Fatalf("list does not say the factor is on: %q", out)
+	}
+	out, err := run("reset-totp", "DR.PHONE")
+	if err != nil || !strings.Contains(out, "dr.phone's second factor and recovery codes are removed") {
+		t.Fatalf("reset-totp: %q, %v", out, err)
+	}
+	if c, _ := store.Clinician(context.Background(), "dr.phone"); c.HasSecondFactor() {
+		t.Fatal("the factor is still there")
+	}
+	if out, _ := run("reset-totp", "dr.phone"); !strings.Contains(out, "had no second factor") {
+		t.Fatalf("a second reset: %q", out)
+	}
+	if _, err := run("reset-totp", "nobody"); err == nil {
+		t.Fatal("reset-totp of nobody succeeded")
+	}
+	log, _ := store.Audit(context.Background(), 100, 0)
+	n := 0
+	for _, e := range log {
+		if e.Action == bff.AuditTOTPReset && strings.HasPrefix(e.Actor, "cli:") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d resets audited, want 2", n)
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff"
 )
 
-const clinicianColumns = `username, password_hash, disabled, created_at`
+const clinicianColumns = `username, password_hash, disabled, created_at, totp_secret, totp_step`
 
 // clinicianSelect reads an account with its roles (an array, empty for
 // none).
@@ -32,8 +32,12 @@ func insertClinician(ctx context.Context, tx pgx.Tx, c *bff.Clinician) error {
 	if hash == nil {
 		hash = []byte{} // bytea, never NULL
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES ($1, $2, $3, $4)`,
-		c.Username, hash, c.Disabled, c.CreatedAt)
+	var secret []byte // NULL for none
+	if len(c.TOTPSecret) > 0 {
+		secret = c.TOTPSecret
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+		c.Username, hash, c.Disabled, c.CreatedAt, secret, c.TOTPStep)
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, "This username is taken.")
 	} else if err != nil {
@@ -137,7 +141,7 @@ func scanClinician(r pgx.Row) (*bff.Clinician, error) {
 		c     bff.Clinician
 		roles []string
 	)
-	if err := r.Scan(&c.Username, &c.PasswordHash, &c.Disabled, &c.CreatedAt, &roles); err != nil {
+	if err := r.Scan(&c.Username, &c.PasswordHash, &c.Disabled, &c.CreatedAt, &c.TOTPSecret, &c.TOTPStep, &roles); err != nil {
 		return nil, err
 	}
 	rs := make([]bff.Role, len(roles))
@@ -147,6 +151,91 @@ func scanClinician(r pgx.Row) (*bff.Clinician, error) {
 	c.Roles = bff.NormalRoles(rs)
 	c.CreatedAt = utc(c.CreatedAt)
 	return &c, nil
+}
+
+// SetClinicianTOTP replaces an account's second factor and recovery codes
+// together; ENOTFOUND if none.
+func (db *DB) SetClinicianTOTP(ctx context.Context, username string, sealed []byte, codes []bff.RecoveryCode) error {
+	found := true
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var secret []byte
+		if len(sealed) > 0 {
+			secret = sealed
+		}
+		tag, err := tx.Exec(ctx, `UPDATE clinicians SET totp_secret = $1, totp_step = 0 WHERE username = $2`, secret, username)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			found = false
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM clinician_recovery_codes WHERE username = $1`, username); err != nil {
+			return err
+		}
+		if secret == nil {
+			return nil
+		}
+		for _, c := range codes {
+			if _, err := tx.Exec(ctx, `INSERT INTO clinician_recovery_codes (username, id, salt, hash) VALUES ($1, $2, $3, $4)`,
+				username, c.ID, c.Salt, c.Hash); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: set totp: %w", err)
+	}
+	if !found {
+		return bff.Errorf(bff.ENOTFOUND, "Clinician not found.")
+	}
+	return nil
+}
+
+// AdvanceTOTPStep records an accepted step; ECONFLICT for a step not
+// after the stored one, ENOTFOUND for no account.
+func (db *DB) AdvanceTOTPStep(ctx context.Context, username string, step int64) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE clinicians SET totp_step = $1 WHERE username = $2 AND totp_step < $1`, step, username)
+	if err != nil {
+		return fmt.Errorf("postgres: advance totp step: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	if _, err := db.Clinician(ctx, username); err != nil {
+		return err
+	}
+	return bff.Errorf(bff.ECONFLICT, "This code was used already.")
+}
+
+// RecoveryCodes returns an account's recovery codes by ID.
+func (db *DB) RecoveryCodes(ctx context.Context, username string) ([]bff.RecoveryCode, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id, salt, hash, used FROM clinician_recovery_codes WHERE username = $1 ORDER BY id`, username)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: recovery codes: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (bff.RecoveryCode, error) {
+		var c bff.RecoveryCode
+		err := r.Scan(&c.ID, &c.Salt, &c.Hash, &c.Used)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: recovery codes: %w", err)
+	}
+	return out, nil
+}
+
+// UseRecoveryCode marks an unused code used; ENOTFOUND otherwise.
+func (db *DB) UseRecoveryCode(ctx context.Context, username string, id int) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE clinician_recovery_codes SET used = true WHERE username = $1 AND id = $2 AND NOT used`, username, id)
+	if err != nil {
+		return fmt.Errorf("postgres: use recovery code: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return bff.Errorf(bff.ENOTFOUND, "This recovery code was used already, or is not one of yours.")
+	}
+	return nil
 }
 
 const reviewColumns = `intake_id, clinician, note, reviewed_at`

@@ -16,7 +16,7 @@ var (
 	_ bff.AuditStore     = (*DB)(nil)
 )
 
-const clinicianColumns = `username, password_hash, disabled, created_at`
+const clinicianColumns = `username, password_hash, disabled, created_at, totp_secret, totp_step`
 
 // clinicianSelect reads an account with its roles (comma-separated, NULL
 // for none).
@@ -49,8 +49,8 @@ func insertClinician(ctx context.Context, tx *sql.Tx, c *bff.Clinician) error {
 	if hash == nil {
 		hash = []byte{} // a BLOB, never NULL
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES (?, ?, ?, ?)`,
-		c.Username, hash, c.Disabled, formatTime(c.CreatedAt))
+	_, err := tx.ExecContext(ctx, `INSERT INTO clinicians (`+clinicianColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		c.Username, hash, c.Disabled, formatTime(c.CreatedAt), nilIfEmpty(c.TOTPSecret), c.TOTPStep)
 	if isUnique(err) {
 		return bff.Errorf(bff.ECONFLICT, "This username is taken.")
 	} else if err != nil {
@@ -165,7 +165,7 @@ func scanClinician(s scanner) (*bff.Clinician, error) {
 		created string
 		roles   sql.NullString
 	)
-	if err := s.Scan(&c.Username, &c.PasswordHash, &c.Disabled, &created, &roles); err != nil {
+	if err := s.Scan(&c.Username, &c.PasswordHash, &c.Disabled, &created, &c.TOTPSecret, &c.TOTPStep, &roles); err != nil {
 		return nil, err
 	}
 	c.Roles = splitRoles(roles.String)
@@ -184,4 +184,109 @@ func splitRoles(list string) []bff.Role {
 		rs = append(rs, bff.Role(r))
 	}
 	return bff.NormalRoles(rs)
+}
+
+// nilIfEmpty is b, or NULL for none.
+func nilIfEmpty(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// rowsFound is ENOTFOUND (with what) when res changed no row.
+func rowsFound(res sql.Result, what string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	if n == 0 {
+		return bff.Errorf(bff.ENOTFOUND, "Clinician not found.")
+	}
+	return nil
+}
+
+// SetClinicianTOTP replaces an account's second factor and recovery codes
+// together; ENOTFOUND if none.
+func (db *DB) SetClinicianTOTP(ctx context.Context, username string, sealed []byte, codes []bff.RecoveryCode) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: set totp: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE clinicians SET totp_secret = ?, totp_step = 0 WHERE username = ?`, nilIfEmpty(sealed), username)
+	if err != nil {
+		return fmt.Errorf("store: set totp: %w", err)
+	}
+	if err := rowsFound(res, "set totp"); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM clinician_recovery_codes WHERE username = ?`, username); err != nil {
+		return fmt.Errorf("store: set totp: %w", err)
+	}
+	if len(sealed) > 0 {
+		for _, c := range codes {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO clinician_recovery_codes (username, id, salt, hash) VALUES (?, ?, ?, ?)`,
+				username, c.ID, c.Salt, c.Hash); err != nil {
+				return fmt.Errorf("store: set totp: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: set totp: %w", err)
+	}
+	return nil
+}
+
+// AdvanceTOTPStep records an accepted step; ECONFLICT for a step not
+// after the stored one, ENOTFOUND for no account.
+func (db *DB) AdvanceTOTPStep(ctx context.Context, username string, step int64) error {
+	res, err := db.w.ExecContext(ctx, `UPDATE clinicians SET totp_step = ? WHERE username = ? AND totp_step < ?`, step, username, step)
+	if err != nil {
+		return fmt.Errorf("store: advance totp step: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: advance totp step: %w", err)
+	} else if n == 1 {
+		return nil
+	}
+	if _, err := db.Clinician(ctx, username); err != nil {
+		return err
+	}
+	return bff.Errorf(bff.ECONFLICT, "This code was used already.")
+}
+
+// RecoveryCodes returns an account's recovery codes by ID.
+func (db *DB) RecoveryCodes(ctx context.Context, username string) ([]bff.RecoveryCode, error) {
+	rows, err := db.w.QueryContext(ctx, `SELECT id, salt, hash, used FROM clinician_recovery_codes WHERE username = ? ORDER BY id`, username)
+	if err != nil {
+		return nil, fmt.Errorf("store: recovery codes: %w", err)
+	}
+	defer rows.Close()
+	var out []bff.RecoveryCode
+	for rows.Next() {
+		var c bff.RecoveryCode
+		if err := rows.Scan(&c.ID, &c.Salt, &c.Hash, &c.Used); err != nil {
+			return nil, fmt.Errorf("store: recovery codes: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: recovery codes: %w", err)
+	}
+	return out, nil
+}
+
+// UseRecoveryCode marks an unused code used; ENOTFOUND otherwise.
+func (db *DB) UseRecoveryCode(ctx context.Context, username string, id int) error {
+	res, err := db.w.ExecContext(ctx, `UPDATE clinician_recovery_codes SET used = 1 WHERE username = ? AND id = ? AND used = 0`, username, id)
+	if err != nil {
+		return fmt.Errorf("store: use recovery code: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: use recovery code: %w", err)
+	} else if n == 0 {
+		return bff.Errorf(bff.ENOTFOUND, "This recovery code was used already, or is not one of yours.")
+	}
+	return nil
 }

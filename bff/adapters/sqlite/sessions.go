@@ -64,8 +64,12 @@ func NewSessionStoreWithCleanup(db *DB, interval time.Duration) *SessionStore {
 // call more than once.
 func (s *SessionStore) StopCleanup() { s.sweep.Stop() }
 
-// DeleteExpired deletes the expired sessions now and returns how many.
+// DeleteExpired deletes the expired sessions now and returns how many;
+// the index of clinicians' sessions loses its expired ones too.
 func (s *SessionStore) DeleteExpired(ctx context.Context) (int64, error) {
+	if _, err := s.db.PruneClinicianSessions(ctx, time.Now()); err != nil {
+		return 0, err
+	}
 	res, err := s.db.w.ExecContext(ctx, `DELETE FROM sessions WHERE expiry < julianday('now')`)
 	if err != nil {
 		return 0, fmt.Errorf("store: delete expired sessions: %w", err)

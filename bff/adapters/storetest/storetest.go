@@ -40,6 +40,8 @@ func Run(t *testing.T, open func(t *testing.T, now bff.Clock) Stores) {
 		{"Audit", testAudit},
 		{"Clinicians", testClinicians},
 		{"ClinicianContextHonoured", testClinicianContextHonoured},
+		{"SecondFactor", testSecondFactor},
+		{"ClinicianSessions", testClinicianSessions},
 		{"Reviews", testReviews},
 		{"LatestReviewsMany", testLatestReviewsMany},
 		{"SignInFailures", testSignInFailures},

@@ -32,6 +32,13 @@ type Deps struct {
 	Now            func() time.Time
 	Logger         *slog.Logger
 	BcryptCost     int // 0 = bcrypt.DefaultCost+2 (12); tests use bcrypt.MinCost
+	// TOTPKey (32 bytes) seals the accounts' TOTP secrets (totp.go); the
+	// app keeps it in its database's secrets. nil: second factors can be
+	// reset but not enrolled or checked (the command line).
+	TOTPKey []byte
+	// Sessions is the index of signed-in sessions (sessions.go); nil: the
+	// service keeps none (the command line).
+	Sessions bff.ClinicianSessionStore
 }
 
 var _ bff.AccountService = (*Service)(nil)
@@ -50,6 +57,8 @@ type Service struct {
 	compare   func(hash, password []byte) error
 	dummyOnce sync.Once
 	dummy     []byte
+	totpKey   []byte
+	sessions  bff.ClinicianSessionStore
 }
 
 // New returns the account service.
@@ -67,7 +76,7 @@ func New(d Deps) *Service {
 		d.SignInFailures = newMemFailures()
 	}
 	return &Service{clinicians: d.Clinicians, audit: d.Audit, now: d.Now, log: d.Logger, bcryptCost: d.BcryptCost, failures: d.SignInFailures,
-		compare: bcrypt.CompareHashAndPassword}
+		compare: bcrypt.CompareHashAndPassword, totpKey: d.TOTPKey, sessions: d.Sessions}
 }
 
 var usernameShape = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{2,31}$`)
@@ -326,11 +335,103 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 	now := s.now()
 	bad := checkSignIn(username, password)
 	actor, keys := username, []string{addrKey(address), userKey(username)}
-	if bad != nil && bad.Field == "username" {
-		// A malformed username names no account, and must not become a key
-		// or an audit line of its own size: count it against the address.
-		actor, keys = auditName(username), keys[:1]
+	badDetail := ""
+	if bad != nil {
+		badDetail = fmt.Sprintf("refused: %s too long or malformed (%d bytes)", bad.Field, map[string]int{"username": len(username), "password": len(password)}[bad.Field])
+		if bad.Field == "username" {
+			// A malformed username names no account, and must not become a key
+			// or an audit line of its own size: count it against the address.
+			actor, keys = auditName(username), keys[:1]
+		}
 	}
+	c, err := s.attempt(ctx, now, actor, username, keys, bad, badDetail, func() (*bff.Clinician, error) {
+		c, err := s.clinicians.Clinician(ctx, username)
+		if err != nil && bff.ErrorCode(err) != bff.ENOTFOUND {
+			return nil, err
+		}
+		hash := s.dummyHash()
+		if c != nil {
+			hash = c.PasswordHash
+		}
+		if s.compare(hash, []byte(password)) != nil || c == nil || c.Disabled {
+			bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInFailed, "", "wrong username or password, or disabled")
+			return nil, bff.Errorf(bff.EUNAUTHORIZED, "The username or password is wrong, or the account is disabled. %s", lockRule())
+		}
+		return c, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c.HasSecondFactor() {
+		// Half way: this attempt's own count is taken back, and the
+		// account's other failures stay until the code is right too (a
+		// known password must not buy fresh guesses at the code).
+		dctx := context.WithoutCancel(ctx)
+		for _, k := range keys {
+			if err := s.failures.RemoveSignInFailure(dctx, k, now); err != nil {
+				s.log.Error("take back a sign-in attempt", "err", err)
+			}
+		}
+		bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInPassword, "", "the second factor is asked next")
+		return c, nil
+	}
+	s.signedIn(ctx, now, keys, username, "")
+	return c, nil
+}
+
+// SignInSecondFactor is the second step of signing in to an account with
+// a second factor, after SignIn accepted its password: code is the
+// authenticator's six digits or an unused recovery code. Its failures
+// count against the same limits as passwords (the username's and the
+// client address's), and it is audited the same way. EUNAUTHORIZED for a
+// wrong code, one used already, or an account that is disabled or has no
+// second factor any more; ERATELIMIT after too many failures.
+func (s *Service) SignInSecondFactor(ctx context.Context, username, code, address string) (*bff.Clinician, error) {
+	username = strings.ToLower(strings.TrimSpace(username))
+	now := s.now()
+	keys := []string{addrKey(address), userKey(username)}
+	var bad *bff.Error
+	if len(code) > 64 {
+		bad = bff.Invalid("code", "A code is 6 digits, or a recovery code of 16 letters and digits.")
+	}
+	var used string
+	c, err := s.attempt(ctx, now, username, username, keys, bad, fmt.Sprintf("refused: code too long (%d bytes)", len(code)), func() (*bff.Clinician, error) {
+		c, err := s.clinicians.Clinician(ctx, username)
+		if err != nil && bff.ErrorCode(err) != bff.ENOTFOUND {
+			return nil, err
+		}
+		if c == nil || c.Disabled || !c.HasSecondFactor() {
+			bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInFailed, "", "second factor: the account is disabled or has none")
+			return nil, bff.Errorf(bff.EUNAUTHORIZED, "This sign-in cannot go on: sign in again.")
+		}
+		var ok bool
+		if used, ok, err = s.checkSecondFactor(ctx, c, code); err != nil {
+			return nil, err
+		} else if !ok {
+			bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInFailed, "", "wrong second-factor code, or one used already")
+			return nil, bff.Errorf(bff.EUNAUTHORIZED, "The code is wrong, or was used already: type the code your app shows now, or an unused recovery code. %s", lockRule())
+		}
+		return c, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.signedIn(ctx, now, keys, username, "with "+used)
+	return c, nil
+}
+
+// attempt is one step of signing in under the limits on failures: a key
+// already at its limit is refused (ERATELIMIT) without trying; otherwise the
+// attempt is counted as a failure of each key before try runs, and counted
+// again, so that concurrent attempts cannot all pass the limit check while
+// their checks run (with the check after the comparison, a burst of
+// parallel guesses all got through). bad (with badDetail for the audit
+// log) refuses a malformed attempt after it is counted. The caller takes
+// the count back when the attempt succeeds (signedIn). When the failures
+// cannot be read or written the attempt is refused: the limit is never
+// skipped.
+func (s *Service) attempt(ctx context.Context, now time.Time, actor, username string, keys []string, bad *bff.Error, badDetail string,
+	try func() (*bff.Clinician, error)) (*bff.Clinician, error) {
 	refused := func(wait time.Duration, key string) error {
 		account := strings.HasPrefix(key, "u:")
 		if s.refusals.due(key, now) {
@@ -349,7 +450,7 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 		return nil, fmt.Errorf("record sign-in attempt: %w", err)
 	}
 	if bad != nil {
-		bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditSignInFailed, "", fmt.Sprintf("refused: %s too long or malformed (%d bytes)", bad.Field, map[string]int{"username": len(username), "password": len(password)}[bad.Field]))
+		bff.Record(ctx, s.audit, s.log, s.now(), actor, bff.AuditSignInFailed, "", badDetail)
 		return nil, bad
 	}
 	// Concurrent attempts recorded beside this one may have used the last
@@ -359,21 +460,14 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 	} else if wait > 0 {
 		return nil, refused(wait, key)
 	}
-	c, err := s.clinicians.Clinician(ctx, username)
-	if err != nil && bff.ErrorCode(err) != bff.ENOTFOUND {
-		return nil, err
-	}
-	hash := s.dummyHash()
-	if c != nil {
-		hash = c.PasswordHash
-	}
-	ok := s.compare(hash, []byte(password)) == nil && c != nil && !c.Disabled
-	if !ok {
-		bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignInFailed, "", "wrong username or password, or disabled")
-		return nil, bff.Errorf(bff.EUNAUTHORIZED, "The username or password is wrong, or the account is disabled. %s", lockRule())
-	}
-	// Signed in: the account's failures are forgiven (as before), the
-	// address keeps its others. A failure here only leaves a count behind.
+	return try()
+}
+
+// signedIn ends a successful sign-in: the account's failures are forgiven,
+// the address keeps its others but this attempt's own, and it is audited
+// (detail says how, "" for a password alone). A failure here only leaves a
+// count behind.
+func (s *Service) signedIn(ctx context.Context, now time.Time, keys []string, username, detail string) {
 	dctx := context.WithoutCancel(ctx)
 	if err := s.failures.ClearSignInFailures(dctx, keys[1]); err != nil {
 		s.log.Error("clear failed sign-ins", "err", err)
@@ -381,8 +475,7 @@ func (s *Service) SignIn(ctx context.Context, username, password, address string
 	if err := s.failures.RemoveSignInFailure(dctx, keys[0], now); err != nil {
 		s.log.Error("take back a sign-in attempt", "err", err)
 	}
-	bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignIn, "", "")
-	return c, nil
+	bff.Record(ctx, s.audit, s.log, s.now(), username, bff.AuditSignIn, "", detail)
 }
 
 // SignOut records a sign-out.

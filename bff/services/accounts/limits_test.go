@@ -29,7 +29,8 @@ func newSignInFixture(t *testing.T, cost int) *signInFixture {
 	f := &signInFixture{db: sqlitetest.MustOpenDB(t), now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	f.advance = func(d time.Duration) { f.mu.Lock(); f.now = f.now.Add(d); f.mu.Unlock() }
 	clock := func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }
-	f.svc = accounts.New(accounts.Deps{Clinicians: f.db, Audit: f.db, SignInFailures: f.db, BcryptCost: cost, Now: clock})
+	f.svc = accounts.New(accounts.Deps{Clinicians: f.db, Audit: f.db, SignInFailures: f.db, BcryptCost: cost, Now: clock,
+		TOTPKey: []byte("0123456789abcdef0123456789abcdef"), Sessions: f.db})
 	if _, err := f.svc.AddClinician(context.Background(), "system", "dr.ada", signInPassword, bff.AllRoles()); err != nil {
 		t.Fatal(err)
 	}

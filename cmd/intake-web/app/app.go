@@ -162,6 +162,10 @@ func (a *App) assemble(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	totpKey, err := a.db.Secret(ctx, "totp", 32) // seals the clinicians' TOTP secrets
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	m := newUpstreamMetrics(reg)
 	a.budget = a.db.budget()
@@ -198,7 +202,7 @@ func (a *App) assemble(ctx context.Context) error {
 	})
 	a.accounts = accounts.New(accounts.Deps{
 		Clinicians: a.db, Audit: a.db, SignInFailures: a.db, Now: cfg.Now, BcryptCost: cfg.BcryptCost,
-		Logger: a.log.With("component", "accounts"),
+		Logger: a.log.With("component", "accounts"), TOTPKey: totpKey, Sessions: a.db,
 	})
 	sso, err := a.singleSignOn()
 	if err != nil {

@@ -132,7 +132,7 @@ func (c *Config) ApplyDemo() {
 // Defaults returns the configuration with nothing set.
 func Defaults() Config {
 	return Config{
-		Config:           web.Config{ListenAddr: "127.0.0.1:8080", ClinicianIdle: 30 * time.Minute},
+		Config:           web.Config{ListenAddr: "127.0.0.1:8080", ClinicianIdle: 30 * time.Minute, ClinicianLifetime: web.DefaultClinicianLifetime},
 		DatabasePath:     "intake-web.db",
 		PatientReserve:   DefaultPatientReserve,
 		ScenarioParallel: DefaultScenarioParallel,
@@ -282,6 +282,8 @@ func (c *Config) options() []option {
 		intOpt("SCENARIO_PARALLEL", "most items of a scenario run played at once", &c.ScenarioParallel, 1),
 		durationOpt("SHUTDOWN_GRACE", "on SIGTERM, how long running turns may finish", &c.ShutdownGrace),
 		durationOpt("CLINICIAN_IDLE", "a clinician is signed out after this long without a request", &c.ClinicianIdle),
+		durationOpt("CLINICIAN_SESSION_LIFETIME", "a clinician is signed out this long after signing in, however busy", &c.ClinicianLifetime),
+		boolOpt("CLINICIAN_REQUIRE_TOTP", "every clinician account must have a second factor (TOTP): one without sets it up at its next sign-in, before anything else", &c.RequireTOTP),
 		boolOpt("SANDBOX_FAULTS", "with the embedded sandbox: its fault injection, armed from the clinician area's Sandbox faults page", &c.SandboxFaults),
 		stringOpt("OIDC_ISSUER_URL", "single sign-on: the OpenID Provider's issuer URL (unset: no single sign-on)", &c.OIDC.Issuer),
 		stringOpt("OIDC_CLIENT_ID", "single sign-on: the app's client id at the provider", &c.OIDC.ClientID),
