@@ -59,7 +59,9 @@ func (l Likelihood) String() string {
 
 // Severities lists the severities from minor to catastrophic: the matrix's
 // columns.
-func Severities() []Severity { return []Severity{Minor, Significant, Considerable, Major, Catastrophic} }
+func Severities() []Severity {
+	return []Severity{Minor, Significant, Considerable, Major, Catastrophic}
+}
 
 // Likelihoods lists the likelihoods from very high to very low: the
 // matrix's rows, as DCB0129's guidance draws it.
