@@ -1,0 +1,2 @@
+-- PLACEHOLDER for another helper's migration 0015 (safety39 drops this file on rebase).
+SELECT 1;
