@@ -26,6 +26,7 @@ type Stores interface {
 	WorklistStore
 	TurnQueue
 	ScenarioRunStore
+	SafetyStore
 }
 
 // IntakeStore keeps intakes.
