@@ -12,6 +12,7 @@ import (
 
 	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/storetest"
 	"github.com/clinical-intake/intake-web/bff/scenarios"
 	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 )
@@ -44,8 +45,6 @@ func withSafetyRuns(t *testing.T) func(*appwire.Config) {
 // the first misses of them ending routine.
 func finishRun(t *testing.T, db *sqlite.DB, id, voice string, at time.Time, misses int) {
 	t.Helper()
-	ctx := context.Background()
-	var items []*bff.ScenarioItem
 	var results []scenarios.Result
 	for i := range 5 {
 		res := scenarios.Result{VignetteID: "emergency-" + string(rune('a'+i)), Title: "An emergency", Repeat: 1, Terminal: true,
@@ -55,28 +54,9 @@ func finishRun(t *testing.T, db *sqlite.DB, id, voice string, at time.Time, miss
 			res.Final, res.Urgent, res.Disposition = scenarios.Routine, false, "clinician_review"
 		}
 		results = append(results, res)
-		items = append(items, &bff.ScenarioItem{RunID: id, Seq: i, VignetteID: res.VignetteID, Title: res.Title, Repeat: 1, State: bff.ItemPending})
 	}
-	run := &bff.ScenarioRun{ID: id, Suite: &scenarios.Suite{Name: "small"}, SuiteName: "small", Repeats: 1, Target: "sandbox",
-		StartedBy: "dr.ada", State: bff.RunQueued, Items: 5, CreatedAt: at, UpdatedAt: at}
-	if err := db.CreateScenarioRun(ctx, run, items); err != nil {
-		t.Fatal(err)
-	}
-	claimed, err := db.ClaimScenarioRun(ctx, "seed", at, at, at.Add(time.Hour))
-	if err != nil || claimed.ID != id {
-		t.Fatalf("claim %s: %v", id, err)
-	}
-	for i, it := range items {
-		it.State, it.Result = bff.ItemDone, &results[i]
-		if err := db.SaveScenarioItem(ctx, it, 1, "seed"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sum := scenarios.Score(results)
-	claimed.State, claimed.FinishedAt, claimed.UpdatedAt, claimed.Release, claimed.Summary = bff.RunDone, at, at, safetyRelease, &sum
-	if err := db.UpdateScenarioRun(ctx, claimed, "seed"); err != nil {
-		t.Fatal(err)
-	}
+	storetest.MustFinishRun(t, db, &bff.ScenarioRun{ID: id, Suite: &scenarios.Suite{Name: "small"}, SuiteName: "small", Repeats: 1,
+		Target: "sandbox", StartedBy: "dr.ada", FinishedAt: at}, results)
 }
 
 var hiddenHash = regexp.MustCompile(`name="hash" value="([^"]+)"`)

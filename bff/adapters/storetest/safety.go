@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"reflect"
 	"sync"
 	"testing"
@@ -136,5 +137,41 @@ func testSafetyDecisions(t *testing.T, db bff.SafetyStore) {
 	}
 	if none, err := db.SafetyDecisions(ctx, plain); err != nil || len(none) != 0 {
 		t.Fatalf("another voice's decisions: %d, %v", len(none), err)
+	}
+}
+
+// MustFinishRun stores r as a finished run whose items played results (in
+// order, item Seq i for results[i]), with its Release and Summary: what a
+// safety case reads. r.FinishedAt is when it finished.
+func MustFinishRun(t testing.TB, db bff.ScenarioRunStore, r *bff.ScenarioRun, results []scenarios.Result) {
+	t.Helper()
+	ctx := context.Background()
+	at := r.FinishedAt
+	var items []*bff.ScenarioItem
+	for i, res := range results {
+		items = append(items, &bff.ScenarioItem{RunID: r.ID, Seq: i, VignetteID: res.VignetteID, Title: res.Title, Repeat: res.Repeat,
+			Variation: res.Variation, State: bff.ItemPending})
+	}
+	r.State, r.Items, r.CreatedAt, r.UpdatedAt = bff.RunQueued, len(items), at, at
+	if err := db.CreateScenarioRun(ctx, r, items); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := db.ClaimScenarioRun(ctx, "seed", at, at, at.Add(time.Hour))
+	if err != nil || claimed.ID != r.ID {
+		t.Fatalf("claim %s: %v", r.ID, err)
+	}
+	for i, it := range items {
+		it.State, it.Result = bff.ItemDone, &results[i]
+		if err := db.SaveScenarioItem(ctx, it, 1, "seed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := scenarios.Score(results)
+	claimed.State, claimed.FinishedAt, claimed.UpdatedAt, claimed.Summary = bff.RunDone, at, at, &sum
+	if len(results) > 0 {
+		claimed.Release = results[0].Provenance.Release
+	}
+	if err := db.UpdateScenarioRun(ctx, claimed, "seed"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -81,6 +81,7 @@ type AccountsDB interface {
 	bff.AuditStore
 	bff.SignInFailureStore // the running app's: unlock and passwd lift its locks
 	bff.ScenarioRunStore   // intake-web scenarios readings export|import
+	bff.SafetyStore        // intake-web safety
 	Close() error
 }
 
