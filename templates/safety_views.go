@@ -67,7 +67,10 @@ type CheckRow struct {
 	State, StateLabel string
 	Figure            string
 	Run, RunURL       string
-	Failing           []FailingRow
+	// Failing are the first plays that fall short (at most
+	// ten), MoreFailing how many more the run's page lists.
+	Failing     []FailingRow
+	MoreFailing int
 }
 
 // FailingRow is one play that falls short, linked to its transcript.

@@ -82,7 +82,7 @@ func TestSafetyCaseDecision(t *testing.T) {
 		html.EscapeString(safetyRelease+", voice "+chattyVoice), "no decision yet", "catastrophic × medium")
 	p := rev.get(chattyURL())
 	wantAll(t, "the release page", ok200(t, p).body, "Emergency vignettes escalated", "not met", "2 of 5 correct (40%)",
-		"/clinician/scenarios/runs/sr_chatty/items/0", "under-triaged: routine for a emergency vignette",
+		"/clinician/scenarios/runs/sr_chatty/items/0", "under-triaged: routine where the gold class is emergency",
 		"Only the clinical safety officer may record a release decision.", "Against release")
 	if hiddenHash.MatchString(p.body) {
 		t.Fatal("a reviewer is shown the decision form")

@@ -17,6 +17,10 @@ import (
 
 const safetyPath = "/clinician/safety"
 
+// maxFailingShown is the most failing plays a check lists on a page or in
+// the report; the run's page lists every one.
+const maxFailingShown = 10
+
 // subjectQuery is a release's query string: release and, when set, voice.
 func subjectQuery(s safety.Subject) string {
 	q := url.Values{"release": {s.Release}}
@@ -84,7 +88,11 @@ func evaluationView(e *safety.Evaluation) templates.EvaluationView {
 				if ch.Run != "" {
 					row.RunURL = runPath(ch.Run)
 				}
-				for _, f := range ch.Failing {
+				for i, f := range ch.Failing {
+					if i == maxFailingShown {
+						row.MoreFailing = len(ch.Failing) - i
+						break
+					}
 					label := f.VignetteID
 					if f.Variation != "" {
 						label += " (" + f.Variation + ")"

@@ -346,9 +346,9 @@ func classWord(c scenarios.Class) string {
 func triageWhy(r scenarios.Result, o scenarios.Outcome) string {
 	switch o.Triage {
 	case scenarios.TriageUnder:
-		return fmt.Sprintf("under-triaged: %s for a %s vignette", classWord(r.Final), classWord(r.Gold.Class))
+		return fmt.Sprintf("under-triaged: %s where the gold class is %s", classWord(r.Final), classWord(r.Gold.Class))
 	case scenarios.TriageOver:
-		return fmt.Sprintf("over-triaged: %s for a %s vignette", classWord(r.Final), classWord(r.Gold.Class))
+		return fmt.Sprintf("over-triaged: %s where the gold class is %s", classWord(r.Final), classWord(r.Gold.Class))
 	case scenarios.TriageDisposition:
 		return fmt.Sprintf("disposition %s not accepted for the vignette", r.Disposition)
 	case scenarios.TriageUndecided:

@@ -167,7 +167,7 @@ func TestFailingPlaysNameTheirItems(t *testing.T) {
 	ev := Evaluate(oneControl(Evidence{Kind: UnderTriage, Class: scenarios.Emergency, Max: ptr(0)}), 1, Subject{Release: "r1"},
 		[]Run{emergencies("sr_1", t0, 2)})
 	f := ev.Hazards[0].Controls[0].Checks[0].Failing
-	if len(f) != 2 || f[0].Run != "sr_1" || f[0].Seq != 0 || f[1].Seq != 1 || !strings.Contains(f[0].Why, "under-triaged: routine for a emergency") {
+	if len(f) != 2 || f[0].Run != "sr_1" || f[0].Seq != 0 || f[1].Seq != 1 || !strings.Contains(f[0].Why, "under-triaged: routine where the gold class is emergency") {
 		t.Fatalf("failing: %+v", f)
 	}
 }

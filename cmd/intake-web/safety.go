@@ -184,7 +184,11 @@ func safetyCommand(args []string, stdout, stderr io.Writer, getenv func(string) 
 				for _, ch := range c.Checks {
 					if ch.State == safety.Unmet || ch.State == safety.NoEvidence {
 						fmt.Fprintf(stderr, "  %s: %s\n", ch.Description, ch.Figure)
-						for _, f := range ch.Failing {
+						for i, f := range ch.Failing {
+							if i == 10 {
+								fmt.Fprintf(stderr, "    and %d more (the run's page lists them)\n", len(ch.Failing)-i)
+								break
+							}
 							fmt.Fprintf(stderr, "    run %s item %d (%s): %s\n", f.Run, f.Seq, f.VignetteID, f.Why)
 						}
 					}
