@@ -28,6 +28,7 @@ type Stores interface {
 	TurnQueue
 	ScenarioRunStore
 	SSOLinkStore
+	SafetyStore
 }
 
 // IntakeStore keeps intakes.

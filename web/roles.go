@@ -25,7 +25,8 @@ var clinicianRoutes = map[string][]bff.Role{
 	"events":        {bff.RoleReviewer}, // the worklist's live feed
 	"intakes":       {bff.RoleReviewer}, // handoffs, downloads (JSON, FHIR), refresh, review
 	"audit":         {bff.RoleReviewer, bff.RoleAdministrator},
-	"scenarios":     {bff.RoleScenarioRunner}, // runs, readings, variations, compare
+	"scenarios":     {bff.RoleScenarioRunner},                                          // runs, readings, variations, compare
+	"safety":        {bff.RoleReviewer, bff.RoleScenarioRunner, bff.RoleAdministrator}, // the safety case; deciding: SAFETY_OFFICERS
 	"faults":        {bff.RoleAdministrator},
 	"admin":         {bff.RoleAdministrator}, // anyone's sessions
 	"sessions":      {},                      // one's own sessions

@@ -104,6 +104,14 @@ func (s *Server) routes() *fiber.App {
 		clin.Post("/scenarios/readings/review", s.reviewReading)
 		clin.Post("/scenarios/readings/replay", s.replayReading)
 	}
+	if s.deps.Safety != nil {
+		clin.Get("/safety", s.showSafety)
+		clin.Get("/safety/log.yaml", s.downloadHazardLog)
+		clin.Post("/safety/log", s.importHazardLog)
+		clin.Get("/safety/release", s.showSafetyRelease)
+		clin.Post("/safety/decisions", s.decideSafetyRelease)
+		clin.Get("/safety/report", s.showSafetyReport)
+	}
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app

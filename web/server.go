@@ -86,6 +86,9 @@ type Deps struct {
 	// Readings is the review of the simulated patient's readings
 	// (/clinician/scenarios/readings); nil: no such page.
 	Readings bff.ReadingService
+	// Safety is the clinical safety case (/clinician/safety); nil: no
+	// such section.
+	Safety bff.SafetyService
 	// CannotSave reports whether err is the database refusing writes (its
 	// disk full, read-only): the person then gets a 503 saying nothing was
 	// sent, with what they typed kept, and the error is not logged per

@@ -48,7 +48,8 @@ var tune = func(*app.Config) {}
 const commands = `usage: intake-web [flags]                serve the app (on the embedded sandbox unless INTAKE_BASE_URL is set)
        intake-web clinician VERB ...     clinician accounts: add, passwd, unlock, list, disable (intake-web clinician -h)
        intake-web scenarios run [flags]  play a scenario suite against the engine (intake-web scenarios -h)
-       intake-web scenarios readings export|import ...  reviewed readings as a YAML file per release`
+       intake-web scenarios readings export|import ...  reviewed readings as a YAML file per release
+       intake-web safety report|export|import ...  the clinical safety case: its report (PDF), its hazard log as YAML`
 
 // intakeWeb runs the command args name and returns the exit status: 0, 1
 // when it failed, 2 on a usage error (a mistyped command, verb, flag or
@@ -58,6 +59,8 @@ func intakeWeb(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv 
 	switch {
 	case len(args) > 0 && args[0] == "scenarios":
 		return scenariosCommand(args[1:], stdout, stderr, getenv)
+	case len(args) > 0 && args[0] == "safety":
+		return safetyCommand(args[1:], stdout, stderr, getenv)
 	case len(args) > 0 && args[0] == "clinician":
 		err = clinicianCommand(args[1:], stdin, stdout, stderr, getenv)
 	default:
@@ -139,7 +142,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) error {
 	// command after the flags), and nothing starts.
 	if word := fs.Arg(0); word != "" {
 		msg := fmt.Sprintf("unknown command %q", word)
-		if word == "clinician" || word == "scenarios" {
+		if word == "clinician" || word == "scenarios" || word == "safety" {
 			msg = fmt.Sprintf("%q after flags: the command comes first (intake-web %s ...)", word, word)
 		}
 		return &usageError{msg: msg, usage: commands + "\n(intake-web -h lists the flags and the environment variables)"}

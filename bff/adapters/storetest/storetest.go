@@ -60,4 +60,5 @@ func Run(t *testing.T, open func(t *testing.T, now bff.Clock) Stores) {
 	}
 	t.Run("Worklist", func(t *testing.T) { RunWorklist(t, open) })
 	t.Run("ScenarioRuns", func(t *testing.T) { runScenarios(t, open) })
+	t.Run("Safety", func(t *testing.T) { runSafety(t, open) })
 }

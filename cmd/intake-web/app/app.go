@@ -26,6 +26,7 @@ import (
 	"github.com/clinical-intake/intake-web/bff/services/accounts"
 	"github.com/clinical-intake/intake-web/bff/services/intakes"
 	"github.com/clinical-intake/intake-web/bff/services/review"
+	"github.com/clinical-intake/intake-web/bff/services/safetycase"
 	"github.com/clinical-intake/intake-web/bff/services/scenarioruns"
 	"github.com/clinical-intake/intake-web/web"
 )
@@ -221,8 +222,14 @@ func (a *App) assemble(ctx context.Context) error {
 		faults = &sandboxFaults{url: cfg.UpstreamURL, key: cfg.APIKey, http: &http.Client{}, audit: a.db, intakes: a.db,
 			log: a.log.With("component", "faults"), now: now(cfg.Now)}
 	}
+	safetyCase, err := safetycase.New(safetycase.Deps{Store: a.db, Scenarios: a.scenarios, MayDecide: safetycase.Officers(cfg.SafetyOfficers),
+		Now: now(cfg.Now), Logger: a.log.With("component", "safety")})
+	if err != nil {
+		return err
+	}
 	a.Server, err = web.New(cfg.Config, web.Deps{
-		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Readings: a.scenarios, Sessions: a.sstore, CSRFKey: csrfKey,
+		Patients: patients, Reviews: reviews, Accounts: a.accounts, Scenarios: a.scenarios, Readings: a.scenarios, Safety: safetyCase,
+		Sessions: a.sstore, CSRFKey: csrfKey,
 		FlashHashKey: flashHash, FlashBlockKey: flashBlock, SSO: sso,
 		Release: a.client.Release, Ready: a.ready.check, Faults: faults, CannotSave: save.refused,
 		Metrics: reg, MetricsHandler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{a.log}}),

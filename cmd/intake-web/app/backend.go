@@ -82,6 +82,7 @@ type AccountsDB interface {
 	bff.SignInFailureStore // the running app's: unlock and passwd lift its locks
 	bff.ScenarioRunStore   // intake-web scenarios readings export|import
 	bff.SSOLinkStore       // intake-web clinician link
+	bff.SafetyStore        // intake-web safety
 	Close() error
 }
 

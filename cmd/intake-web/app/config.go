@@ -68,6 +68,10 @@ type Config struct {
 	// differently with the same decisions, to show a suite's figures do not
 	// hang on the engine's wording. Only with ScenarioTarget sandbox.
 	ScenarioVoice string
+	// SafetyOfficers are the accounts that may record a release decision
+	// of the safety case (the clinical safety officer), until that is a
+	// role of its own (issue 38).
+	SafetyOfficers []string
 	// PatientReserve is the turns of each day's quota scenario runs leave
 	// to patients (default 30).
 	PatientReserve int
@@ -256,6 +260,21 @@ func prefixesOpt(env, help string, dst *[]netip.Prefix) option {
 	}, func() string { return "" }}
 }
 
+// namesOpt reads a comma-separated list of clinician usernames (lower
+// case, as accounts are).
+func namesOpt(env, help string, dst *[]string) option {
+	return option{env, help, func(v string) error {
+		var out []string
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.ToLower(strings.TrimSpace(f)); f != "" {
+				out = append(out, f)
+			}
+		}
+		*dst = out
+		return nil
+	}, func() string { return strings.Join(*dst, ",") }}
+}
+
 // options is the table of every environment variable the app reads: the
 // one place that reads them, and what intake-web -h lists.
 func (c *Config) options() []option {
@@ -278,6 +297,7 @@ func (c *Config) options() []option {
 		signedIntOpt("PACER_INTAKES_PER_DAY", "intakes per UTC day; negative: none", &c.IntakesPerDay),
 		stringOpt("SCENARIO_TARGET", "where scenario runs play: sandbox (unset, with the embedded sandbox) or service (unset, otherwise)", &c.ScenarioTarget),
 		stringOpt("SCENARIO_VOICE", "the scenario sandbox engine's wording: "+strings.Join(rules.Voices(), " or ")+" (unset: "+rules.VoicePlain+")", &c.ScenarioVoice),
+		namesOpt("SAFETY_OFFICERS", "the clinician accounts that may record a release decision of the safety case (the clinical safety officer), comma-separated", &c.SafetyOfficers),
 		intOpt("SCENARIO_PATIENT_RESERVE", "turns of each day's quota scenario runs leave to patients", &c.PatientReserve, 0),
 		intOpt("SCENARIO_PARALLEL", "most items of a scenario run played at once", &c.ScenarioParallel, 1),
 		durationOpt("SHUTDOWN_GRACE", "on SIGTERM, how long running turns may finish", &c.ShutdownGrace),

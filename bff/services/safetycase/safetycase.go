@@ -1,0 +1,348 @@
+// Package safetycase is the clinical safety case service (bff.SafetyService):
+// the hazard log's versions, each engine release's evidence evaluated
+// against its finished scenario runs, the clinical safety officer's
+// decisions with the evidence they freeze, and the report.
+package safetycase
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/safety"
+)
+
+var _ bff.SafetyService = (*Service)(nil)
+
+// Store is what the service keeps its log and decisions in.
+type Store interface {
+	bff.SafetyStore
+	bff.AuditStore
+}
+
+// Deps are what the service is built from.
+type Deps struct {
+	Store Store
+	// Scenarios gives the runs, their items and the comparison of two
+	// runs (with the adjudications applied).
+	Scenarios bff.ScenarioService
+	// MayDecide says who may record a release decision: the clinical
+	// safety officer (Officers). nil: nobody.
+	MayDecide func(*bff.Clinician) bool
+	Now       func() time.Time
+	Logger    *slog.Logger
+}
+
+// Officers is the one rule of who may record a release decision: an
+// enabled account named in names (SAFETY_OFFICERS), until the clinical
+// safety officer is a role of its own (issue 38), when it becomes
+// c.HasRole(bff.RoleSafetyOfficer).
+func Officers(names []string) func(*bff.Clinician) bool {
+	return func(c *bff.Clinician) bool {
+		return c != nil && !c.Disabled && slices.Contains(names, c.Username)
+	}
+}
+
+// MaxReasoning is the most characters of a decision's reasoning or
+// conditions.
+const MaxReasoning = 4000
+
+// Service implements bff.SafetyService.
+type Service struct {
+	d     Deps
+	log   *slog.Logger
+	adopt sync.Mutex // one adoption of the starter log at a time in this process
+}
+
+// New builds the service.
+func New(d Deps) (*Service, error) {
+	if d.Store == nil || d.Scenarios == nil {
+		return nil, errors.New("safetycase: Store and Scenarios are required")
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	lg := d.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	return &Service{d: d, log: lg}, nil
+}
+
+// HazardLog implements bff.SafetyService.
+func (s *Service) HazardLog(ctx context.Context, version int) (*bff.HazardLogVersion, error) {
+	v, err := s.d.Store.HazardLog(ctx, version)
+	if version != 0 || bff.ErrorCode(err) != bff.ENOTFOUND {
+		return v, err
+	}
+	s.adopt.Lock()
+	defer s.adopt.Unlock()
+	if v, err := s.d.Store.HazardLog(ctx, 0); bff.ErrorCode(err) != bff.ENOTFOUND {
+		return v, err
+	}
+	v = &bff.HazardLogVersion{Version: 1, Log: safety.Starter(), By: "system", At: s.d.Now().UTC(),
+		Note: "the starter log: the sandbox's hazards"}
+	if err := s.d.Store.AddHazardLog(ctx, v); bff.ErrorCode(err) == bff.ECONFLICT {
+		return s.d.Store.HazardLog(ctx, 0) // another replica adopted it first
+	} else if err != nil {
+		return nil, err
+	}
+	s.audit(ctx, "system", bff.AuditHazardLog, fmt.Sprintf("version 1: %s", v.Note))
+	return v, nil
+}
+
+// HazardLogVersions implements bff.SafetyService.
+func (s *Service) HazardLogVersions(ctx context.Context) ([]*bff.HazardLogVersion, error) {
+	if _, err := s.HazardLog(ctx, 0); err != nil {
+		return nil, err
+	}
+	return s.d.Store.HazardLogVersions(ctx)
+}
+
+// ExportLog implements bff.SafetyService.
+func (s *Service) ExportLog(ctx context.Context, version int) ([]byte, error) {
+	v, err := s.HazardLog(ctx, version)
+	if err != nil {
+		return nil, err
+	}
+	return v.Log.Marshal(v.Version)
+}
+
+// ImportLog implements bff.SafetyService.
+func (s *Service) ImportLog(ctx context.Context, actor string, data []byte, note string) (*bff.HazardLogVersion, error) {
+	l, err := safety.ParseLog(data)
+	if err != nil {
+		return nil, &bff.Error{Code: bff.EINVALID, Field: "file", Message: "The hazard log has a fault: " + err.Error() + ".", Cause: err}
+	}
+	note = strings.TrimSpace(note)
+	if utf8.RuneCountInString(note) > MaxReasoning {
+		return nil, bff.Invalid("note", "The note is at most %d characters.", MaxReasoning)
+	}
+	if _, err := s.HazardLog(ctx, 0); err != nil { // the starter first, so an import is never version 1 by accident
+		return nil, err
+	}
+	v := &bff.HazardLogVersion{Log: l, By: actor, At: s.d.Now().UTC(), Note: cmp.Or(note, "imported")}
+	if err := s.d.Store.AddHazardLog(ctx, v); err != nil {
+		return nil, err
+	}
+	s.audit(ctx, actor, bff.AuditHazardLog, fmt.Sprintf("version %d: %s", v.Version, v.Note))
+	return v, nil
+}
+
+// finished is the subject's finished runs, as the safety package reads
+// them, and every subject's, newest first.
+func (s *Service) runs(ctx context.Context) ([]*bff.ScenarioRun, error) {
+	all, err := s.d.Scenarios.Runs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*bff.ScenarioRun
+	for _, r := range all {
+		if r.State == bff.RunDone && r.Release != "" {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *bff.ScenarioRun) int { return b.FinishedAt.Compare(a.FinishedAt) })
+	return out, nil
+}
+
+// subjectOf is the release and voice a run played.
+func subjectOf(r *bff.ScenarioRun) safety.Subject {
+	s := safety.Subject{Release: r.Release}
+	if r.Summary != nil {
+		s.Voice = r.Summary.Provenance.VoiceProfile
+	}
+	return s
+}
+
+// Releases implements bff.SafetyService.
+func (s *Service) Releases(ctx context.Context) ([]bff.SafetyRelease, error) {
+	runs, err := s.runs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []bff.SafetyRelease
+	at := map[safety.Subject]int{}
+	for _, r := range runs {
+		sub := subjectOf(r)
+		i, ok := at[sub]
+		if !ok {
+			i = len(out)
+			at[sub] = i
+			out = append(out, bff.SafetyRelease{Subject: sub, LastRun: r.FinishedAt})
+		}
+		out[i].Runs++
+	}
+	for i := range out {
+		ds, err := s.d.Store.SafetyDecisions(ctx, out[i].Subject)
+		if err != nil {
+			return nil, err
+		}
+		if len(ds) > 0 {
+			out[i].Decision = ds[len(ds)-1]
+		}
+	}
+	return out, nil
+}
+
+// evidence is the subject's finished runs with their items, and the
+// evaluation of log v against them.
+func (s *Service) evaluate(ctx context.Context, sub safety.Subject, v *bff.HazardLogVersion) (*safety.Evaluation, []*bff.ScenarioRun, error) {
+	all, err := s.runs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		mine []*bff.ScenarioRun
+		runs []safety.Run
+	)
+	for _, r := range all {
+		if subjectOf(r) != sub {
+			continue
+		}
+		_, items, err := s.d.Scenarios.Run(ctx, r.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		sr := safety.Run{ID: r.ID, Label: r.Label, Suite: r.SuiteLabel(), Finished: r.FinishedAt}
+		for _, it := range items {
+			if it.Result != nil {
+				sr.Items = append(sr.Items, safety.Item{Seq: it.Seq, Result: *it.Result})
+			}
+		}
+		mine, runs = append(mine, r), append(runs, sr)
+	}
+	if len(runs) == 0 {
+		return nil, nil, bff.Errorf(bff.ENOTFOUND, "No finished scenario run of %s.", sub)
+	}
+	return safety.Evaluate(v.Log, v.Version, sub, runs), mine, nil
+}
+
+// Release implements bff.SafetyService.
+func (s *Service) Release(ctx context.Context, sub safety.Subject) (*bff.SafetyReleaseView, error) {
+	v, err := s.HazardLog(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	live, mine, err := s.evaluate(ctx, sub, v)
+	if err != nil {
+		return nil, err
+	}
+	view := &bff.SafetyReleaseView{Subject: sub, Live: live}
+	if view.Decisions, err = s.d.Store.SafetyDecisions(ctx, sub); err != nil {
+		return nil, err
+	}
+	if n := len(view.Decisions); n > 0 {
+		view.Decision = view.Decisions[n-1]
+		view.Changed = view.Decision.Hash != live.Hash
+	}
+	// The previous release: the subject whose newest run finished before
+	// this one's newest, compared newest run with newest run.
+	rels, err := s.Releases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(rels, func(r bff.SafetyRelease) bool { return r.Subject == sub }); i >= 0 && i+1 < len(rels) {
+		prev := rels[i+1].Subject
+		all, err := s.runs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if j := slices.IndexFunc(all, func(r *bff.ScenarioRun) bool { return subjectOf(r) == prev }); j >= 0 {
+			view.Previous, view.BaseRun, view.HeadRun = &prev, all[j].ID, mine[0].ID
+			if view.Comparison, err = s.d.Scenarios.Compare(ctx, view.BaseRun, view.HeadRun); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return view, nil
+}
+
+// MayDecide implements bff.SafetyService.
+func (s *Service) MayDecide(c *bff.Clinician) bool {
+	return s.d.MayDecide != nil && s.d.MayDecide(c)
+}
+
+// Decide implements bff.SafetyService.
+func (s *Service) Decide(ctx context.Context, c *bff.Clinician, f bff.SafetyDecisionForm) (*bff.SafetyDecision, error) {
+	if !s.MayDecide(c) {
+		name := "?"
+		if c != nil {
+			name = c.Username
+		}
+		s.audit(ctx, name, bff.AuditSafetyRefused, f.Subject.String())
+		return nil, bff.Errorf(bff.EFORBIDDEN, "Only the clinical safety officer may record a release decision.")
+	}
+	f.Reasoning, f.Conditions = strings.TrimSpace(f.Reasoning), strings.TrimSpace(f.Conditions)
+	fields := map[string]string{}
+	switch {
+	case !f.Verdict.Valid():
+		fields["verdict"] = "Choose approve, approve with conditions or reject."
+	case f.Verdict == safety.ApproveWithConditions && f.Conditions == "":
+		fields["conditions"] = "An approval with conditions states the conditions."
+	}
+	if f.Reasoning == "" || utf8.RuneCountInString(f.Reasoning) > MaxReasoning {
+		fields["reasoning"] = fmt.Sprintf("Give your reasoning, at most %d characters.", MaxReasoning)
+	}
+	if utf8.RuneCountInString(f.Conditions) > MaxReasoning {
+		fields["conditions"] = fmt.Sprintf("The conditions are at most %d characters.", MaxReasoning)
+	}
+	if len(fields) > 0 {
+		return nil, &bff.Error{Code: bff.EINVALID, Message: "The decision was not recorded: see the fields marked.", Fields: fields}
+	}
+	v, err := s.HazardLog(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	ev, _, err := s.evaluate(ctx, f.Subject, v)
+	if err != nil {
+		return nil, err
+	}
+	if f.Hash != ev.Hash {
+		return nil, bff.Errorf(bff.ECONFLICT, "The evidence changed since the page was loaded (a run finished or the log changed): read it again before deciding.")
+	}
+	if f.Verdict != safety.ApproveWithConditions {
+		f.Conditions = ""
+	}
+	d := &bff.SafetyDecision{Subject: f.Subject, Verdict: f.Verdict, Conditions: f.Conditions, Reasoning: f.Reasoning,
+		By: c.Username, At: s.d.Now().UTC(), LogVersion: v.Version, Hash: ev.Hash, Snapshot: ev}
+	if err := s.d.Store.AddSafetyDecision(ctx, d); err != nil {
+		return nil, err
+	}
+	s.audit(ctx, c.Username, bff.AuditSafetyDecision, fmt.Sprintf("%s: %s (%s)", f.Subject, f.Verdict, ev.Hash))
+	return d, nil
+}
+
+// Report implements bff.SafetyService.
+func (s *Service) Report(ctx context.Context, sub safety.Subject) (*bff.SafetyReport, error) {
+	view, err := s.Release(ctx, sub)
+	if err != nil {
+		return nil, err
+	}
+	r := &bff.SafetyReport{Subject: sub, Generated: s.d.Now().UTC()}
+	if view.Decision != nil {
+		r.Decision, r.Evaluation = view.Decision, view.Decision.Snapshot
+	} else {
+		r.Draft, r.Evaluation = true, view.Live
+	}
+	if r.Log, err = s.HazardLog(ctx, r.Evaluation.LogVersion); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// audit records an action; a failure is logged, never shown (the action
+// itself is done).
+func (s *Service) audit(ctx context.Context, actor, action, detail string) {
+	if err := s.d.Store.AddAudit(ctx, &bff.AuditEntry{At: s.d.Now().UTC(), Actor: actor, Action: action, Detail: detail}); err != nil {
+		s.log.Error("audit a safety case action", "action", action, "err", err)
+	}
+}

@@ -1,0 +1,274 @@
+package safetycase_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite/sqlitetest"
+	"github.com/clinical-intake/intake-web/bff/safety"
+	"github.com/clinical-intake/intake-web/bff/scenarios"
+	"github.com/clinical-intake/intake-web/bff/services/safetycase"
+)
+
+// runs is a ScenarioService of finished runs held in memory: what the
+// safety case reads of scenario runs.
+type runs struct {
+	bff.ScenarioService
+	list  []*bff.ScenarioRun
+	items map[string][]*bff.ScenarioItem
+}
+
+func (r *runs) Runs(context.Context) ([]*bff.ScenarioRun, error) { return r.list, nil }
+
+func (r *runs) Run(_ context.Context, id string) (*bff.ScenarioRun, []*bff.ScenarioItem, error) {
+	for _, x := range r.list {
+		if x.ID == id {
+			return x, r.items[id], nil
+		}
+	}
+	return nil, nil, bff.Errorf(bff.ENOTFOUND, "no run")
+}
+
+func (r *runs) Compare(_ context.Context, base, head string) (*scenarios.Comparison, error) {
+	c := scenarios.Compare(bff.ScenarioResults(r.items[base]), bff.ScenarioResults(r.items[head]), nil)
+	return &c, nil
+}
+
+var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+
+const (
+	release = "sandbox-2026.08"
+	plain   = "plain-short-en/1"
+	chatty  = "conversational-en/1"
+)
+
+// add finishes a run of voice at finished: emergencies vignettes, the
+// first misses of them under-triaged.
+func (r *runs) add(id, voice string, finished time.Time, emergencies, misses int) {
+	var items []*bff.ScenarioItem
+	var results []scenarios.Result
+	for i := range emergencies {
+		res := scenarios.Result{VignetteID: "e" + string(rune('a'+i)), Title: "emergency", Repeat: 1, Terminal: true,
+			Gold: scenarios.Gold{Class: scenarios.Emergency}, Final: scenarios.Emergency,
+			Provenance: scenarios.Provenance{Release: release, VoiceProfile: voice}}
+		if i < misses {
+			res.Final = scenarios.Routine
+		}
+		results = append(results, res)
+		items = append(items, &bff.ScenarioItem{RunID: id, Seq: i, VignetteID: res.VignetteID, State: bff.ItemDone, Result: &res})
+	}
+	sum := scenarios.Score(results)
+	r.list = append([]*bff.ScenarioRun{{ID: id, SuiteName: "builtin", State: bff.RunDone, Release: release, Summary: &sum,
+		FinishedAt: finished}}, r.list...)
+	if r.items == nil {
+		r.items = map[string][]*bff.ScenarioItem{}
+	}
+	r.items[id] = items
+}
+
+type fixture struct {
+	svc  *safetycase.Service
+	db   *sqlite.DB
+	runs *runs
+	now  time.Time
+}
+
+func newFixture(t *testing.T) *fixture {
+	f := &fixture{db: sqlitetest.MustOpenDB(t), runs: &runs{}, now: t0}
+	svc, err := safetycase.New(safetycase.Deps{Store: f.db, Scenarios: f.runs, Now: func() time.Time { return f.now },
+		MayDecide: safetycase.Officers([]string{"dr.cso"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.svc = svc
+	return f
+}
+
+var (
+	officer  = &bff.Clinician{Username: "dr.cso"}
+	reviewer = &bff.Clinician{Username: "dr.rev"}
+)
+
+func audited(t *testing.T, db *sqlite.DB, action string) []*bff.AuditEntry {
+	t.Helper()
+	all, err := db.Audit(t.Context(), 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*bff.AuditEntry
+	for _, e := range all {
+		if e.Action == action {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestTheStarterLogIsAdoptedOnceAndImportsAreVersioned(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	v, err := f.svc.HazardLog(ctx, 0)
+	if err != nil || v.Version != 1 || v.By != "system" || len(v.Log.Hazards) != 6 {
+		t.Fatalf("first read: %+v, %v", v, err)
+	}
+	if again, _ := f.svc.HazardLog(ctx, 0); again.Version != 1 {
+		t.Fatalf("adopted twice: version %d", again.Version)
+	}
+	file, err := f.svc.ExportLog(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(file), "min: 0.95", "min: 95", 1)
+	_, err = f.svc.ImportLog(ctx, "dr.cso", []byte(bad), "")
+	if bff.ErrorCode(err) != bff.EINVALID || !strings.Contains(bff.ErrorMessage(err), "line ") ||
+		!strings.Contains(bff.ErrorMessage(err), "evidence[0].min") {
+		t.Fatalf("a bad threshold: %v (%s)", err, bff.ErrorMessage(err))
+	}
+	if latest, _ := f.svc.HazardLog(ctx, 0); latest.Version != 1 {
+		t.Fatal("a faulty file was stored")
+	}
+	edited := strings.Replace(string(file), "likelihood: very low\n", "likelihood: low\n", 1) // H1's residual
+	v2, err := f.svc.ImportLog(ctx, "cli:ada", []byte(edited), "H1's residual likelihood raised")
+	if err != nil || v2.Version != 2 || v2.Log.Hazards[0].Residual.Likelihood != safety.Low {
+		t.Fatalf("import: %+v, %v", v2, err)
+	}
+	if a := audited(t, f.db, bff.AuditHazardLog); len(a) != 2 || a[0].Actor != "cli:ada" || !strings.Contains(a[0].Detail, "version 2") {
+		t.Fatalf("log changes audited: %+v", a)
+	}
+}
+
+func TestOnlyTheSafetyOfficerDecides(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	f.runs.add("sr_1", chatty, t0, 20, 3)
+	sub := safety.Subject{Release: release, Voice: chatty}
+	view, err := f.svc.Release(ctx, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := bff.SafetyDecisionForm{Subject: sub, Verdict: safety.Reject, Reasoning: "C1.1 not met", Hash: view.Live.Hash}
+	for _, c := range []*bff.Clinician{reviewer, nil, {Username: "dr.cso", Disabled: true}} {
+		_, err = f.svc.Decide(ctx, c, form)
+		if bff.ErrorCode(err) != bff.EFORBIDDEN {
+			t.Fatalf("%+v decided: %v", c, err)
+		}
+	}
+	if ds, _ := f.db.SafetyDecisions(ctx, sub); len(ds) != 0 {
+		t.Fatal("a refused decision was stored")
+	}
+	if a := audited(t, f.db, bff.AuditSafetyRefused); len(a) != 3 || a[2].Actor != "dr.rev" {
+		t.Fatalf("refusals audited: %+v", a)
+	}
+	d, err := f.svc.Decide(ctx, officer, form)
+	if err != nil || d.By != "dr.cso" || d.Verdict != safety.Reject {
+		t.Fatalf("the officer's decision: %+v, %v", d, err)
+	}
+	if a := audited(t, f.db, bff.AuditSafetyDecision); len(a) != 1 || !strings.Contains(a[0].Detail, view.Live.Hash) {
+		t.Fatalf("decision audited: %+v", a)
+	}
+}
+
+func TestDecisionFormErrorsNameTheField(t *testing.T) {
+	f := newFixture(t)
+	f.runs.add("sr_1", chatty, t0, 5, 0)
+	sub := safety.Subject{Release: release, Voice: chatty}
+	view, _ := f.svc.Release(t.Context(), sub)
+	for _, tc := range []struct {
+		form  bff.SafetyDecisionForm
+		field string
+	}{
+		{bff.SafetyDecisionForm{Subject: sub, Verdict: "maybe", Reasoning: "r", Hash: view.Live.Hash}, "verdict"},
+		{bff.SafetyDecisionForm{Subject: sub, Verdict: safety.Approve, Reasoning: "  ", Hash: view.Live.Hash}, "reasoning"},
+		{bff.SafetyDecisionForm{Subject: sub, Verdict: safety.ApproveWithConditions, Reasoning: "r", Hash: view.Live.Hash}, "conditions"},
+	} {
+		_, err := f.svc.Decide(t.Context(), officer, tc.form)
+		var e *bff.Error
+		if bff.ErrorCode(err) != bff.EINVALID || !errorsAs(err, &e) || e.Fields[tc.field] == "" {
+			t.Errorf("%+v: %v, want a message on %s", tc.form, err, tc.field)
+		}
+	}
+}
+
+func errorsAs(err error, e **bff.Error) bool {
+	x, ok := err.(*bff.Error)
+	*e = x
+	return ok
+}
+
+// A decision freezes the evidence it was made on: a run that finishes
+// later changes the live evaluation, never the signed snapshot or the
+// report made from it.
+func TestALaterRunCannotChangeASignedSnapshot(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	sub := safety.Subject{Release: release, Voice: plain}
+	f.runs.add("sr_good", plain, t0, 20, 0)
+	before, err := f.svc.Release(ctx, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Live.Unmet != 0 {
+		t.Fatalf("the first run should meet every emergency control: %d unmet", before.Live.Unmet)
+	}
+	f.now = t0.Add(time.Hour)
+	d, err := f.svc.Decide(ctx, officer, bff.SafetyDecisionForm{Subject: sub, Verdict: safety.Approve, Reasoning: "all met", Hash: before.Live.Hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A later run of the same release and voice, much worse.
+	f.runs.add("sr_bad", plain, t0.Add(2*time.Hour), 20, 10)
+	after, err := f.svc.Release(ctx, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Live.Hash == before.Live.Hash || after.Live.Unmet == 0 {
+		t.Fatal("the later run did not change the live evidence: the test proves nothing")
+	}
+	if !after.Changed {
+		t.Error("the view does not say the evidence changed since the decision")
+	}
+	signed := after.Decision
+	if signed == nil || signed.ID != d.ID || signed.Hash != before.Live.Hash || signed.Snapshot.Hash != before.Live.Hash ||
+		signed.Snapshot.Unmet != 0 || len(signed.Snapshot.Runs) != 1 || signed.Snapshot.Runs[0].ID != "sr_good" {
+		t.Fatalf("the signed snapshot changed: %+v", signed)
+	}
+	rep, err := f.svc.Report(ctx, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Draft || rep.Evaluation.Hash != before.Live.Hash || rep.Evaluation.Unmet != 0 {
+		t.Fatalf("the report does not rest on the signed snapshot: hash %s, %d unmet", rep.Evaluation.Hash, rep.Evaluation.Unmet)
+	}
+	// Deciding on what the page showed before the run is refused.
+	_, err = f.svc.Decide(ctx, officer, bff.SafetyDecisionForm{Subject: sub, Verdict: safety.Approve, Reasoning: "r", Hash: before.Live.Hash})
+	if bff.ErrorCode(err) != bff.ECONFLICT {
+		t.Fatalf("a decision on stale evidence: %v", err)
+	}
+}
+
+func TestReleasesAndTheComparisonWithThePreviousOne(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	f.runs.add("sr_plain", plain, t0, 10, 0)
+	f.runs.add("sr_chatty", chatty, t0.Add(time.Hour), 10, 2)
+	rels, err := f.svc.Releases(ctx)
+	if err != nil || len(rels) != 2 || rels[0].Subject.Voice != chatty || rels[1].Subject.Voice != plain {
+		t.Fatalf("releases: %+v, %v", rels, err)
+	}
+	view, err := f.svc.Release(ctx, rels[0].Subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view.Previous == nil || view.Previous.Voice != plain || view.BaseRun != "sr_plain" || view.HeadRun != "sr_chatty" ||
+		len(view.Comparison.Regressions) != 2 || !view.Comparison.Regressions[0].UnderTriage {
+		t.Fatalf("comparison: %+v", view)
+	}
+	_, err = f.svc.Release(ctx, safety.Subject{Release: "other"})
+	if bff.ErrorCode(err) != bff.ENOTFOUND {
+		t.Fatalf("a release with no run: %v", err)
+	}
+}

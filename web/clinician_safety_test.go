@@ -1,0 +1,163 @@
+package web_test
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
+	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
+	"github.com/clinical-intake/intake-web/bff/adapters/storetest"
+	"github.com/clinical-intake/intake-web/bff/scenarios"
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
+)
+
+const (
+	safetyRelease = "sandbox-2026.08"
+	plainVoice    = "plain-short-en/1"
+	chattyVoice   = "conversational-en/1"
+)
+
+// withSafetyRuns records, before the app opens, two finished runs of one
+// release in two voices: every emergency escalated in the plain voice,
+// three of five under-triaged in the conversational one; dr.cso is the
+// clinical safety officer.
+func withSafetyRuns(t *testing.T) func(*appwire.Config) {
+	return func(c *appwire.Config) {
+		c.SafetyOfficers = []string{"dr.cso"}
+		db, err := sqlite.Open(context.Background(), c.DatabasePath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		now := time.Now().UTC()
+		finishRun(t, db, "sr_plain", plainVoice, now.Add(-2*time.Hour), 0)
+		finishRun(t, db, "sr_chatty", chattyVoice, now.Add(-time.Hour), 3)
+	}
+}
+
+// finishRun stores a finished run of five emergency vignettes in voice,
+// the first misses of them ending routine.
+func finishRun(t *testing.T, db *sqlite.DB, id, voice string, at time.Time, misses int) {
+	t.Helper()
+	var results []scenarios.Result
+	for i := range 5 {
+		res := scenarios.Result{VignetteID: "emergency-" + string(rune('a'+i)), Title: "An emergency", Repeat: 1, Terminal: true,
+			Gold: scenarios.Gold{Class: scenarios.Emergency}, Final: scenarios.Emergency, Disposition: "urgent_escalation", Urgent: true,
+			Provenance: scenarios.Provenance{Release: safetyRelease, VoiceProfile: voice}}
+		if i < misses {
+			res.Final, res.Urgent, res.Disposition = scenarios.Routine, false, "clinician_review"
+		}
+		results = append(results, res)
+	}
+	storetest.MustFinishRun(t, db, &bff.ScenarioRun{ID: id, Suite: &scenarios.Suite{Name: "small"}, SuiteName: "small", Repeats: 1,
+		Target: "sandbox", StartedBy: "dr.ada", FinishedAt: at}, results)
+}
+
+var hiddenHash = regexp.MustCompile(`name="hash" value="([^"]+)"`)
+
+func chattyURL() string {
+	return "/clinician/safety/release?" + url.Values{"release": {safetyRelease}, "voice": {chattyVoice}}.Encode()
+}
+
+// A reviewer sees the evidence but cannot record a decision: no form, and
+// a forged post is refused with 403 and audited, nothing recorded. The
+// officer rejects the release whose control is unmet, with a reason; a
+// decision without one comes back with the field named and the typed
+// conditions kept; the report then carries the decision and the failing
+// items.
+func TestSafetyCaseDecision(t *testing.T) {
+	a := startApp(t, withClinician(t, "dr.rev"), withClinician(t, "dr.cso"), withSafetyRuns(t))
+	rev := a.browser()
+	if p := rev.signIn("dr.rev", clinPassword); p.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", p.status)
+	}
+	home := rev.get("/clinician/safety")
+	wantAll(t, "the safety case", ok200(t, home).body, "Hazard log, version 1", "An emergency is not escalated",
+		html.EscapeString(safetyRelease+", voice "+chattyVoice), "no decision yet", "catastrophic × medium")
+	p := rev.get(chattyURL())
+	wantAll(t, "the release page", ok200(t, p).body, "Emergency vignettes escalated", "not met", "2 of 5 correct (40%)",
+		"/clinician/scenarios/runs/sr_chatty/items/0", "under-triaged: routine where the gold class is emergency",
+		"Only the clinical safety officer may record a release decision.", "Against release")
+	if hiddenHash.MatchString(p.body) {
+		t.Fatal("a reviewer is shown the decision form")
+	}
+	token := csrfMeta.FindStringSubmatch(p.body)[1]
+	forged := url.Values{"_csrf": {token}, "release": {safetyRelease}, "voice": {chattyVoice}, "verdict": {"approve"}, "reasoning": {"looks fine"}}
+	if r := rev.post("/clinician/safety/decisions", forged); r.status != http.StatusForbidden {
+		t.Fatalf("a reviewer's decision: %d", r.status)
+	}
+
+	cso := a.browser()
+	if r := cso.signIn("dr.cso", clinPassword); r.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", r.status)
+	}
+	p = cso.get(chattyURL())
+	m := hiddenHash.FindStringSubmatch(ok200(t, p).body)
+	if m == nil {
+		t.Fatalf("the officer has no decision form: %.3000s", p.body)
+	}
+	token = csrfMeta.FindStringSubmatch(p.body)[1]
+	form := url.Values{"_csrf": {token}, "release": {safetyRelease}, "voice": {chattyVoice}, "hash": {m[1]}, "verdict": {"reject"},
+		"conditions": {"typed conditions"}, "reasoning": {"  "}}
+	r := cso.post("/clinician/safety/decisions", form)
+	if r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("a decision without reasoning: %d", r.status)
+	}
+	wantAll(t, "the refused decision", r.body, "Give your reasoning", "typed conditions", `value="reject" id="verdict-reject" checked`)
+	form.Set("reasoning", "C1.1 not met: three emergencies sent to routine review in the conversational voice.")
+	r = cso.post("/clinician/safety/decisions", form)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("the officer's decision: %d %.500s", r.status, r.body)
+	}
+	p = cso.get(r.header.Get("Location"))
+	wantAll(t, "the release after the decision", ok200(t, p).body, "Decision in force", "rejected", "dr.cso, clinical safety officer", m[1])
+	report := cso.get("/clinician/safety/report?" + url.Values{"release": {safetyRelease}, "voice": {chattyVoice}}.Encode())
+	wantAll(t, "the report", ok200(t, report).body, "Clinical safety case report", "1. Introduction", "5. Open risks",
+		"6. Clinical safety statement and signature", "rejected", "C1.1", "not met", "/clinician/scenarios/runs/sr_chatty/items/2", m[1])
+	if strings.Contains(report.body, "Draft:") {
+		t.Fatal("a signed report says it is a draft")
+	}
+	audit := cso.get("/clinician/audit")
+	wantAll(t, "the audit log", audit.body, "safety_decision_refused", "safety_decision", "dr.rev")
+}
+
+// A hazard log pasted with a fault comes back as typed, the message naming
+// its line and field; a good one becomes version 2.
+func TestSafetyLogImport(t *testing.T) {
+	a := startApp(t, withClinician(t, "dr.cso"), withSafetyRuns(t))
+	b := a.browser()
+	if r := b.signIn("dr.cso", clinPassword); r.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", r.status)
+	}
+	file := b.get("/clinician/safety/log.yaml")
+	if file.status != http.StatusOK || !strings.Contains(file.body, "id: H1") {
+		t.Fatalf("export: %d %.300s", file.status, file.body)
+	}
+	token := csrfMeta.FindStringSubmatch(b.get("/clinician/safety").body)[1]
+	bad := strings.Replace(file.body, "min: 0.95", "min: 95", 1)
+	r := b.post("/clinician/safety/log", url.Values{"_csrf": {token}, "file": {bad}, "note": {"raise the bar"}})
+	if r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("a bad log: %d", r.status)
+	}
+	wantAll(t, "the refused log", r.body, "evidence[0].min", "line ", "raise the bar", html.EscapeString("min: 95"))
+	good := strings.Replace(file.body, "min: 0.95", "min: 0.9", 1)
+	r = b.post("/clinician/safety/log", url.Values{"_csrf": {token}, "file": {good}, "note": {"lower the bar"}})
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("a good log: %d %.500s", r.status, r.body)
+	}
+	wantAll(t, "after the import", b.get("/clinician/safety").body, "Hazard log, version 2", "lower the bar", "at least 90%")
+}
+
+func ok200(t *testing.T, p page) page {
+	t.Helper()
+	if p.status != http.StatusOK {
+		t.Fatalf("status %d: %.500s", p.status, p.body)
+	}
+	return p
+}
