@@ -111,7 +111,7 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 		return nil, err
 	}
 	st.sbURL = "http://" + ln.Addr().String()
-	st.sbHTTP = &http.Server{Handler: st.rec, ReadHeaderTimeout: 10 * time.Second}
+	st.sbHTTP = &http.Server{Handler: st.rec, ReadHeaderTimeout: 10 * time.Second, Protocols: sandbox.Protocols()}
 	go func() { _ = st.sbHTTP.Serve(ln) }()
 	if sc.sandboxOnly {
 		return st, nil
