@@ -22,6 +22,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	return Listen(ctx, "127.0.0.1:0", cfg)
 }
 
+// Protocols is what the sandbox's server speaks: HTTP/1.1, and HTTP/2
+// without TLS to a client that starts with it (the app's client does, to
+// carry thousands of streaming turns on a few connections).
+func Protocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
+
 // Listen serves a new Service on addr.
 func Listen(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	svc, err := New(cfg)
@@ -37,7 +47,7 @@ func Listen(ctx context.Context, addr string, cfg Config) (*Server, error) {
 		URL:     "http://" + ln.Addr().String(),
 		Service: svc,
 		// No write timeout: a turn may stream for up to 240 s.
-		http: &http.Server{Handler: svc, ReadHeaderTimeout: 10 * time.Second},
+		http: &http.Server{Handler: svc, ReadHeaderTimeout: 10 * time.Second, Protocols: Protocols()},
 	}
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -72,6 +72,12 @@ type stackConfig struct {
 	// one share databaseURL, or a throwaway cluster when it is empty.
 	replicas    int
 	databaseURL string
+	// upstream, when set, is a sandbox in another process: the stack
+	// starts only the app(s), streaming from it. sandboxOnly starts only
+	// the sandbox. The held phase uses both, so the app's process holds
+	// nothing of the sandbox's.
+	upstream    string
+	sandboxOnly bool
 }
 
 func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
@@ -80,6 +86,10 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 		return nil, fmt.Errorf("rules engine: %w", err)
 	}
 	st := &stack{rec: newRecorder()}
+	if sc.upstream != "" {
+		st.sbURL = sc.upstream
+		return st, st.openApps(ctx, sc)
+	}
 	cfg := sandbox.DefaultConfig()
 	cfg.Keys = []string{apiKey}
 	cfg.Engine = eng
@@ -101,12 +111,20 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 		return nil, err
 	}
 	st.sbURL = "http://" + ln.Addr().String()
-	st.sbHTTP = &http.Server{Handler: st.rec, ReadHeaderTimeout: 10 * time.Second}
+	st.sbHTTP = &http.Server{Handler: st.rec, ReadHeaderTimeout: 10 * time.Second, Protocols: sandbox.Protocols()}
 	go func() { _ = st.sbHTTP.Serve(ln) }()
+	if sc.sandboxOnly {
+		return st, nil
+	}
+	return st, st.openApps(ctx, sc)
+}
 
+// openApps opens the stack's app replicas on st.sbURL.
+func (st *stack) openApps(ctx context.Context, sc stackConfig) error {
+	var err error
 	if st.dir, err = os.MkdirTemp("", "intake-load-*"); err != nil {
 		st.Close()
-		return nil, err
+		return err
 	}
 	var out io.Writer = io.Discard
 	if sc.verbose {
@@ -118,7 +136,7 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 		if st.dbURL = sc.databaseURL; st.dbURL == "" {
 			if st.dbURL, err = st.startCluster(ctx); err != nil {
 				st.Close()
-				return nil, err
+				return err
 			}
 		}
 	}
@@ -129,7 +147,7 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 				// would refuse the thousand sessions it starts), and the render
 				// scenario writes a 40-turn conversation in seconds: the caps
 				// per session and address are lifted for load runs.
-				Limits: web.Limits{IntakesPerHourPerAddress: 1 << 20, TurnsPerMinute: 1 << 20}},
+				Limits: web.Limits{IntakesPerHourPerAddress: 1 << 20, TurnsPerMinute: 1 << 20, MaxConnections: 1 << 20}},
 			DatabasePath:   filepath.Join(st.dir, "app.db"),
 			DatabaseURL:    st.dbURL,
 			ReplicaName:    fmt.Sprintf("load-%d", i),
@@ -143,12 +161,12 @@ func startStack(ctx context.Context, sc stackConfig) (*stack, error) {
 		a, err := app.Open(ctx, cfg)
 		if err != nil {
 			st.Close()
-			return nil, fmt.Errorf("open replica %d: %w", i, err)
+			return fmt.Errorf("open replica %d: %w", i, err)
 		}
 		st.apps = append(st.apps, a)
 	}
 	st.app = st.apps[0]
-	return st, nil
+	return nil
 }
 
 // Close stops the app and the sandbox (cutting open streams) and removes the

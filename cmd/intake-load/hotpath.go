@@ -42,6 +42,7 @@ type runtimeFigures struct {
 	HeapInuse  uint64         `json:"heap_inuse"`
 	HeapAlloc  uint64         `json:"heap_alloc"`
 	StackInuse uint64         `json:"stack_inuse"`
+	RSS        uint64         `json:"rss"`   // VmRSS after GC, freed memory returned to the OS
 	Roots      map[string]int `json:"roots"` // goroutines by entry function
 }
 
@@ -57,17 +58,31 @@ func runServe(ctx context.Context, args []string, out io.Writer, verbose bool) e
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fragment := fs.Duration("fragment-delay", 20*time.Millisecond, "sandbox pause between fragments")
 	first := fs.Duration("first-token", time.Second, "sandbox pause before the first fragment")
+	upstream := fs.String("upstream", "", "serve only the app, streaming from the sandbox at this URL (another process)")
+	sandboxOnly := fs.Bool("sandbox-only", false, "serve only the sandbox")
+	pacer := fs.Int("pacer", -1, "the app's pacer, requests a minute (negative: none)")
+	memRate := fs.Int("memprofilerate", 0, "runtime.MemProfileRate (0: Go's default): 1 records every allocation")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *memRate > 0 {
+		runtime.MemProfileRate = *memRate
+	}
+	if _, err := raiseFileLimit(1 << 20); err != nil {
+		return fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { _, _ = io.Copy(io.Discard, os.Stdin); cancel() }()
-	st, err := startStack(ctx, stackConfig{fragmentDelay: *fragment, firstToken: *first, pacerPerMinute: -1, appTurnsPerDay: -1, appIntakesDay: -1, verbose: verbose})
+	st, err := startStack(ctx, stackConfig{fragmentDelay: *fragment, firstToken: *first, pacerPerMinute: *pacer, appTurnsPerDay: -1, appIntakesDay: -1, verbose: verbose,
+		upstream: *upstream, sandboxOnly: *sandboxOnly})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if st.app == nil {
+		return serveDebug(ctx, st, nil, out)
+	}
 	// The sandbox's record is by encounter id; the load clients know the
 	// app's intake ids (an intake reaches the service with its first turn).
 	db, err := sqlite.Open(ctx, filepath.Join(st.dir, "app.db"), nil)
@@ -75,10 +90,16 @@ func runServe(ctx context.Context, args []string, out io.Writer, verbose bool) e
 		return err
 	}
 	defer db.Close()
+	return serveDebug(ctx, st, db, out)
+}
+
+// serveDebug serves the debug listener of a `serve` process (db: the
+// app's store, nil when the process has no app) and prints its serveInfo.
+func serveDebug(ctx context.Context, st *stack, db *sqlite.DB, out io.Writer) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /deltas", func(w http.ResponseWriter, r *http.Request) {
 		id := r.URL.Query().Get("id")
-		if app := strings.TrimPrefix(id, "/intakes/"); strings.HasPrefix(app, "iw_") {
+		if app := strings.TrimPrefix(id, "/intakes/"); strings.HasPrefix(app, "iw_") && db != nil {
 			in, err := db.Intake(r.Context(), app)
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusNotFound)
@@ -104,9 +125,13 @@ func runServe(ctx context.Context, args []string, out io.Writer, verbose bool) e
 			roots[fn] += v
 		}
 		_ = json.NewEncoder(w).Encode(runtimeFigures{Goroutines: s.goroutines, HeapInuse: s.ms.HeapInuse,
-			HeapAlloc: s.ms.HeapAlloc, StackInuse: s.ms.StackInuse, Roots: roots})
+			HeapAlloc: s.ms.HeapAlloc, StackInuse: s.ms.StackInuse, RSS: releasedRSS(), Roots: roots})
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		if st.logs == nil || st.sb == nil {
+			http.Error(w, "no app or no sandbox in this process", http.StatusNotFound)
+			return
+		}
 		warn, errs, sample := st.logSummary()
 		_ = json.NewEncoder(w).Encode(map[string]any{"turn_requests": st.sb.Stats().Requests["turn"], "warn": warn, "errors": errs, "sample": sample})
 	})
@@ -120,7 +145,11 @@ func runServe(ctx context.Context, args []string, out io.Writer, verbose bool) e
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
-	line, _ := json.Marshal(serveInfo{App: st.app.URL, Sandbox: st.sbURL, Debug: "http://" + ln.Addr().String(), PID: os.Getpid()})
+	appURL := ""
+	if st.app != nil {
+		appURL = st.app.URL
+	}
+	line, _ := json.Marshal(serveInfo{App: appURL, Sandbox: st.sbURL, Debug: "http://" + ln.Addr().String(), PID: os.Getpid()})
 	fmt.Fprintln(out, string(line))
 	<-ctx.Done()
 	return nil
@@ -265,6 +294,7 @@ func runHotpath(ctx context.Context, args []string, out io.Writer, verbose bool)
 	hold := fs.Duration("hold", 90*time.Second, "memory phase: first-token delay that keeps the streams open and idle")
 	settle := fs.Duration("settle", 25*time.Second, "memory phase: wait before each reading (fasthttp retires idle workers 10-20 s after their connection ends)")
 	workers := fs.Int("setup-workers", 32, "concurrent sessions and intakes created during setup")
+	profile := fs.String("profile", "", "held phases: write the app process's heap and goroutine profiles to files starting with this")
 	cpuprofile := fs.String("cpuprofile", "", "latency and send phases: write the serving process's CPU profile of the round to this file (suffixed with the phase)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -281,6 +311,8 @@ func runHotpath(ctx context.Context, args []string, out io.Writer, verbose bool)
 			err = hotMemory(ctx, out, &c, *n, *workers, *fragment, *hold, *settle, verbose)
 		case "latency":
 			err = hotRound(ctx, out, &c, "latency", *n, *workers, *fragment, *first, 0, *cpuprofile, verbose)
+		case "held-inflight", "held-queued":
+			err = hotHeld(ctx, out, &c, strings.TrimPrefix(p, "held-"), *n, *workers, *hold, *settle, *profile, verbose)
 		case "send":
 			err = hotRound(ctx, out, &c, "send", *sendN, *workers, *fragment, *first, *spread, *cpuprofile, verbose)
 		default:

@@ -4,8 +4,8 @@
 //	go run ./cmd/intake-load relay  [-n 1000] [-fragment-delay 20ms] [-first-token 1s] [-hold 90s] [-settle 25s]
 //	go run ./cmd/intake-load render [-c 32] [-d 10s] [-turns 40]
 //	go run ./cmd/intake-load pacing [-patients 20] [-turns 2] [-rpm 6]
-//	go run ./cmd/intake-load hotpath [-phases memory,latency,send] [-n 1000] [-send-n 100]
-//	intake-load serve [-first-token 1s] [-fragment-delay 20ms]   (hotpath's child process)
+//	go run ./cmd/intake-load hotpath [-phases memory,latency,send,held-inflight,held-queued] [-n 1000] [-send-n 100] [-profile FILE]
+//	intake-load serve [-first-token 1s] [-fragment-delay 20ms] [-upstream URL | -sandbox-only] [-pacer N]   (hotpath's child process)
 //
 // relay compares per-fragment latency of browser streams relayed by the app
 // with direct streaming turns to the sandbox, side by side, and measures the

@@ -40,9 +40,9 @@ Plays a scenario suite (the built-in one without -suite) against the intake
 service: INTAKE_BASE_URL and INTAKE_API_KEY, or an embedded sandbox with its
 limits off when INTAKE_BASE_URL is unset (-voice chooses its engine's
 wording: plain, conversational or a held-out round's, as intake-sandbox -h lists; -voice-file a wording of your own, in the
-shape intake-sandbox -voice-template prints). Plays as many vignettes at once as the
-key's requests a minute (PACER_PER_MINUTE) can feed, at most -parallel
-(one at the spec's 6 a minute). -vary plays each vignette again under
+shape intake-sandbox -voice-template prints). Plays enough vignettes at once to use
+the key's requests a minute (PACER_PER_MINUTE), at most -parallel
+(three at the spec's 6 a minute). -vary plays each vignette again under
 each named variation of how the patient speaks (all, or a list of: ` + "%s" + `),
 and the report gives the flips. Says first what the run will cost (the
 estimate the app's Scenarios page gives; -dry-run stops there, nothing
@@ -80,7 +80,7 @@ func scenariosCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	repeats := fs.Int("repeats", 1, fmt.Sprintf("runs of each vignette (1-%d)", scenarioruns.MaxRepeats))
 	baseline := fs.String("baseline", "", "the JSON report of an earlier run to compare with")
 	jsonOut := fs.String("json", "", "write the JSON report to this file")
-	parallel := fs.Int("parallel", app.DefaultScenarioParallel, "the most vignettes played at once (1-2000); within it, as many as the key's requests a minute can feed")
+	parallel := fs.Int("parallel", app.DefaultScenarioParallel, "the most vignettes played at once (1-2000); within it, enough to use the key's requests a minute")
 	vary := fs.String("vary", "", "variations to play besides each vignette as written: all, or a comma-separated list of "+strings.Join(variations.Names(), ", "))
 	seed := fs.Uint64("seed", 1, "the seed of the variations' random parts (typos)")
 	junitOut := fs.String("junit", "", "write JUnit XML to this file (a test case per vignette and variation)")

@@ -29,6 +29,12 @@ type Config struct {
 	// transport. Its Timeout must be 0 or at least TurnTimeout (per-call
 	// timeouts are applied through the request context).
 	HTTPClient *http.Client
+	// UnencryptedHTTP2 says the service at an http:// BaseURL speaks
+	// HTTP/2 without TLS (the embedded sandbox does): the client's own
+	// transport then carries every call, streaming turns included, as
+	// streams of one connection instead of a connection each. Over https
+	// the transport offers HTTP/2 anyway. Ignored with HTTPClient.
+	UnencryptedHTTP2 bool
 	// Gate paces every attempt (see Gate); nil means no pacing, but
 	// Retry-After is still honoured.
 	Gate Gate
@@ -84,6 +90,10 @@ func (c Config) LogValue() slog.Value {
 	)
 }
 
+// connBuffer is the size of each of a connection's read and write buffers
+// in the client's own transport.
+const connBuffer = 1 << 10
+
 func (c Config) withDefaults() (Config, error) {
 	if c.TurnTimeout == 0 {
 		c.TurnTimeout = MinTurnTimeout
@@ -102,6 +112,15 @@ func (c Config) withDefaults() (Config, error) {
 		// Many turns stream at once to one host: keep their connections
 		// for reuse (the default keeps 2 and redials the rest).
 		t.MaxIdleConnsPerHost = 64
+		// A turn holds its HTTP/1.1 connection's two buffers while the
+		// engine thinks (thousands at once when patients wait): 1 KiB
+		// each, not 4. The requests are a message's JSON and the replies
+		// short SSE lines, read through the decoder's own buffer.
+		t.ReadBufferSize, t.WriteBufferSize = connBuffer, connBuffer
+		if c.UnencryptedHTTP2 && strings.HasPrefix(c.BaseURL, "http://") {
+			t.Protocols = new(http.Protocols)
+			t.Protocols.SetUnencryptedHTTP2(true)
+		}
 		c.HTTPClient = &http.Client{Transport: t}
 	} else if c.HTTPClient.Timeout != 0 && c.HTTPClient.Timeout < c.TurnTimeout {
 		return c, fmt.Errorf("intakeapi: HTTPClient.Timeout %s would cut turns before TurnTimeout %s; set it to 0", c.HTTPClient.Timeout, c.TurnTimeout)

@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -567,4 +569,81 @@ func (p *passDeadline) get(k string) time.Duration {
 // isCode is IsCode as a predicate, for test tables.
 func isCode(code intakeapi.Code) func(error) bool {
 	return func(err error) bool { return intakeapi.IsCode(err, code) }
+}
+
+// TestUnencryptedHTTP2CarriesTurnsOnOneConnection: against a service that
+// speaks HTTP/2 without TLS (the sandbox, sandbox.Protocols), a client with
+// UnencryptedHTTP2 carries turns streaming at once as streams of one
+// connection; without it each turn holds an HTTP/1.1 connection of its own
+// (two goroutines and two buffers in the app while the engine thinks).
+func TestUnencryptedHTTP2CarriesTurnsOnOneConnection(t *testing.T) {
+	const turns = 10
+	for _, h2c := range []bool{true, false} {
+		cfg := sandbox.DefaultConfig()
+		cfg.Keys = []string{testKey}
+		cfg.Engine = enginetest.Scripted{}
+		cfg.RPM, cfg.TurnsPerDay, cfg.IntakesPerDay = 0, 0, 0
+		cfg.FragmentDelay, cfg.FirstTokenDelay = time.Millisecond, 200*time.Millisecond
+		svc, err := sandbox.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		conns, protos := 0, map[int]int{}
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			protos[r.ProtoMajor]++
+			mu.Unlock()
+			svc.ServeHTTP(w, r)
+		}))
+		srv.Config.Protocols = sandbox.Protocols()
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				mu.Lock()
+				conns++
+				mu.Unlock()
+			}
+		}
+		srv.Start()
+		c, _, _ := newTestClient(t, srv.URL, func(c *intakeapi.Config) { c.UnencryptedHTTP2 = h2c })
+		ids := make([]string, turns)
+		for i := range ids {
+			in, _, err := c.CreateIntake(t.Context(), intakeapi.NewIntake{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[i] = in.EncounterID
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, turns)
+		for _, id := range ids {
+			wg.Go(func() {
+				st, err := c.StreamTurn(t.Context(), id, "I have a sore throat")
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer st.Close()
+				for st.Next() {
+				}
+				if st.Err() != nil || st.Turn() == nil {
+					errs <- fmt.Errorf("turn on %s: %v, turn %v", id, st.Err(), st.Turn())
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		srv.Close()
+		mu.Lock()
+		switch {
+		case h2c && (conns != 1 || protos[1] != 0):
+			t.Errorf("with UnencryptedHTTP2: %d connections, requests by HTTP major version %v; want one connection, all HTTP/2", conns, protos)
+		case !h2c && (conns < turns || protos[2] != 0):
+			t.Errorf("without: %d connections, requests by HTTP major version %v; want a connection a turn, all HTTP/1.1", conns, protos)
+		}
+		mu.Unlock()
+	}
 }

@@ -55,9 +55,14 @@ type SSEDecoder struct {
 	retry      time.Duration
 }
 
+// sseStartBuffer is a decoder's first buffer: a turn's stream is mostly
+// short lines, and a decoder lives as long as its turn (thousands at once
+// while the engine thinks); a longer line doubles it, up to MaxLine.
+const sseStartBuffer = 512
+
 // NewSSEDecoder returns a decoder reading from r.
 func NewSSEDecoder(r io.Reader) *SSEDecoder {
-	return &SSEDecoder{r: r, buf: make([]byte, 4096)}
+	return &SSEDecoder{r: r, buf: make([]byte, sseStartBuffer)}
 }
 
 // LastEventID returns the last event ID seen so far.

@@ -13,7 +13,6 @@
 package pacing
 
 import (
-	"slices"
 	"time"
 
 	"github.com/clinical-intake/intake-web/bff/adapters/intakeapi"
@@ -210,6 +209,13 @@ func (r Rules) NextSlot(s State, now time.Time, headroom int) time.Time {
 // next): the window replayed forward, each request before it granted at its
 // earliest slot. A request that arrives later with a higher priority can
 // still overtake; the gates make a live patient's turn the highest.
+//
+// Replayed grant by grant, the k-th request goes at the later of start and
+// the grant PerMinute before it plus Hold; past the first PerMinute that
+// grant is itself a replayed one, so place q×PerMinute + r (r in 1..PerMinute)
+// goes q Holds after place r, which the window alone decides. Constant time
+// and no allocation: every waiter re-estimates at each change of the queue,
+// and a queue of thousands replayed in full cost as much at each of them.
 func (r Rules) Estimate(s State, place int, now time.Time) time.Duration {
 	start := now
 	if s.PausedUntil.After(start) {
@@ -219,18 +225,14 @@ func (r Rules) Estimate(s State, place int, now time.Time) time.Duration {
 		return start.Sub(now)
 	}
 	n := r.PerMinute
-	grants := slices.Clone(s.Window)
-	var t time.Time
-	for range place {
-		t = start
-		if len(grants) >= n {
-			if free := grants[len(grants)-n].Add(r.Hold()); free.After(t) {
-				t = free
-			}
+	q, k := (place-1)/n, (place-1)%n+1
+	t := start
+	if j := len(s.Window) + k - 1; j >= n { // the k-th grant follows n others
+		if free := s.Window[j-n].Add(r.Hold()); free.After(t) {
+			t = free
 		}
-		grants = append(grants, t)
 	}
-	return t.Sub(now)
+	return t.Add(time.Duration(q) * r.Hold()).Sub(now)
 }
 
 // Progress is what a waiter at place is told: its place, and the wait until

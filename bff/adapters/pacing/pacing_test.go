@@ -70,6 +70,52 @@ func TestEstimateReplaysTheWindow(t *testing.T) {
 	}
 }
 
+// TestEstimateIsTheReplay: the constant-time estimate gives what replaying
+// the window grant by grant gives, for windows empty, partial, full and
+// over-full, paused or not, and places far down a long queue.
+func TestEstimateIsTheReplay(t *testing.T) {
+	replay := func(r pacing.Rules, s pacing.State, place int, now time.Time) time.Duration {
+		start := now
+		if s.PausedUntil.After(start) {
+			start = s.PausedUntil
+		}
+		grants := append([]time.Time(nil), s.Window...)
+		var t time.Time
+		for range place {
+			t = start
+			if len(grants) >= r.PerMinute {
+				if free := grants[len(grants)-r.PerMinute].Add(r.Hold()); free.After(t) {
+					t = free
+				}
+			}
+			grants = append(grants, t)
+		}
+		return t.Sub(now)
+	}
+	for _, r := range []pacing.Rules{six, pacing.Rules{PerMinute: 1}.WithDefaults(), pacing.Rules{PerMinute: 60}.WithDefaults()} {
+		for m := range 2*r.PerMinute + 2 {
+			for _, paused := range []time.Duration{0, 7 * time.Second, 3 * time.Minute} {
+				s := pacing.State{}
+				for i := range m { // m grants, ascending, over the last minute
+					s.Window = append(s.Window, at(time.Duration(i)*time.Minute/time.Duration(max(m, 1))))
+				}
+				now := at(61 * time.Second)
+				if paused > 0 {
+					s.PausedUntil = now.Add(paused)
+				}
+				for _, place := range []int{1, 2, r.PerMinute - 1, r.PerMinute, r.PerMinute + 1, 3*r.PerMinute + 2, 1000} {
+					if place < 1 {
+						continue
+					}
+					if got, want := r.Estimate(s, place, now), replay(r, s, place, now); got != want {
+						t.Errorf("%d a minute, %d in the window, paused %s, place %d: %s, want %s", r.PerMinute, m, paused, place, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestProgressCoversFollowUpsAndSaysPaused(t *testing.T) {
 	s := pacing.State{Window: []time.Time{at(0), at(10 * time.Second), at(20 * time.Second), at(30 * time.Second), at(40 * time.Second), at(50 * time.Second)}}
 	now := at(55 * time.Second)

@@ -126,7 +126,15 @@ func (h *Hub) add(key string, ev Event) (Event, bool) {
 		return Event{}, false
 	}
 	ev.ID = max(ev.ID, s.next())
-	s.events = append(s.events, ev)
+	if n := len(s.events); n > 0 && ev.Name == bff.EventQueued && s.events[n-1].Name == bff.EventQueued {
+		// A place in the queue supersedes the one before: a subscriber
+		// joining or resuming needs only the latest, and a turn waiting
+		// behind thousands would otherwise keep an event per grant ahead.
+		// Ids stay increasing; live followers still get each one.
+		s.events[n-1] = ev
+	} else {
+		s.events = append(s.events, ev)
+	}
 	for sub := range s.subs {
 		if sub.follow {
 			if sub.behind || ev.ID <= sub.last {

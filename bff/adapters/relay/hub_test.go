@@ -307,3 +307,48 @@ func TestSweepRunsAtMostOnceASecond(t *testing.T) {
 		t.Fatal("an ended stream outlived its retention")
 	}
 }
+
+// TestQueuedPlacesKeepOnlyTheLatestForReplay: a turn waiting in the key's
+// queue is told its place each time a call ahead goes; the stream keeps only
+// the latest place for a browser that joins or comes back (a turn behind
+// thousands would otherwise hold an event per grant ahead), ids still
+// increasing, while a browser following live gets every place.
+func TestQueuedPlacesKeepOnlyTheLatestForReplay(t *testing.T) {
+	h := NewHub(time.Minute, nil)
+	h.Open("t")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	live, found := h.Follow(ctx, "t", 0)
+	if !found {
+		t.Fatal("no stream")
+	}
+	const places = 1000
+	var got []Event
+	for i := range places {
+		h.Publish("t", "queued", map[string]int{"position": places - i})
+		got = append(got, <-live) // a live browser reads as they come
+	}
+	if len(got) != places {
+		t.Fatalf("the live follower got %d places, want %d", len(got), places)
+	}
+	h.Publish("t", "started", struct{}{})
+	h.Publish("t", "delta", map[string]string{"text": "Hello"})
+	replay, sub, _ := h.Subscribe("t", 0)
+	sub.Cancel()
+	if len(replay) != 3 || replay[0].Name != "queued" || string(replay[0].Data) != `{"position":1}` || replay[0].ID != got[places-1].ID {
+		t.Fatalf("replay from the start: %d events, first %s id %d %s; want 3: the last place (id %d), started, delta",
+			len(replay), replay[0].Name, replay[0].ID, replay[0].Data, got[places-1].ID)
+	}
+	// A browser that saw an earlier place resumes with the latest one.
+	replay, sub, _ = h.Subscribe("t", got[10].ID)
+	sub.Cancel()
+	if len(replay) != 3 || replay[0].ID != got[places-1].ID {
+		t.Fatalf("resume after place 11: %v, want the latest place, started, delta", ids(replay))
+	}
+	h.mu.Lock()
+	n := len(h.streams["t"].events)
+	h.mu.Unlock()
+	if n != 3 {
+		t.Errorf("the stream keeps %d events, want 3", n)
+	}
+}

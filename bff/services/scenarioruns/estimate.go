@@ -17,14 +17,19 @@ const turnTime = 30 * time.Second
 // leave free, so a patient who arrives finds one at once.
 const runHeadroom = 1
 
-// Parallel is how many items a run plays at once: as many as the key's
+// Parallel is how many items a run plays at once: enough that the key's
 // requests a minute left to runs (perMinute less runHeadroom; perMinute
-// <= 0: no limit) can feed without their calls queueing behind each other,
-// at most ceiling, at least one. An item of turnsPerItem turns sends that
-// many turns plus its intake and its handoff over turnsPerItem × turnTime,
-// so it asks (turnsPerItem+2)/(turnsPerItem × turnTime) requests a minute;
-// the bound rounds down (a fraction of an item gains nothing but a queue):
-// at the spec's 6 a minute and the built-in suite's 6 turns an item, one.
+// <= 0: no limit) are all used, at most ceiling, at least one. An item of
+// turnsPerItem turns sends that many turns plus its intake and its handoff
+// over turnsPerItem × turnTime, so it asks (turnsPerItem+2)/(turnsPerItem ×
+// turnTime) requests a minute. The bound rounds up, so the items together
+// ask at least the runs' share, and adds one, so that a request is waiting
+// whenever the gate would grant one: the others may all be inside a turn
+// at that moment (at the spec's 6 a minute one item alone asked 3.6 of the
+// 5, and a second one in its turn could leave the slot unused). The items
+// beyond wait in the key's queue, behind every patient's call (the gate
+// orders by priority, and runs leave runHeadroom free): at the spec's 6 a
+// minute and the built-in suite's 6 turns an item, three.
 func Parallel(perMinute, turnsPerItem, ceiling int) int {
 	ceiling = max(ceiling, 1)
 	if perMinute <= 0 {
@@ -32,8 +37,9 @@ func Parallel(perMinute, turnsPerItem, ceiling int) int {
 	}
 	share := max(perMinute-runHeadroom, 1)
 	t := max(turnsPerItem, 1)
-	n := time.Duration(share*t) * turnTime / (time.Duration(t+2) * time.Minute)
-	return min(max(int(n), 1), ceiling)
+	per := time.Duration(t+2) * time.Minute // one item's requests, times a minute
+	feed := (time.Duration(share*t)*turnTime + per - 1) / per
+	return min(max(int(feed)+1, 1), ceiling)
 }
 
 // Budget is what an estimate knows of where a run plays: the app's runs

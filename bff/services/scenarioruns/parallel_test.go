@@ -118,26 +118,28 @@ func serve(s *Service) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// TestParallelBound: at the spec's 6 requests a minute a run plays one item
-// at a time, as it always has; a raised key feeds as many as its requests
-// a minute can, within the ceiling.
+// TestParallelBound: a run plays enough items that together they ask at
+// least the key's requests a minute left to runs, and one more, so a
+// request is waiting whenever the gate could grant one (at the spec's 6 a
+// minute that is three, where one item alone used 3.6 of the 5); within
+// the ceiling.
 func TestParallelBound(t *testing.T) {
 	for _, c := range []struct{ perMinute, turns, ceiling, want int }{
-		{6, 6, 64, 1},       // the spec's key, the built-in suite's 6 turns an item
-		{6, 1, 64, 1},       // never fewer than one
-		{60, 6, 64, 22},     // 59 a minute for runs, 8 requests an item over 3 minutes
+		{6, 6, 64, 3},       // the spec's key, the built-in suite's 6 turns an item: ⌈1.875⌉ + 1
+		{6, 1, 64, 2},       // short items: ⌈0.83⌉ + 1
+		{60, 6, 64, 24},     // 59 a minute for runs, 8 requests an item over 3 minutes: ⌈22.1⌉ + 1
 		{60, 6, 8, 8},       // the ceiling
 		{600, 6, 64, 64},    // the ceiling again
 		{-1, 6, 16, 16},     // no limit: the ceiling
 		{60, 6, 0, 1},       // no ceiling set: one
-		{600, 15, 500, 264}, // long items: 599 × 7.5 min / 17
+		{600, 15, 500, 266}, // long items: ⌈599 × 7.5 min / 17⌉ + 1
 	} {
 		if got := Parallel(c.perMinute, c.turns, c.ceiling); got != c.want {
 			t.Errorf("Parallel(%d a minute, %d turns an item, at most %d) = %d, want %d", c.perMinute, c.turns, c.ceiling, got, c.want)
 		}
 	}
 	db := mustOpenDB(t)
-	for _, c := range []struct{ perMinute, want int }{{6, 1}, {60, 22}} {
+	for _, c := range []struct{ perMinute, want int }{{6, 3}, {60, 24}} {
 		s := newService(t, Deps{Store: db, Target: TargetService, PerMinute: c.perMinute, Parallel: 64,
 			TurnsToday: func(context.Context) (int, int, error) { return 0, 0, nil }})
 		e, err := s.Estimate(t.Context(), bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1})
@@ -230,8 +232,8 @@ func TestRaisedKeyFillsItsWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if est.Parallel != 22 {
-			t.Fatalf("%d items at once, want 22", est.Parallel)
+		if est.Parallel != 24 {
+			t.Fatalf("%d items at once, want 24", est.Parallel)
 		}
 		stop := serve(s)
 		defer stop()
@@ -276,6 +278,78 @@ func TestRaisedKeyFillsItsWindow(t *testing.T) {
 		}
 		if n := k.srv.Service.Stats().Requests["turn"]; n == 0 {
 			t.Fatal("no turn reached the sandbox")
+		}
+		if got := runState(t, db, r.ID); got.State != bff.RunActive {
+			t.Errorf("the run is %s, want still playing", got.State)
+		}
+	})
+}
+
+// TestSpecKeyUsesItsHeadroom: at the spec's 6 requests a minute, with
+// replies as slow as the real service's (3 s to the first token, 20-40 s
+// each), a run uses at least 90% of the 5 requests a minute patients leave
+// it, as its estimate assumes (one item at a time used 3.6 of them: a
+// lone item is inside a turn when the window frees a slot); and a
+// patient's call that arrives while run calls wait in the queue is let go
+// at once, ahead of them.
+func TestSpecKeyUsesItsHeadroom(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const perMinute = 6
+		k := newKeyRig(t, perMinute, 20*time.Second)
+		db := openDB(t, filepath.Join(t.TempDir(), "app.db"))
+		defer db.Close()
+		s := newService(t, k.deps(db, "one", perMinute, 64))
+		start := time.Now()
+		r, est, err := s.StartRun(t.Context(), "alice", bff.ScenarioRunForm{Suite: scenarios.BuiltinName, Repeats: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The estimate's pace is the runs' share of the key: it is true
+		// only if the run keeps that pace.
+		share := perMinute - runHeadroom
+		if want := time.Duration(est.Turns+2*est.Intakes) * time.Minute / time.Duration(share); est.Finish.Sub(start) != want {
+			t.Errorf("the estimate finishes in %s, want the key's pace %s (%d items at once)", est.Finish.Sub(start), want, est.Parallel)
+		}
+		stop := serve(s)
+		defer stop()
+		// Ten windows after the first two (the pacer keeps each grant 1 s
+		// past the minute: 5 in any 61 s).
+		window := time.Minute + pacing.DefaultMargin
+		time.Sleep(12 * window)
+		synctest.Wait()
+		from := start.Add(2 * window)
+		n := 0
+		for _, g := range k.gate.between(from, from.Add(10*window)) {
+			if g.prio == intakeapi.PriorityBackground {
+				n++
+			}
+		}
+		if most := 10 * share; n*10 < most*9 {
+			t.Errorf("in 10 windows the run sent %d requests of the %d patients left it (%.0f%%), want at least 90%% (%d at once)",
+				n, most, 100*float64(n)/float64(most), est.Parallel)
+		}
+		// A patient arrives while run calls wait in the queue (the next
+		// moment one does: with every item inside a long turn, none may be
+		// waiting this very second): granted at once, ahead of them.
+		for i := 0; k.pacer.Stats().Waiting == 0; i++ {
+			if i == 60 {
+				t.Fatal("no run call waited in the queue for a minute: the run leaves slots unused")
+			}
+			time.Sleep(time.Second)
+			synctest.Wait()
+		}
+		asked := time.Now()
+		if _, _, err := k.client.CreateIntake(t.Context(), intakeapi.NewIntake{}); err != nil {
+			t.Fatal(err)
+		}
+		var patient *grant
+		for _, g := range k.gate.between(asked, asked.Add(time.Minute)) {
+			if g.prio != intakeapi.PriorityBackground {
+				patient = &g
+			}
+		}
+		if patient == nil || !patient.at.Equal(asked) {
+			t.Fatalf("the patient's call: %+v, want it granted at once at %s", patient, asked)
 		}
 		if got := runState(t, db, r.ID); got.State != bff.RunActive {
 			t.Errorf("the run is %s, want still playing", got.State)

@@ -172,7 +172,8 @@ func (a *App) assemble(ctx context.Context) error {
 	a.budget = a.db.budget()
 	a.client, err = intakeapi.New(intakeapi.Config{
 		BaseURL: cfg.UpstreamURL, APIKey: cfg.APIKey, Gate: timedGate{Gate: a.budget.Gate, wait: m.gateWait},
-		Logger: a.log.With("component", "intakeapi"), Observer: m.observe,
+		UnencryptedHTTP2: cfg.Embedded, // the embedded sandbox speaks HTTP/2 without TLS (sandbox.Protocols)
+		Logger:           a.log.With("component", "intakeapi"), Observer: m.observe,
 	})
 	if err != nil {
 		return fmt.Errorf("intake service client: %w", err)
