@@ -46,7 +46,7 @@ func TestRecognitionCommand(t *testing.T) {
 	lay := filepath.Join(dir, "lay.json")
 	held := filepath.Join(dir, "held.json")
 	os.WriteFile(lay, []byte(`{"phrases": [{"phrase": "I have a sore throat", "category": "Throat", "expected": "sore_throat"}, {"phrase": "hmm", "category": "x", "expected": "unclear"}]}`), 0o600)
-	os.WriteFile(held, []byte(`[{"text": "I have crushing chest pain going down my left arm", "kind": "emergency", "expected": "cardiac_chest_pain"}, {"text": "my knee hurts", "kind": "out_of_scope", "expected": "out_of_scope"}]`), 0o600)
+	os.WriteFile(held, []byte(`[{"text": "I have crushing chest pain going down my left arm", "kind": "emergency", "expected": "cardiac_chest_pain"}, {"text": "my hair is falling out", "kind": "out_of_scope", "expected": "out_of_scope"}]`), 0o600)
 	round := filepath.Join(dir, "round.json")
 	os.WriteFile(round, []byte(`{"round": 1, "cases": [{"id": "r1-1", "text": "he has a fever and a stiff neck", "kind": "emergency", "expected": "meningitis", "also": ["sepsis_or_meningitis"]}]}`), 0o600)
 	var out, errs bytes.Buffer

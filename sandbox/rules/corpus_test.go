@@ -327,6 +327,23 @@ func TestDocsListWhatIsRecognised(t *testing.T) {
 	}
 }
 
+// TestDocsListSources: every protocol names the guidance it follows
+// (source), and docs/protocols.md's table of sources lists it.
+func TestDocsListSources(t *testing.T) {
+	e := newEngine(t)
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "protocols.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range e.lib.protocols {
+		if p.Source == "" {
+			t.Errorf("%s: no source", p.ID)
+		} else if row := "| `" + p.ID + "` | " + p.Title + " | " + p.Source + " |"; !strings.Contains(string(data), row) {
+			t.Errorf("docs/protocols.md has no row %q", row)
+		}
+	}
+}
+
 // Every corpus message gives the same result from two engines: matching
 // keeps no state and reads no clock.
 func TestCorpusIsDeterministic(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 func TestIdentity(t *testing.T) {
 	e := newEngine(t)
 	id := e.Identity()
-	if id.ProtocolCount != 11 || len(e.Protocols()) != 11 {
+	if id.ProtocolCount != 21 || len(e.Protocols()) != 21 {
 		t.Fatalf("protocol_count %d, protocols %v", id.ProtocolCount, e.Protocols())
 	}
 	for name, v := range map[string]string{"directory_hash": id.DirectoryHash, "prompt_hash": id.PromptHash} {

@@ -214,14 +214,34 @@ func (o *outsideScreen) outsideFinding(m message) (finding, bool) {
 // beside "Something else".
 const maxClosest = 5
 
-// closest lists the protocols nearest to the findings of msgs, best first
-// (library order among equals), at most maxClosest: a protocol whose
-// recognise rules name a finding's site counts 2, one that names its kind
-// 1, both 3. Empty when nothing was read.
+// closest lists the protocols nearest to the findings of msgs, best first,
+// at most maxClosest: a protocol whose recognise rules name a finding's
+// site counts 2, one that names its kind 1, both 3. Among equals the
+// nearer is the one whose first recognise rule (its main complaint) names
+// it, then the one whose condition names fewer kinds ("a pain" is nearer
+// to the headache's pain or pressure at the head than to the eye's pain,
+// redness, itch, discharge … at the eye, and nearer to both than to the
+// mood's second rule, pain in the mind), then library order. Empty when
+// nothing was read.
 func (lib *library) closest(msgs []message) []*Protocol {
-	score := map[*Protocol]int{}
-	best := 0
+	type near struct {
+		p     *Protocol
+		score int
+		rule  int // the first recognise rule giving score
+		kinds int // the fewest kinds of its conditions giving score
+	}
+	nearer := func(a, b near) int {
+		if a.score != b.score {
+			return b.score - a.score
+		}
+		if a.rule != b.rule {
+			return a.rule - b.rule
+		}
+		return a.kinds - b.kinds
+	}
+	var ns []near
 	for _, p := range lib.protocols {
+		x := near{p: p}
 		for _, m := range msgs {
 			for _, f := range m.findings {
 				if !f.positive() {
@@ -240,17 +260,25 @@ func (lib *library) closest(msgs []message) []*Protocol {
 						if slices.ContainsFunc(f.sites, func(s string) bool { return slices.Contains(c.sites, s) }) {
 							n += 2
 						}
-						score[p] = max(score[p], n)
+						if y := (near{p, n, i, len(c.ids)}); n > 0 && (x.score == 0 || nearer(y, x) < 0) {
+							x = y
+						}
 					}
 				}
 			}
 		}
-		best = max(best, score[p])
+		if x.score > 0 {
+			ns = append(ns, x)
+		}
 	}
+	if len(ns) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(ns, nearer)
 	var out []*Protocol
-	for _, p := range lib.protocols {
-		if best > 0 && score[p] == best && len(out) < maxClosest {
-			out = append(out, p)
+	for _, x := range ns {
+		if x.score == ns[0].score && len(out) < maxClosest {
+			out = append(out, x.p)
 		}
 	}
 	return out

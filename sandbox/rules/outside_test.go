@@ -226,3 +226,27 @@ func TestOutsideMeansTheLoadedProtocols(t *testing.T) {
 		t.Errorf("without it: protocol %q, reply %q", res.ActiveProtocol, res.Reply)
 	}
 }
+
+// TestAloneRuleYieldsToOutside: a recognise rule marked alone (vomiting,
+// dizziness, anxiety) counts only when no other complaint is named, and a
+// complaint at a site outside every protocol is one: the toothache with
+// vomiting beside it goes outside, as a headache with vomiting is the
+// headache; vomiting alone, or anxiety with a pounding heart (a kind, not a
+// site, no protocol names), is still its protocol.
+func TestAloneRuleYieldsToOutside(t *testing.T) {
+	e := newEngine(t)
+	for _, tc := range []struct {
+		opening, protocol string
+	}{
+		{"toothache that wakes me at night, and I've been vomiting", ""},
+		{"my tooth is killing me and I feel dizzy", ""},
+		{"I've been vomiting since last night", "vomiting_diarrhoea.v1"},
+		{"a headache and I've been vomiting", "headache.v1"},
+		{"my anxiety is through the roof, heart pounding at night", "low_mood.v1"},
+	} {
+		res := last(run(t, e, script{Age: 30, Sex: "female", Messages: []string{tc.opening}}))
+		if res.ActiveProtocol != tc.protocol || tc.protocol == "" && !contains(res.Reply, "cannot assess that here") {
+			t.Errorf("%q: protocol %q reply %q, want %q (\"\": outside every protocol)", tc.opening, res.ActiveProtocol, res.Reply, tc.protocol)
+		}
+	}
+}

@@ -24,6 +24,10 @@ type Protocol struct {
 	Dispositions      []DispositionRule `json:"dispositions"`
 	Advice            map[string]string `json:"advice"` // patient-facing, by disposition: ends the closing reply
 	SOAP              SOAPTemplates     `json:"soap"`
+	// Source names the guidance the red flags, questions and dispositions
+	// come from (a NICE CKS topic or NICE guideline), as docs/protocols.md
+	// lists it; clinician-facing only.
+	Source string `json:"source,omitempty"`
 
 	// Prepared at load time.
 	triggers      [][][][]string // trigger → parts ("+", anywhere) → pieces ("~", in one clause) → tokens

@@ -323,7 +323,12 @@ func (s *session) redFlagged(m message, ps []*Protocol) *Protocol {
 
 // match lists the protocols whose title or a trigger the message affirms,
 // or one of whose recognise rules its findings meet; a rule marked alone
-// counts only when no other protocol is recognised.
+// counts only when no other complaint is named: no other protocol is
+// recognised and m names no complaint at a site outside every protocol
+// ("toothache that wakes me at night, and I've been vomiting" is the
+// toothache, with vomiting beside it, as "a headache and I've been
+// vomiting" is the headache). A kind no protocol names (a pounding heart
+// beside anxiety) is not a complaint of its own here.
 //
 // A rule that yields to other protocols (YieldsTo) counts unless one of
 // them is recognised.
@@ -344,7 +349,12 @@ func (s *session) match(m message, pool []*Protocol) []*Protocol {
 			out = append(out, p)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && len(alone) > 0 {
+		if o := s.e.lib.outside; o != nil {
+			if f, ok := o.outsideFinding(m); ok && o.claimedIDs[f.id] {
+				return nil
+			}
+		}
 		return alone
 	}
 	return out
