@@ -147,7 +147,7 @@ func TestSuiteFormatPage(t *testing.T) {
 		}
 		if c.Group != group { // a group's heading comes before its concepts, in the vocabulary's order
 			group = c.Group
-			h := strings.Index(body, ">"+strings.ToUpper(group[:1])+group[1:]+"</h3>")
+			h := strings.Index(body, ">"+html.EscapeString(strings.ToUpper(group[:1])+group[1:])+"</h3>")
 			if h < last || h > at {
 				t.Errorf("group %q is not headed before %s, after the concepts before it", group, c.ID)
 			}
