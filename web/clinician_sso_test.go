@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clinical-intake/intake-web/bff/adapters/oidc/oidctest"
+	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 	"github.com/clinical-intake/intake-web/cmd/intake-web/app/apptest"
 )
 
@@ -160,4 +161,20 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestSSOSignInNotAskedForTheLocalSecondFactor: CLINICIAN_REQUIRE_TOTP is
+// for local accounts; an SSO account (the provider's own factor) lands on
+// the page it asked for, not on the enrolment.
+func TestSSOSignInNotAskedForTheLocalSecondFactor(t *testing.T) {
+	p := oidctest.Start(t, ssoUser)
+	a := startApp(t, apptest.WithSSO(t, p, true), func(c *appwire.Config) { c.RequireTOTP = true })
+	b := a.browser()
+	back := p.SignIn(t, b.ssoStart(t), ssoUser.Username, ssoUser.Password)
+	if pg := b.callback(back); pg.status != http.StatusSeeOther {
+		t.Fatalf("callback: %d %.300s", pg.status, pg.body)
+	}
+	if pg := b.get("/clinician/audit"); pg.status != http.StatusOK || !strings.Contains(pg.body, "sso_sign_in") {
+		t.Fatalf("an SSO account with CLINICIAN_REQUIRE_TOTP: %d to %q, want the audit log", pg.status, pg.header.Get("Location"))
+	}
 }
