@@ -7,6 +7,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -210,6 +211,7 @@ func (s *replicas) takeOverMidStream(how string, interrupt func()) {
 		return false
 	})
 	if err != nil {
+		s.diagnose()
 		t.Fatalf("%v; events %v", err, names(seen))
 	}
 	if at.IsZero() {
@@ -532,6 +534,55 @@ func (s *replicas) turnStatus(ctx context.Context) string {
 		s.t.Fatalf("the turn's status: %v", err)
 	}
 	return status
+}
+
+// diagnose logs where a turn that stopped short stands: its status and
+// logged events in the database, what the database's sessions wait on, the
+// goroutines of this process (the sandbox serves from it), and those of
+// both replicas (SIGQUIT: Go prints every goroutine to the log the test
+// shows on failure). A stall seen once under CI's load (B relayed
+// "started" and nothing more for 90 s) left no trace in the logs.
+func (s *replicas) diagnose() {
+	t := s.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	t.Logf("diagnosis: the turn's status %q; its logged events %v", s.turnStatus(ctx), s.loggedEvents(ctx))
+	if err := s.query(ctx, func(conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT pid, datname, coalesce(application_name, ''), state,
+				coalesce(wait_event_type || ':' || wait_event, ''), now() - xact_start, left(query, 160)
+			FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`)
+		if err != nil {
+			return err
+		}
+		var (
+			pid                     int
+			db, app, state, wait, q string
+			xact                    *time.Duration
+		)
+		_, err = pgx.ForEachRow(rows, []any{&pid, &db, &app, &state, &wait, &xact, &q}, func() error {
+			t.Logf("diagnosis: backend %d %s %q %s wait %q in transaction %v: %s", pid, db, app, state, wait, xact, q)
+			return nil
+		})
+		return err
+	}); err != nil {
+		t.Logf("diagnosis: the database's sessions: %v", err)
+	}
+	var buf strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	t.Logf("diagnosis: this process's goroutines:\n%s", buf.String())
+	for _, p := range []*proc{s.a, s.b} {
+		select {
+		case <-p.exited:
+			continue
+		default:
+		}
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+		}
+	}
 }
 
 // loggedEvents lists the first turn's events in the database's event log.
