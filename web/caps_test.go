@@ -14,6 +14,7 @@ import (
 
 	appwire "github.com/clinical-intake/intake-web/cmd/intake-web/app"
 
+	"github.com/clinical-intake/intake-web/bff"
 	"github.com/clinical-intake/intake-web/bff/adapters/sqlite"
 )
 
@@ -268,8 +269,9 @@ func TestStreamsPerSessionAreCapped(t *testing.T) {
 	closers[1]()
 }
 
-// Signing out (in another tab), a disabled account and the idle limit each
-// end an open worklist stream within seconds.
+// Signing out (in another tab), a disabled account, the reviewer role taken
+// away, a session ended elsewhere and the idle limit each end an open
+// worklist stream within seconds.
 func TestRevocationEndsWorklistStreams(t *testing.T) {
 	t.Parallel()
 	var dbPath string
@@ -315,6 +317,31 @@ func TestRevocationEndsWorklistStreams(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = db.Close()
+	})
+	t.Run("reviewer role taken away", func(t *testing.T) {
+		doc := a.browser()
+		doc.signIn("dr.ada", clinPassword)
+		lines := open(doc)
+		db, err := sqlite.Open(context.Background(), dbPath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		before, err := db.Clinician(context.Background(), "dr.ada")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { // the subtests after need the reviewer role
+			if err := db.SetClinicianRoles(context.Background(), "dr.ada", before.Roles); err != nil {
+				t.Error(err)
+			}
+		})
+		if err := db.SetClinicianRoles(context.Background(), "dr.ada", []bff.Role{bff.RoleScenarioRunner}); err != nil {
+			t.Fatal(err)
+		}
+		if !endsWith(t, lines, "forbidden") {
+			t.Error("the stream ended without saying why")
+		}
 	})
 	t.Run("session ended from another session", func(t *testing.T) {
 		doc, other := a.browser(), a.browser()

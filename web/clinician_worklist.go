@@ -166,12 +166,14 @@ func compact(t time.Time) string { return t.UTC().Format("2 Jan 15:04 UTC") }
 // "reload" when the browser was away longer than the feed remembers. The
 // stream re-checks the sign-in every Limits.StreamRecheck: signing out (in
 // any tab), a disabled account, the idle limit or the session's end closes
-// it with a "signedout" event, so revoked access stops the feed within
-// seconds, not at the next page load.
+// it with a "signedout" event, and a role taken away (the feed needs what
+// clinicianRoutes says) with a "forbidden" event, so revoked access stops
+// the feed within seconds, not at the next page load.
 func (s *Server) worklistEvents(c *fiber.Ctx) error {
 	after, _ := strconv.ParseInt(c.Get("Last-Event-ID"), 10, 64)
 	token := s.sessions.Token(c.UserContext())
 	name := clinicianOf(c)
+	path := strings.Clone(c.Path()) // Fiber reuses the request's memory after the handler returns
 	release, err := s.caps.openStream("clinician:" + token)
 	if err != nil {
 		return err
@@ -210,8 +212,13 @@ func (s *Server) worklistEvents(c *fiber.Ctx) error {
 					return
 				}
 			case <-recheck.C:
-				if !s.stillSignedIn(token, name) {
+				acc := s.stillSignedIn(token, name)
+				if acc == nil {
 					w.write("event: signedout\ndata: {}\n\n")
+					return
+				}
+				if !mayOpen(acc, path) {
+					w.write("event: forbidden\ndata: {}\n\n")
 					return
 				}
 			case <-heartbeat.C:
@@ -227,28 +234,32 @@ func (s *Server) worklistEvents(c *fiber.Ctx) error {
 	return nil
 }
 
-// stillSignedIn reports whether the session token still holds name's
-// sign-in: the session exists and has not expired (signing out renews the
-// token, so the old one is gone), it names the same clinician, neither the
-// idle limit nor the session's lifetime has passed, it was not ended from a
-// sessions page, and the account is active. A store error counts as
-// signed out: the browser reconnects and is checked afresh.
-func (s *Server) stillSignedIn(token, name string) bool {
+// stillSignedIn returns name's account, with its roles as they are now,
+// while the session token still holds name's sign-in: the session exists
+// and has not expired (signing out renews the token, so the old one is
+// gone), it names the same clinician, neither the idle limit nor the
+// session's lifetime has passed, it was not ended from a sessions page, and
+// the account is active; otherwise nil. A store error counts as signed
+// out: the browser reconnects and is checked afresh.
+func (s *Server) stillSignedIn(token, name string) *bff.Clinician {
 	if token == "" || name == "" {
-		return false
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	sctx, err := s.sessions.Load(ctx, token)
 	if err != nil || s.sessions.GetString(sctx, sessClinician) != name {
-		return false
+		return nil
 	}
 	if seen := time.Unix(s.sessions.GetInt64(sctx, sessSeen), 0); s.now().Sub(seen) > s.cfg.ClinicianIdle || s.lifetimeOver(sctx) {
-		return false
+		return nil
 	}
 	if _, err := s.accounts.SessionActive(ctx, token); err != nil { // ended from a sessions page
-		return false
+		return nil
 	}
-	_, err = s.accounts.ActiveClinician(ctx, name)
-	return err == nil
+	acc, err := s.accounts.ActiveClinician(ctx, name)
+	if err != nil {
+		return nil
+	}
+	return acc
 }

@@ -237,6 +237,8 @@ function initWorklist(resumed = false) {
   // The server ends the feed when the sign-in no longer holds (signed out in
   // another tab, account disabled, idle or expired).
   es.addEventListener('signedout', () => stop('Your session has ended. Reload the page to sign in again.'));
+  // Or when the account lost the role the worklist needs.
+  es.addEventListener('forbidden', () => stop('Your account can no longer see the worklist. Reload the page to see what it can open.'));
   es.onerror = () => {
     // While readyState is CONNECTING the browser retries by itself. CLOSED
     // means the server refused the stream (signed out, rate limited): stop.
