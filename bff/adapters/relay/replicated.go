@@ -132,6 +132,7 @@ func (r *Replicated) Resume(ctx context.Context, key string) error {
 	if m != nil {
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		m.done = true // a notification that took it before: this replica writes the stream now
 	}
 	r.Hub.Open(key)
 	err := r.copyFromLog(ctx, key)
@@ -157,24 +158,32 @@ func (r *Replicated) Follow(ctx context.Context, key string, after int64) (<-cha
 
 // mirror starts copying key from the log; false when the log has nothing
 // of it.
+//
+// The mirror is registered only once the log has events of key: one
+// registered before the read, and forgotten when the read found nothing,
+// could be taken by a notification meanwhile, whose catch-up then opened
+// the stream unmirrored; the browser found it, and no notification after
+// reached it (CI saw a follower stuck at "started" for 90 s). Nothing is
+// lost by registering after the read: the catch-up below, after the
+// registration, reads every event logged before it, and notifications wake
+// it for the rest.
 func (r *Replicated) mirror(ctx context.Context, key string) bool {
-	r.mu.Lock()
-	m := r.mirrors[key]
-	if m == nil {
-		m = &mirror{}
-		r.mirrors[key] = m // before reading: a notification meanwhile is not lost
-	}
-	r.mu.Unlock()
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	last, err := r.log.LastTurnEventID(ctx, key)
 	if err != nil || last == 0 {
 		if err != nil {
 			r.logger.Error("read a turn's event log", "key", key, "err", err)
 		}
-		r.forget(key, m)
 		return false
 	}
+	r.mu.Lock()
+	m := r.mirrors[key]
+	if m == nil {
+		m = &mirror{}
+		r.mirrors[key] = m
+	}
+	r.mu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	r.Hub.Open(key)
 	r.catchUp(ctx, key, m)
 	return true

@@ -202,3 +202,71 @@ func TestNothingLoggedIsNotFound(t *testing.T) {
 		}
 	})
 }
+
+// lookingLog is a memLog whose LastTurnEventID calls during, as if a
+// notification came while a follower looked for the turn.
+type lookingLog struct {
+	*memLog
+	during func()
+}
+
+func (l *lookingLog) LastTurnEventID(ctx context.Context, key string) (int64, error) {
+	last, err := l.memLog.LastTurnEventID(ctx, key)
+	if l.during != nil {
+		l.during()
+	}
+	return last, err
+}
+
+// A browser on B looks for a turn A has not logged yet; A's first event is
+// logged, and its notification reaches B, while B reads the log. The
+// browser, trying again, follows the turn to its end: the notification did
+// not leave the turn's stream on B unmirrored, deaf to every later one.
+// (Real time: only the failure waits, a second for the notification's
+// handling, two for the follower's events.)
+func TestANotificationWhileAFollowerLooksDoesNotDeafenIt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mem := &memLog{events: map[string][]bff.Event{}}
+	log := &lookingLog{memLog: mem}
+	b := relay.NewReplicated(relay.NewHub(time.Minute, nil), log, nil, 100*time.Millisecond)
+	go b.Run(ctx)
+	key := bff.TurnKey("iw_4", 1)
+	started := bff.Event{ID: 1, Name: bff.EventStarted, Data: []byte("{}")}
+	woke := make(chan struct{})
+	log.during = func() {
+		log.during = nil
+		mem.mu.Lock()
+		mem.events[key] = append(mem.events[key], started)
+		mem.mu.Unlock()
+		go func() { b.Wake(key, 1); close(woke) }()
+		select {
+		case <-woke:
+		case <-time.After(time.Second): // the notification waits on the follower's look
+		}
+	}
+	if _, found := b.Follow(ctx, key, 0); found {
+		t.Fatal("found a turn whose log was empty when read")
+	}
+	<-woke                                 // the notification handled
+	events, found := b.Follow(ctx, key, 0) // the browser's next try
+	if !found {
+		t.Fatal("B does not find the turn once it is logged")
+	}
+	got := make(chan string, 1)
+	go func() { got <- collect(events) }()
+	for _, ev := range []bff.Event{{ID: 2, Name: bff.EventDelta, Data: []byte(`{"text":"one"}`)}, {ID: 3, Name: bff.EventFinal, Data: []byte("{}")}} {
+		mem.mu.Lock()
+		mem.events[key] = append(mem.events[key], ev)
+		mem.mu.Unlock()
+		b.Wake(key, ev.ID)
+	}
+	select {
+	case s := <-got:
+		if s != "1:started 2:delta 3:final" {
+			t.Fatalf("B's follower got %q", s)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("B's follower is stuck: the notifications after the first never reached it")
+	}
+}
