@@ -118,13 +118,19 @@ func progressField(page playwright.Page, field string) playwright.Locator {
 	return page.Locator(`[data-run-progress] [data-field="` + field + `"]`)
 }
 
+// runPlays bounds the wait for a run's items to play: a run of two dozen
+// items takes seconds alone, and four times the expectations' bound on CI
+// with every package's tests at once (at a load of 20, 22 of 26 had played
+// after 15 s). The page's own answers keep expectTimeout.
+var runPlays = playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(float64((4 * expectTimeout).Milliseconds()))}
+
 // waitRunDone waits, without touching the page, until its progress says
 // every item played and the run is done (scenarios.js follows a run and
 // reloads the page when it ends).
 func waitRunDone(t *testing.T, page playwright.Page, items int) {
 	t.Helper()
 	played := strconv.Itoa(items) + " of " + strconv.Itoa(items) + " played"
-	must(t, expect.Locator(progressField(page, "played")).ToHaveText(played), "the progress says %q", played)
+	must(t, expect.Locator(progressField(page, "played")).ToHaveText(played, runPlays), "the progress says %q", played)
 	must(t, expect.Locator(progressField(page, "state")).ToHaveText("Done"), "the run is done")
 	must(t, expect.Locator(role(page, "heading", "Confusion matrix")).ToBeVisible(), "the finished run's confusion matrix")
 }
@@ -440,7 +446,7 @@ func TestScenariosWithoutJavaScript(t *testing.T) {
 		must(t, expect.Locator(page.Locator("html[data-before]")).ToHaveCount(0), "Refresh loaded the page again")
 	}
 	t.Logf("done after %d clicks of Refresh", clicks)
-	must(t, expect.Locator(progressField(page, "played")).ToHaveText(strconv.Itoa(len(ids))+" of "+strconv.Itoa(len(ids))+" played"), "every item played")
+	must(t, expect.Locator(progressField(page, "played")).ToHaveText(strconv.Itoa(len(ids))+" of "+strconv.Itoa(len(ids))+" played", runPlays), "every item played")
 	must(t, expect.Locator(refresh).ToHaveCount(0), "no Refresh once the run is done")
 	must(t, expect.Locator(role(page, "heading", "Confusion matrix")).ToBeVisible(), "the confusion matrix")
 	must(t, expect.Locator(resultsTable(page).GetByRole("rowheader")).ToHaveCount(len(ids)), "one result row per vignette")
