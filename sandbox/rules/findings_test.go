@@ -625,7 +625,7 @@ func TestIssue37Findings(t *testing.T) {
 		text   string
 		urgent bool
 	}{
-		{"I took my dog out this morning. There were lots of people about. Can I get my pills renewed?", false},
+		{"I took the bus into town this morning. It was busy, there were lots of people about, the queue was long. Then I picked up my pills", false},
 		{"I took lots of my pills last night", true},
 		{"she's swallowed a whole packet of her tablets", true},
 		{"my baby has a temperature of 38 and her nappies are drier than usual", false},
