@@ -648,6 +648,18 @@ func TestIssue37Findings(t *testing.T) {
 	if m := e.lx.parse("the pain came on all of a sudden"); !slices.ContainsFunc(e.lib.vocab.read(m), func(f finding) bool { return f.quals&e.lib.vocab.qualBit["sudden"] != 0 }) {
 		t.Errorf("%q: not read as sudden", m.raw)
 	}
+	// A comma between describing words is a list in one clause: every
+	// word is at the forearm, and "red hot" is warm skin, not a fever.
+	m = e.lx.parse("I have a red, hot, swollen patch on my forearm")
+	fs := e.lib.vocab.read(m)
+	if slices.ContainsFunc(fs, func(f finding) bool { return f.id == "fever" }) ||
+		!slices.ContainsFunc(fs, func(f finding) bool { return f.id == "warm_skin" && slices.Contains(f.sites, "arm") }) ||
+		!slices.ContainsFunc(fs, func(f finding) bool { return f.id == "redness" && slices.Contains(f.sites, "arm") }) {
+		t.Errorf("%q: want redness and warm skin at the arm and no fever, got %v", m.raw, fs)
+	}
+	if m := e.lx.parse("no, it's sore"); len(m.clauses) != 2 {
+		t.Errorf("%q: a comma after no is a clause break, got %q", m.raw, m.clauses)
+	}
 	if _, err := phrase(e.lx, "crying and"); err == nil {
 		t.Error(`phrase "crying and" loads; it matches as "crying"`)
 	}
