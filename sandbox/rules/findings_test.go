@@ -560,6 +560,7 @@ func TestIssue37Rules(t *testing.T) {
 		{"I'm allergic to nuts and my lips are tingling a bit after lunch", ""},
 		{"lost my job, got the sack on friday and feel rubbish", "low_mood.v1"},
 		{"a hard red lump under my arm that's oozing pus", "skin_infection.v1"},
+		{"there's a sore red lump in my armpit", "skin_infection.v1"},
 		{"my son has crusted honey coloured patches round his mouth", "skin_infection.v1"},
 		{"had loose motions since tuesday, about 5 times a day", "vomiting_diarrhoea.v1"},
 		{"the baby keeps tugging at his ears and won't settle", "ear_problem.v1"},
