@@ -16,7 +16,7 @@ import (
 )
 
 // Version is the rules engine's own version, reported in server_model.
-const Version = "1.7.0"
+const Version = "1.8.0"
 
 // Engine is the rules engine. It is safe for concurrent use: after New it
 // is read-only.

@@ -60,6 +60,11 @@ type findingData struct {
 	WordNet []wordnetRef `json:"wordnet,omitempty"`
 	// Except: a clause holding one of these is not read for this finding.
 	Except []string `json:"except,omitempty"`
+	// ExceptFindings: a clause in which one of these findings is read is
+	// not read for this one: "my acne itches" is the acne's itch, not a
+	// rash; "I feel depressed when I see my hair falling out" is about the
+	// hair, not low mood said as the complaint.
+	ExceptFindings []string `json:"except_findings,omitempty"`
 	// State: a state that lasts once begun (pregnant, taking warfarin,
 	// a recent operation): said of last week it still holds, so an
 	// emergency category's history markers ("last week") do not leave it
@@ -113,6 +118,8 @@ type findingDef struct {
 	wordnet   []string // the words its WordNet synsets added
 	terms     []*termDef
 	except    [][]string
+	// exceptFindings: findingData.ExceptFindings.
+	exceptFindings []string
 }
 
 // termDef is one term: its pieces (one, or several for "a~b"), the site it
@@ -183,7 +190,7 @@ func loadFindings(data []byte, lx *lexicon, wn *wordnetData) (*vocabulary, error
 			bad("finding %q needs a unique lowercase id and a label", f.ID)
 			continue
 		}
-		def := &findingDef{id: f.ID, label: f.Label, except: phrases(lx, f.Except, bad), state: f.State, siteAfter: f.SiteAfter, animals: f.Animals}
+		def := &findingDef{id: f.ID, label: f.Label, except: phrases(lx, f.Except, bad), state: f.State, siteAfter: f.SiteAfter, animals: f.Animals, exceptFindings: f.ExceptFindings}
 		v.animals = v.animals || f.Animals
 		v.byID[f.ID] = def
 		add := func(t, site string) {
@@ -233,6 +240,11 @@ func loadFindings(data []byte, lx *lexicon, wn *wordnetData) (*vocabulary, error
 		v.findings = append(v.findings, def)
 	}
 	for _, f := range v.findings {
+		for _, id := range f.exceptFindings {
+			if v.byID[id] == nil || id == f.id {
+				bad("finding %s except_findings: %q is not another finding", f.id, id)
+			}
+		}
 		for _, t := range f.terms {
 			w := t.pieces[0][0]
 			t.first = lx.firstWordOf(w)
@@ -374,6 +386,14 @@ func (v *vocabulary) read(m message) []finding {
 			}
 		}
 	}
+	// A finding whose except_findings are read in its clause is not read.
+	for c := range found {
+		found[c] = slices.DeleteFunc(found[c], func(f finding) bool {
+			return slices.ContainsFunc(v.byID[f.id].exceptFindings, func(id string) bool {
+				return slices.ContainsFunc(found[c], func(o finding) bool { return o.id == id && o.positive() })
+			})
+		})
+	}
 	// Sites from neighbouring clauses, then qualifiers.
 	for c := range found {
 		for k := range found[c] {
@@ -513,7 +533,10 @@ type findingRule struct {
 	Except []string `json:"except,omitempty"`
 	// Scope (emergency categories only): "message" when every finding
 	// must come from one message ("took", "tablets" and "too many" are an
-	// overdose told together); by default the whole conversation so far.
+	// overdose told together); "nearby" when every finding must come from
+	// one message and within nearbyClauses consecutive clauses of it ("I
+	// took lots of my tablets", not "I took the dog out … lots of rain …
+	// my pills need renewing"); by default the whole conversation so far.
 	Scope string `json:"scope,omitempty"`
 
 	all, anyOf, none []condition
@@ -626,8 +649,8 @@ func (r *findingRule) prepare(lx *lexicon, v *vocabulary) error {
 	if len(r.all) == 0 && len(r.anyOf) == 0 {
 		errs = append(errs, errors.New("a rule needs all or any"))
 	}
-	if r.Scope != "" && r.Scope != scopeMessage {
-		errs = append(errs, fmt.Errorf("rule scope %q is not %q", r.Scope, scopeMessage))
+	if r.Scope != "" && r.Scope != scopeMessage && r.Scope != scopeNearby {
+		errs = append(errs, fmt.Errorf("rule scope %q is not %q or %q", r.Scope, scopeMessage, scopeNearby))
 	}
 	if r.Min > len(r.Any) {
 		errs = append(errs, fmt.Errorf("rule min %d is more than its %d any conditions", r.Min, len(r.Any)))
@@ -635,8 +658,14 @@ func (r *findingRule) prepare(lx *lexicon, v *vocabulary) error {
 	return errors.Join(errs...)
 }
 
-// scopeMessage is findingRule.Scope for a rule read within one message.
-const scopeMessage = "message"
+// scopeMessage is findingRule.Scope for a rule read within one message;
+// scopeNearby for one read within nearbyClauses consecutive clauses of one
+// message.
+const (
+	scopeMessage  = "message"
+	scopeNearby   = "nearby"
+	nearbyClauses = 3
+)
 
 // holdsAt reports whether the rule holds over the findings of msgs (the
 // conversation so far) with one finding at least from the last message,
@@ -661,7 +690,7 @@ func (r *findingRule) holdsAt(msgs []message, except, history [][]string, leave 
 	}
 	var fs []finding
 	for _, m := range msgs {
-		if r.Scope == scopeMessage && m.turn != last.turn {
+		if (r.Scope == scopeMessage || r.Scope == scopeNearby) && m.turn != last.turn {
 			continue
 		}
 		for _, f := range m.findings {
@@ -674,6 +703,15 @@ func (r *findingRule) holdsAt(msgs []message, except, history [][]string, leave 
 		}
 	}
 	used, ok := r.holds(fs)
+	if ok && r.Scope == scopeNearby {
+		ok = false
+		for c := range last.clauses {
+			near := slices.DeleteFunc(slices.Clone(fs), func(f finding) bool { return f.clause < c || f.clause >= c+nearbyClauses })
+			if used, ok = r.holds(near); ok {
+				break
+			}
+		}
+	}
 	if !ok {
 		return nil, false
 	}

@@ -42,6 +42,10 @@ type lexiconData struct {
 	// Binomials are expressions "a and b" read as one: "black and blue" is
 	// a bruise, not two clauses.
 	Binomials []string `json:"binomials"`
+	// ListWords are describing words that, with only a comma between two
+	// of them, are a list inside one clause: "a red, hot, swollen patch on
+	// my forearm" is one clause, so each word is at the forearm.
+	ListWords []string `json:"list_words"`
 	// Negation is the scope of negation (negation.go).
 	Negation negationData `json:"negation"`
 }
@@ -163,6 +167,10 @@ func loadLexicon(data []byte) (*lexicon, error) {
 	lx.clauseWordsInside = map[string]bool{}
 	for _, w := range d.ClauseWordsInside {
 		lx.clauseWordsInside[w] = true
+	}
+	lx.listWords = map[string]bool{}
+	for _, w := range d.ListWords {
+		lx.listWords[w] = true
 	}
 	lx.binomials = map[string]bool{}
 	for _, b := range d.Binomials {

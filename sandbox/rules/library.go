@@ -487,6 +487,12 @@ func phrase(lx *lexicon, s string) ([]string, error) {
 	if clauses != 1 {
 		return nil, fmt.Errorf("phrase %q spans %d clauses; drop and/but/punctuation", s, clauses)
 	}
+	// A clause word at an edge ("crying and") ends a clause of its own
+	// and would leave the rest ("crying") to match every clause: read
+	// between two words, the phrase must still be one clause.
+	if _, n := lx.normalisePhraseClauses("x " + s + " x"); n != 1 {
+		return nil, fmt.Errorf("phrase %q begins or ends with a clause word (and, but, …); it would match as %q", s, strings.Join(toks, " "))
+	}
 	return toks, nil
 }
 

@@ -92,10 +92,14 @@ func (lx *lexicon) parse(raw string) message {
 			}
 			cur = append(cur, lx.correct(w))
 		}
-		flush()
 		// The breaks after the part: a question mark among them marks the
 		// clause just ended as a question.
 		breaks := len(rest) - len(strings.TrimLeftFunc(rest, isClauseBreak))
+		if lx.inList(words, rest, breaks) {
+			rest = rest[breaks:]
+			continue // "red, hot, swollen": one clause
+		}
+		flush()
 		if n := len(m.question); n > 0 && strings.Contains(rest[:breaks], "?") {
 			m.question[n-1] = true
 		}
@@ -212,6 +216,25 @@ func (m message) mayHave(p string) bool {
 		return true
 	}
 	return id/64 < len(m.bits) && m.bits[id/64]&(1<<(id%64)) != 0
+}
+
+// inList is true when the part just read (words) ends with a list word,
+// only one comma follows it, and the next part begins with a list word: "a
+// red, hot, swollen patch" is one clause.
+func (lx *lexicon) inList(words []string, rest string, breaks int) bool {
+	if len(words) == 0 || !lx.listWords[words[len(words)-1]] || strings.TrimSpace(rest[:breaks]) != "," {
+		return false
+	}
+	next := strings.FieldsFunc(rest[breaks:], notWordRune)
+	if len(next) == 0 {
+		return false
+	}
+	after := rest[breaks:]
+	if end := strings.IndexFunc(after, isClauseBreak); end >= 0 {
+		after = after[:end]
+	}
+	first := strings.FieldsFunc(after, notWordRune)
+	return len(first) > 0 && lx.listWords[strings.ToLower(first[0])]
 }
 
 func isClauseBreak(r rune) bool {
@@ -346,6 +369,9 @@ type lexicon struct {
 	// binomials are "a b" for the expressions "a and b" that do not join
 	// two clauses: "black and blue", "pins and needles", "on and off".
 	binomials map[string]bool
+	// listWords are describing words a comma between two of which does not
+	// end a clause ("red, hot, swollen").
+	listWords map[string]bool
 	neg       negation
 
 	// vocab is every word of every phrase normalised while the library
