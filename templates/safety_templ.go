@@ -540,7 +540,7 @@ func riskMatrix(m RiskMatrix) templ.Component {
 			templ_7745c5c3_Var31 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<div class=\"table-wrap safety__matrix\"><table class=\"table\"><caption>Risk matrix (DCB0129): rating 1 (acceptable) to 5 (unacceptable)</caption> <thead><tr><th scope=\"col\">Likelihood \\ severity</th>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<div class=\"table-wrap safety__matrix\" role=\"region\" aria-labelledby=\"risk-matrix-caption\" tabindex=\"0\"><table class=\"table\"><caption id=\"risk-matrix-caption\">Risk matrix (DCB0129): rating 1 (acceptable) to 5 (unacceptable)</caption> <thead><tr><th scope=\"col\">Likelihood \\ severity</th>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -2050,7 +2050,7 @@ func SafetyReleasePageView(p SafetyReleasePage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if !p.MayDecide {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 173, "<p>Only the clinical safety officer may record a release decision.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 173, "<p class=\"safety__readonly\">You can read this release's evidence; only an account with the <strong>clinical safety officer</strong> role records its decision. Whoever runs this app grants that role with <code class=\"mono\">intake-web clinician grant USERNAME safety_officer</code>.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

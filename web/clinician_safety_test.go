@@ -25,11 +25,9 @@ const (
 
 // withSafetyRuns records, before the app opens, two finished runs of one
 // release in two voices: every emergency escalated in the plain voice,
-// three of five under-triaged in the conversational one; dr.cso is the
-// clinical safety officer.
+// three of five under-triaged in the conversational one.
 func withSafetyRuns(t *testing.T) func(*appwire.Config) {
 	return func(c *appwire.Config) {
-		c.SafetyOfficers = []string{"dr.cso"}
 		db, err := sqlite.Open(context.Background(), c.DatabasePath, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +70,9 @@ func chattyURL() string {
 // conditions kept; the report then carries the decision and the failing
 // items.
 func TestSafetyCaseDecision(t *testing.T) {
-	a := startApp(t, withClinician(t, "dr.rev"), withClinician(t, "dr.cso"), withSafetyRuns(t))
+	// dr.rev holds every role but the officer's; dr.cso only the officer's.
+	a := startApp(t, withClinicianRoles(t, "dr.rev", bff.RoleReviewer, bff.RoleScenarioRunner, bff.RoleAdministrator),
+		withClinicianRoles(t, "dr.cso", bff.RoleSafetyOfficer), withSafetyRuns(t))
 	rev := a.browser()
 	if p := rev.signIn("dr.rev", clinPassword); p.status != http.StatusSeeOther {
 		t.Fatalf("sign in: %d", p.status)
@@ -83,7 +83,8 @@ func TestSafetyCaseDecision(t *testing.T) {
 	p := rev.get(chattyURL())
 	wantAll(t, "the release page", ok200(t, p).body, "Emergency vignettes escalated", "not met", "2 of 5 correct (40%)",
 		"/clinician/scenarios/runs/sr_chatty/items/0", "under-triaged: routine where the gold class is emergency",
-		"Only the clinical safety officer may record a release decision.", "Against release")
+		"only an account with the <strong>clinical safety officer</strong> role records its decision",
+		"intake-web clinician grant USERNAME safety_officer", "Against release")
 	if hiddenHash.MatchString(p.body) {
 		t.Fatal("a reviewer is shown the decision form")
 	}
@@ -123,14 +124,14 @@ func TestSafetyCaseDecision(t *testing.T) {
 	if strings.Contains(report.body, "Draft:") {
 		t.Fatal("a signed report says it is a draft")
 	}
-	audit := cso.get("/clinician/audit")
+	audit := rev.get("/clinician/audit") // the officer alone does not open the audit log
 	wantAll(t, "the audit log", audit.body, "safety_decision_refused", "safety_decision", "dr.rev")
 }
 
 // A hazard log pasted with a fault comes back as typed, the message naming
 // its line and field; a good one becomes version 2.
 func TestSafetyLogImport(t *testing.T) {
-	a := startApp(t, withClinician(t, "dr.cso"), withSafetyRuns(t))
+	a := startApp(t, withClinicianRoles(t, "dr.cso", bff.RoleSafetyOfficer), withSafetyRuns(t))
 	b := a.browser()
 	if r := b.signIn("dr.cso", clinPassword); r.status != http.StatusSeeOther {
 		t.Fatalf("sign in: %d", r.status)

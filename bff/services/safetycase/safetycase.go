@@ -28,27 +28,29 @@ type Store interface {
 	bff.AuditStore
 }
 
+// RunLister lists scenario runs newest first, at most limit (0: every
+// one), without their suites: the store's ScenarioRuns.
+type RunLister interface {
+	ScenarioRuns(ctx context.Context, limit int) ([]*bff.ScenarioRun, error)
+}
+
 // Deps are what the service is built from.
 type Deps struct {
 	Store Store
-	// Scenarios gives the runs, their items and the comparison of two
-	// runs (with the adjudications applied).
+	// Runs lists every run (the Scenarios page's list stops at its newest
+	// 200; evidence is never cut off there).
+	Runs RunLister
+	// Scenarios gives a run's items and the comparison of two runs (with
+	// the adjudications applied).
 	Scenarios bff.ScenarioService
-	// MayDecide says who may record a release decision: the clinical
-	// safety officer (Officers). nil: nobody.
-	MayDecide func(*bff.Clinician) bool
 	Now       func() time.Time
 	Logger    *slog.Logger
 }
 
-// Officers is the one rule of who may record a release decision: an
-// enabled account named in names (SAFETY_OFFICERS), until the clinical
-// safety officer is a role of its own (issue 38), when it becomes
-// c.HasRole(bff.RoleSafetyOfficer).
-func Officers(names []string) func(*bff.Clinician) bool {
-	return func(c *bff.Clinician) bool {
-		return c != nil && !c.Disabled && slices.Contains(names, c.Username)
-	}
+// MayDecide is the one rule of who may record a release decision: an
+// enabled account with the clinical safety officer's role.
+func MayDecide(c *bff.Clinician) bool {
+	return c != nil && !c.Disabled && c.HasRole(bff.RoleSafetyOfficer)
 }
 
 // MaxReasoning is the most characters of a decision's reasoning or
@@ -64,8 +66,8 @@ type Service struct {
 
 // New builds the service.
 func New(d Deps) (*Service, error) {
-	if d.Store == nil || d.Scenarios == nil {
-		return nil, errors.New("safetycase: Store and Scenarios are required")
+	if d.Store == nil || d.Runs == nil || d.Scenarios == nil {
+		return nil, errors.New("safetycase: Store, Runs and Scenarios are required")
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -137,10 +139,10 @@ func (s *Service) ImportLog(ctx context.Context, actor string, data []byte, note
 	return v, nil
 }
 
-// finished is the subject's finished runs, as the safety package reads
-// them, and every subject's, newest first.
+// runs is every subject's finished runs, newest first: all of them, not
+// the Scenarios page's newest 200, so no evidence is dropped.
 func (s *Service) runs(ctx context.Context) ([]*bff.ScenarioRun, error) {
-	all, err := s.d.Scenarios.Runs(ctx)
+	all, err := s.d.Runs.ScenarioRuns(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -267,9 +269,7 @@ func (s *Service) Release(ctx context.Context, sub safety.Subject) (*bff.SafetyR
 }
 
 // MayDecide implements bff.SafetyService.
-func (s *Service) MayDecide(c *bff.Clinician) bool {
-	return s.d.MayDecide != nil && s.d.MayDecide(c)
-}
+func (s *Service) MayDecide(c *bff.Clinician) bool { return MayDecide(c) }
 
 // Decide implements bff.SafetyService.
 func (s *Service) Decide(ctx context.Context, c *bff.Clinician, f bff.SafetyDecisionForm) (*bff.SafetyDecision, error) {
@@ -279,7 +279,7 @@ func (s *Service) Decide(ctx context.Context, c *bff.Clinician, f bff.SafetyDeci
 			name = c.Username
 		}
 		s.audit(ctx, name, bff.AuditSafetyRefused, f.Subject.String())
-		return nil, bff.Errorf(bff.EFORBIDDEN, "Only the clinical safety officer may record a release decision.")
+		return nil, bff.Errorf(bff.EFORBIDDEN, "Only an account with the clinical safety officer role (%s) may record a release decision.", bff.RoleSafetyOfficer)
 	}
 	f.Reasoning, f.Conditions = strings.TrimSpace(f.Reasoning), strings.TrimSpace(f.Conditions)
 	fields := map[string]string{}

@@ -2,6 +2,7 @@ package safetycase_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,16 @@ type runs struct {
 	items map[string][]*bff.ScenarioItem
 }
 
-func (r *runs) Runs(context.Context) ([]*bff.ScenarioRun, error) { return r.list, nil }
+// Runs is the Scenarios page's list: the newest 200, as the real service's.
+func (r *runs) Runs(ctx context.Context) ([]*bff.ScenarioRun, error) { return r.ScenarioRuns(ctx, 200) }
+
+// ScenarioRuns is the store's list: at most limit, 0 every one.
+func (r *runs) ScenarioRuns(_ context.Context, limit int) ([]*bff.ScenarioRun, error) {
+	if limit > 0 && len(r.list) > limit {
+		return r.list[:limit], nil
+	}
+	return r.list, nil
+}
 
 func (r *runs) Run(_ context.Context, id string) (*bff.ScenarioRun, []*bff.ScenarioItem, error) {
 	for _, x := range r.list {
@@ -79,8 +89,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{db: sqlitetest.MustOpenDB(t), runs: &runs{}, now: t0}
-	svc, err := safetycase.New(safetycase.Deps{Store: f.db, Scenarios: f.runs, Now: func() time.Time { return f.now },
-		MayDecide: safetycase.Officers([]string{"dr.cso"})})
+	svc, err := safetycase.New(safetycase.Deps{Store: f.db, Runs: f.runs, Scenarios: f.runs, Now: func() time.Time { return f.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +98,8 @@ func newFixture(t *testing.T) *fixture {
 }
 
 var (
-	officer  = &bff.Clinician{Username: "dr.cso"}
-	reviewer = &bff.Clinician{Username: "dr.rev"}
+	officer  = &bff.Clinician{Username: "dr.cso", Roles: []bff.Role{bff.RoleSafetyOfficer}}
+	reviewer = &bff.Clinician{Username: "dr.rev", Roles: []bff.Role{bff.RoleReviewer, bff.RoleScenarioRunner, bff.RoleAdministrator}}
 )
 
 func audited(t *testing.T, db *sqlite.DB, action string) []*bff.AuditEntry {
@@ -151,7 +160,12 @@ func TestOnlyTheSafetyOfficerDecides(t *testing.T) {
 		t.Fatal(err)
 	}
 	form := bff.SafetyDecisionForm{Subject: sub, Verdict: safety.Reject, Reasoning: "C1.1 not met", Hash: view.Live.Hash}
-	for _, c := range []*bff.Clinician{reviewer, nil, {Username: "dr.cso", Disabled: true}} {
+	// Every other role, no account, the officer's account disabled, and
+	// the officer's username without the role: refused.
+	for _, c := range []*bff.Clinician{reviewer, nil, {Username: "dr.cso", Disabled: true, Roles: officer.Roles}, {Username: "dr.cso"}} {
+		if f.svc.MayDecide(c) {
+			t.Errorf("%+v may decide", c)
+		}
 		_, err = f.svc.Decide(ctx, c, form)
 		if bff.ErrorCode(err) != bff.EFORBIDDEN {
 			t.Fatalf("%+v decided: %v", c, err)
@@ -160,7 +174,10 @@ func TestOnlyTheSafetyOfficerDecides(t *testing.T) {
 	if ds, _ := f.db.SafetyDecisions(ctx, sub); len(ds) != 0 {
 		t.Fatal("a refused decision was stored")
 	}
-	if a := audited(t, f.db, bff.AuditSafetyRefused); len(a) != 3 || a[2].Actor != "dr.rev" {
+	if !f.svc.MayDecide(officer) {
+		t.Error("the officer may not decide")
+	}
+	if a := audited(t, f.db, bff.AuditSafetyRefused); len(a) != 4 || a[3].Actor != "dr.rev" {
 		t.Fatalf("refusals audited: %+v", a)
 	}
 	d, err := f.svc.Decide(ctx, officer, form)
@@ -270,5 +287,28 @@ func TestReleasesAndTheComparisonWithThePreviousOne(t *testing.T) {
 	_, err = f.svc.Release(ctx, safety.Subject{Release: "other"})
 	if bff.ErrorCode(err) != bff.ENOTFOUND {
 		t.Fatalf("a release with no run: %v", err)
+	}
+}
+
+// A release's evidence is every one of its runs, not the Scenarios page's
+// newest 200: a release with 201 runs counts them all, and a control only
+// its oldest run evidences is still evaluated on it.
+func TestEveryRunIsEvidencePastThePagesList(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	f.runs.add("sr_oldest", chatty, t0, 20, 3) // the only run with emergency under-triage
+	for i := range 200 {
+		f.runs.add(fmt.Sprintf("sr_%03d", i), plain, t0.Add(time.Duration(i+1)*time.Minute), 1, 0)
+	}
+	rels, err := f.svc.Releases(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rels) != 2 || rels[1].Subject.Voice != chatty || rels[1].Runs != 1 || rels[0].Runs != 200 {
+		t.Fatalf("releases: %+v", rels)
+	}
+	view, err := f.svc.Release(ctx, safety.Subject{Release: release, Voice: chatty})
+	if err != nil || len(view.Live.Runs) != 1 || view.Live.Unmet == 0 {
+		t.Fatalf("the oldest run's release: %+v, %v", view, err)
 	}
 }
