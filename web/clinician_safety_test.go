@@ -162,3 +162,74 @@ func ok200(t *testing.T, p page) page {
 	}
 	return p
 }
+
+// A hazard's form: the officer edits H1 (a fault comes back with every
+// field as typed and the rule beside its field; a good save is the next
+// version, PRG to the hazard), adds a hazard; a reviewer has no edit link,
+// no form (403) and no import (403), and a forged save is refused.
+func TestHazardForm(t *testing.T) {
+	a := startApp(t, withClinicianRoles(t, "dr.rev", bff.RoleReviewer, bff.RoleScenarioRunner),
+		withClinicianRoles(t, "dr.cso", bff.RoleSafetyOfficer))
+	cso := a.browser()
+	if r := cso.signIn("dr.cso", clinPassword); r.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", r.status)
+	}
+	home := ok200(t, cso.get("/clinician/safety"))
+	wantAll(t, "the officer's log page", home.body, `href="/clinician/safety/hazard?id=H1"`, `href="/clinician/safety/hazard"`, "Save a new version")
+	form := ok200(t, cso.get("/clinician/safety/hazard?id=H1"))
+	wantAll(t, "H1's form", form.body, "Edit hazard H1", `name="base" value="1"`, `value="catastrophic" selected`,
+		"the engine does not recognise the emergency in the patient&#39;s words", "- id: C1.1")
+	token := csrfMeta.FindStringSubmatch(form.body)[1]
+	fields := url.Values{"_csrf": {token}, "was": {"H1"}, "base": {"1"}, "id": {"H1"}, "title": {"An emergency is not escalated at once"},
+		"description": {"typed description"}, "causes": {"one cause\nanother cause"}, "effects": {"an effect"},
+		"initial_severity": {"catastrophic"}, "initial_likelihood": {"medium"}, "residual_severity": {"catastrophic"},
+		"residual_likelihood": {"very high"}, "controls": {"- id: C1.1\n  title: Emergency vignettes escalated\n  evidence:\n    - {kind: accuracy, class: emergency, min: 95}\n"},
+		"owner": {"clinical safety officer"}, "status": {"open"}, "note": {"raise the bar"}}
+	r := cso.post("/clinician/safety/hazards", fields)
+	if r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("a faulty hazard: %d", r.status)
+	}
+	wantAll(t, "the refused hazard", r.body, "controls[0].evidence[0].min: accuracy needs min", "typed description",
+		"one cause\nanother cause", "min: 95", `value="very high" selected`, `value="raise the bar"`, `id="controls-error"`)
+	fields.Set("controls", "- id: C1.1\n  title: Emergency vignettes escalated\n  evidence:\n    - {kind: accuracy, class: emergency, min: 0.99}\n")
+	r = cso.post("/clinician/safety/hazards", fields)
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/clinician/safety#hazard-H1" {
+		t.Fatalf("a good hazard: %d %q %.300s", r.status, r.header.Get("Location"), r.body)
+	}
+	wantAll(t, "the log after the save", cso.get("/clinician/safety").body, "Hazard H1 saved: version 2 of the hazard log.",
+		"Hazard log, version 2", "An emergency is not escalated at once", "H1: raise the bar", "at least 99%")
+	add := url.Values{"_csrf": {token}, "was": {""}, "base": {"2"}, "id": {"H7"}, "title": {"A voice the patient cannot follow"},
+		"initial_severity": {"major"}, "initial_likelihood": {"medium"}, "residual_severity": {"major"}, "residual_likelihood": {"low"},
+		"owner": {"clinical safety officer"}, "status": {"open"}, "note": {"seen in the two voices"}}
+	if r := cso.post("/clinician/safety/hazards", add); r.status != http.StatusSeeOther {
+		t.Fatalf("a new hazard: %d %.300s", r.status, r.body)
+	}
+	wantAll(t, "the log with H7", cso.get("/clinician/safety").body, "Hazard log, version 3", "A voice the patient cannot follow")
+
+	rev := a.browser()
+	if r := rev.signIn("dr.rev", clinPassword); r.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", r.status)
+	}
+	p := ok200(t, rev.get("/clinician/safety"))
+	for _, not := range []string{"/clinician/safety/hazard", "Save a new version"} {
+		if strings.Contains(p.body, not) {
+			t.Errorf("a reviewer's log page shows %s", not)
+		}
+	}
+	if r := rev.get("/clinician/safety/hazard?id=H1"); r.status != http.StatusForbidden {
+		t.Errorf("a reviewer opens H1's form: %d", r.status)
+	}
+	token = csrfMeta.FindStringSubmatch(p.body)[1]
+	add.Set("_csrf", token)
+	add.Set("base", "3")
+	add.Set("id", "H8")
+	if r := rev.post("/clinician/safety/hazards", add); r.status != http.StatusForbidden {
+		t.Errorf("a reviewer's forged hazard: %d", r.status)
+	}
+	if r := rev.post("/clinician/safety/log", url.Values{"_csrf": {token}, "file": {"system: x"}, "note": {"n"}}); r.status != http.StatusForbidden {
+		t.Errorf("a reviewer's import: %d", r.status)
+	}
+	if strings.Contains(cso.get("/clinician/safety").body, "H8") {
+		t.Error("a reviewer's forged hazard was saved")
+	}
+}

@@ -131,12 +131,131 @@ func (s *Service) ImportLog(ctx context.Context, actor string, data []byte, note
 	if _, err := s.HazardLog(ctx, 0); err != nil { // the starter first, so an import is never version 1 by accident
 		return nil, err
 	}
-	v := &bff.HazardLogVersion{Log: l, By: actor, At: s.d.Now().UTC(), Note: cmp.Or(note, "imported")}
-	if err := s.d.Store.AddHazardLog(ctx, v); err != nil {
+	return s.addVersion(ctx, actor, l, 0, cmp.Or(note, "imported"))
+}
+
+// addVersion is the one way a changed log is kept: the next version (when
+// version is set, that number or ECONFLICT), under actor with note,
+// audited. The starter log is adopted by HazardLog, before any.
+func (s *Service) addVersion(ctx context.Context, actor string, l *safety.Log, version int, note string) (*bff.HazardLogVersion, error) {
+	v := &bff.HazardLogVersion{Version: version, Log: l, By: actor, At: s.d.Now().UTC(), Note: note}
+	if err := s.d.Store.AddHazardLog(ctx, v); bff.ErrorCode(err) == bff.ECONFLICT {
+		return nil, bff.Errorf(bff.ECONFLICT, "The hazard log changed since this form was opened (another version was saved): nothing was saved. Read the log again, then make your change.")
+	} else if err != nil {
 		return nil, err
 	}
 	s.audit(ctx, actor, bff.AuditHazardLog, fmt.Sprintf("version %d: %s", v.Version, v.Note))
 	return v, nil
+}
+
+// MayEditLog is the one rule of who may change the hazard log: an enabled
+// account with the administrator's or the clinical safety officer's role.
+func MayEditLog(c *bff.Clinician) bool {
+	return c != nil && !c.Disabled && (c.HasRole(bff.RoleAdministrator) || c.HasRole(bff.RoleSafetyOfficer))
+}
+
+// MayEditLog implements bff.SafetyService.
+func (s *Service) MayEditLog(c *bff.Clinician) bool { return MayEditLog(c) }
+
+// SaveHazard implements bff.SafetyService.
+func (s *Service) SaveHazard(ctx context.Context, c *bff.Clinician, f bff.HazardForm) (*bff.HazardLogVersion, error) {
+	if !MayEditLog(c) {
+		name := "?"
+		if c != nil {
+			name = c.Username
+		}
+		s.audit(ctx, name, bff.AuditAccessRefused, "POST /clinician/safety/hazards needs administrator or clinical safety officer")
+		return nil, bff.Errorf(bff.EFORBIDDEN, "Only an administrator or the clinical safety officer may change the hazard log.")
+	}
+	h, fields := hazardOf(f)
+	note := strings.TrimSpace(f.Note)
+	if note == "" || utf8.RuneCountInString(note) > MaxReasoning {
+		fields["note"] = fmt.Sprintf("Say why the hazard changed (kept with the version and in the audit log), at most %d characters.", MaxReasoning)
+	}
+	if len(fields) > 0 {
+		return nil, &bff.Error{Code: bff.EINVALID, Message: "The hazard was not saved: see the fields marked.", Fields: fields}
+	}
+	latest, err := s.HazardLog(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	if f.Base != latest.Version {
+		return nil, bff.Errorf(bff.ECONFLICT, "The hazard log changed since this form was opened (version %d, saved by %s): nothing was saved. Read the log again, then make your change.", latest.Version, latest.By)
+	}
+	l, found, err := latest.Log.WithHazard(f.Was, h)
+	if !found {
+		return nil, bff.Errorf(bff.ENOTFOUND, "The hazard log has no hazard %s.", f.Was)
+	}
+	var p *safety.Problem
+	if errors.As(err, &p) {
+		return nil, &bff.Error{Code: bff.EINVALID, Message: "The hazard was not saved: see the fields marked.", Fields: map[string]string{problemField(p): p.Error() + "."}}
+	} else if err != nil {
+		return nil, err
+	}
+	what := h.ID
+	if f.Was == "" {
+		what += " added"
+	} else if f.Was != h.ID {
+		what = f.Was + " (now " + h.ID + ")"
+	}
+	return s.addVersion(ctx, c.Username, l, latest.Version+1, what+": "+note)
+}
+
+// hazardOf reads the form's texts into a hazard, and the fields whose
+// words are not the log's (severities, likelihoods, the controls' YAML).
+func hazardOf(f bff.HazardForm) (safety.Hazard, map[string]string) {
+	fields := map[string]string{}
+	h := safety.Hazard{ID: strings.TrimSpace(f.ID), Title: strings.TrimSpace(f.Title), Description: strings.TrimSpace(f.Description),
+		Causes: lines(f.Causes), Effects: lines(f.Effects), Owner: strings.TrimSpace(f.Owner), Status: safety.Status(strings.TrimSpace(f.Status))}
+	var err error
+	for _, x := range []struct {
+		field string
+		text  string
+		sev   *safety.Severity
+		like  *safety.Likelihood
+	}{
+		{"initial_severity", f.InitialSeverity, &h.Initial.Severity, nil},
+		{"initial_likelihood", f.InitialLikelihood, nil, &h.Initial.Likelihood},
+		{"residual_severity", f.ResidualSeverity, &h.Residual.Severity, nil},
+		{"residual_likelihood", f.ResidualLikelihood, nil, &h.Residual.Likelihood},
+	} {
+		if x.sev != nil {
+			*x.sev, err = safety.ParseSeverity(x.text)
+		} else {
+			*x.like, err = safety.ParseLikelihood(x.text)
+		}
+		if err != nil {
+			fields[x.field] = "Choose one: " + err.Error() + "."
+		}
+	}
+	if h.Controls, err = safety.ParseControls(f.Controls); err != nil {
+		fields["controls"] = "The controls have a fault: " + err.Error() + "."
+	}
+	return h, fields
+}
+
+// lines is text's non-blank lines, trimmed.
+func lines(text string) []string {
+	var out []string
+	for l := range strings.Lines(text) {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// problemField is the form's field a fault of the hazard belongs to.
+func problemField(p *safety.Problem) string {
+	switch {
+	case strings.HasPrefix(p.Path, "controls"):
+		return "controls"
+	case p.Field == "initial" || p.Field == "residual":
+		return p.Field + "_severity"
+	case slices.Contains([]string{"id", "title", "description", "owner", "status", "controls"}, p.Field):
+		return p.Field
+	}
+	return "id"
 }
 
 // runs is every subject's finished runs, newest first: all of them, not

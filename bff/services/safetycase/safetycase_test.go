@@ -312,3 +312,115 @@ func TestEveryRunIsEvidencePastThePagesList(t *testing.T) {
 		t.Fatalf("the oldest run's release: %+v, %v", view, err)
 	}
 }
+
+// hazardForm is H1 of the starter log as its form shows it, with why.
+func hazardForm(t *testing.T, f *fixture) bff.HazardForm {
+	t.Helper()
+	v, err := f.svc.HazardLog(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := v.Log.Hazards[0]
+	controls, err := safety.MarshalControls(h.Controls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bff.HazardForm{Was: h.ID, Base: v.Version, ID: h.ID, Title: h.Title, Description: h.Description,
+		Causes: strings.Join(h.Causes, "\n"), Effects: strings.Join(h.Effects, "\n"),
+		InitialSeverity: h.Initial.Severity.String(), InitialLikelihood: h.Initial.Likelihood.String(),
+		ResidualSeverity: h.Residual.Severity.String(), ResidualLikelihood: h.Residual.Likelihood.String(),
+		Controls: controls, Owner: h.Owner, Status: string(h.Status), Note: "why"}
+}
+
+// A hazard saved from its form is the log's next version, under who saved
+// it and why, audited as an import is; a new hazard is added after the
+// others; only an administrator or the officer may; a form read from an
+// older version is refused.
+func TestSavingAHazardIsANewVersion(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	admin := &bff.Clinician{Username: "dr.admin", Roles: []bff.Role{bff.RoleAdministrator}}
+	form := hazardForm(t, f)
+	form.Title, form.ResidualLikelihood, form.Note = "An emergency is not escalated at once", "low", "the conversational voice's finding"
+	form.Causes += "\nthe patient's words match only one voice's question"
+
+	rev := &bff.Clinician{Username: "dr.rev", Roles: []bff.Role{bff.RoleReviewer, bff.RoleScenarioRunner}}
+	for _, c := range []*bff.Clinician{rev, nil, {Username: "dr.x", Disabled: true, Roles: officer.Roles}} {
+		if f.svc.MayEditLog(c) {
+			t.Errorf("%+v may edit the log", c)
+		}
+		if _, err := f.svc.SaveHazard(ctx, c, form); bff.ErrorCode(err) != bff.EFORBIDDEN {
+			t.Fatalf("%+v saved a hazard: %v", c, err)
+		}
+	}
+	if a := audited(t, f.db, bff.AuditAccessRefused); len(a) != 3 {
+		t.Fatalf("refusals audited: %+v", a)
+	}
+	v2, err := f.svc.SaveHazard(ctx, officer, form)
+	if err != nil || v2.Version != 2 || v2.By != "dr.cso" || v2.Note != "H1: the conversational voice's finding" {
+		t.Fatalf("the officer's save: %+v, %v", v2, err)
+	}
+	h := v2.Log.Hazards[0]
+	if h.Title != form.Title || h.Residual.Likelihood != safety.Low || len(h.Causes) != 4 || len(h.Controls) != 3 || len(v2.Log.Hazards) != 6 {
+		t.Fatalf("the saved hazard: %+v", h)
+	}
+	if a := audited(t, f.db, bff.AuditHazardLog); len(a) != 2 || a[0].Actor != "dr.cso" || a[0].Detail != "version 2: H1: the conversational voice's finding" {
+		t.Fatalf("the save audited: %+v", a)
+	}
+
+	// The same form again, read from version 1: refused, nothing saved.
+	if _, err := f.svc.SaveHazard(ctx, officer, form); bff.ErrorCode(err) != bff.ECONFLICT {
+		t.Fatalf("a form of an older version: %v", err)
+	}
+	// A new hazard, by an administrator.
+	add := bff.HazardForm{Base: 2, ID: "H7", Title: "A voice the patient cannot follow", Causes: "a question worded unlike any fact",
+		InitialSeverity: "major", InitialLikelihood: "medium", ResidualSeverity: "major", ResidualLikelihood: "low",
+		Owner: "clinical safety officer", Status: "open", Note: "seen in the two voices' runs"}
+	v3, err := f.svc.SaveHazard(ctx, admin, add)
+	if err != nil || v3.Version != 3 || len(v3.Log.Hazards) != 7 || v3.Log.Hazards[6].ID != "H7" || v3.Log.Hazards[6].Controls != nil {
+		t.Fatalf("a new hazard: %+v, %v", v3, err)
+	}
+	if latest, _ := f.svc.HazardLog(ctx, 0); latest.Version != 3 {
+		t.Fatalf("latest: version %d", latest.Version)
+	}
+}
+
+// A form with faults names each field and its rule, and saves nothing.
+func TestHazardFormErrorsNameTheField(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		change func(*bff.HazardForm)
+		field  string
+		says   string
+	}{
+		{func(h *bff.HazardForm) { h.InitialSeverity = "dreadful" }, "initial_severity", "not a severity"},
+		{func(h *bff.HazardForm) { h.ResidualLikelihood = "" }, "residual_likelihood", "not a likelihood"},
+		{func(h *bff.HazardForm) { h.Note = " " }, "note", "Say why"},
+		{func(h *bff.HazardForm) { h.ID = "H 1" }, "id", "letters, digits"},
+		{func(h *bff.HazardForm) { h.ID = "H2" }, "id", "H2 is the id of another hazard"},
+		{func(h *bff.HazardForm) { h.Title = "" }, "title", "a title of at most 200 characters"},
+		{func(h *bff.HazardForm) { h.Status = "done" }, "status", "open, closed or transferred"},
+		{func(h *bff.HazardForm) { h.Owner = "" }, "owner", "who owns the hazard"},
+		{func(h *bff.HazardForm) { h.Controls = strings.Replace(h.Controls, "min: 0.95", "min: 95", 1) }, "controls", "controls[0].evidence[0].min: accuracy needs min"},
+		{func(h *bff.HazardForm) { h.Controls = "- id: C9\n  title: x\n  evidnce: []\n" }, "controls", "line 3: field evidnce not found"},
+		{func(h *bff.HazardForm) { h.Controls = "id: C9" }, "controls", "a list of controls"},
+		{func(h *bff.HazardForm) { h.Controls = "- id: C2.1\n  title: a control of H2's id\n" }, "controls", "C2.1 is the id of another control"},
+	} {
+		form := hazardForm(t, f)
+		tc.change(&form)
+		_, err := f.svc.SaveHazard(ctx, officer, form)
+		var e *bff.Error
+		if bff.ErrorCode(err) != bff.EINVALID || !errorsAs(err, &e) || !strings.Contains(e.Fields[tc.field], tc.says) {
+			t.Errorf("%s: %v %+v, want on %s %q", tc.field, err, e, tc.field, tc.says)
+		}
+	}
+	if latest, _ := f.svc.HazardLog(ctx, 0); latest.Version != 1 {
+		t.Fatalf("a faulty form saved version %d", latest.Version)
+	}
+	form := hazardForm(t, f)
+	form.Was = "H99"
+	if _, err := f.svc.SaveHazard(ctx, officer, form); bff.ErrorCode(err) != bff.ENOTFOUND {
+		t.Fatalf("a hazard that is not there: %v", err)
+	}
+}
