@@ -306,3 +306,41 @@ func pdfPages(t *testing.T, path, prefix string) []string {
 	}
 	return files
 }
+
+// TestHazardFormInABrowser: the officer edits H1 on its form from the
+// keyboard's reach: a control with a threshold out of range comes back
+// with the rule beside the controls and every field as typed, axe-clean
+// and without sideways scrolling at 1280 and 390 px; fixed, it saves as
+// version 2 and the page lands on the hazard.
+func TestHazardFormInABrowser(t *testing.T) {
+	t.Parallel()
+	st := startVoiceApp(t, "plain", "")
+	cso := signInAs(t, st.URL, safetyCSO)
+	must(t, cso.Locator(`a[href="/clinician/safety/hazard?id=H1"]`).Click(), "open H1's form")
+	must(t, expect.Locator(role(cso, "heading", "Edit hazard H1")).ToBeVisible(), "H1's form")
+	fitsAndPasses(t, cso, "safety-06-hazard-form")
+	controls := byLabel(cso, "Controls (YAML)")
+	text, err := controls.InputValue()
+	must(t, err, "read the controls")
+	must(t, controls.Fill(strings.Replace(text, "min: 0.95", "min: 95", 1)), "type a threshold out of range")
+	must(t, byLabel(cso, "Title").Fill("An emergency is not escalated at once"), "change the title")
+	must(t, byLabel(cso, "Why it changed").Fill("the conversational voice's finding"), "say why")
+	must(t, role(cso, "button", "Save as a new version").Click(), "save")
+	summary := cso.Locator("#error-summary")
+	must(t, expect.Locator(summary).ToContainText("controls[0].evidence[0].min: accuracy needs min"), "the error summary names the rule")
+	must(t, expect.Locator(cso.Locator("#controls-error")).ToBeVisible(), "the rule beside the controls")
+	must(t, expect.Locator(byLabel(cso, "Title")).ToHaveValue("An emergency is not escalated at once"), "the title as typed")
+	must(t, expect.Locator(byLabel(cso, "Why it changed")).ToHaveValue("the conversational voice's finding"), "the reason as typed")
+	fitsAndPasses(t, cso, "safety-07-hazard-form-error")
+	text, err = controls.InputValue()
+	must(t, err, "read the controls as typed")
+	if !strings.Contains(text, "min: 95") {
+		t.Fatalf("the controls were not kept as typed: %s", text)
+	}
+	must(t, controls.Fill(strings.Replace(text, "min: 95", "min: 0.99", 1)), "fix the threshold")
+	must(t, role(cso, "button", "Save as a new version").Click(), "save again")
+	must(t, expect.Page(cso).ToHaveURL(st.URL+"/clinician/safety#hazard-H1"), "back on the log, at H1 (post-redirect-get)")
+	must(t, expect.Locator(cso.GetByText("Hazard H1 saved: version 2 of the hazard log.")).ToBeVisible(), "the save is confirmed")
+	must(t, expect.Locator(role(cso, "heading", "Hazard log, version 2")).ToBeVisible(), "version 2")
+	must(t, expect.Locator(cso.Locator(`[id="hazard-H1"]`)).ToContainText("at least 99%"), "the new threshold")
+}
