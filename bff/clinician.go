@@ -91,11 +91,17 @@ const (
 	// RoleAdministrator arms the embedded sandbox's faults, reads the audit
 	// log and sees and ends anyone's sessions.
 	RoleAdministrator Role = "administrator"
+	// RoleSafetyOfficer is the clinical safety officer (DCB0129): reads
+	// the safety case and alone records a release decision.
+	RoleSafetyOfficer Role = "safety_officer"
 )
 
 // AllRoles lists every role in its fixed order. Accounts that existed
-// before roles did were given all of them, so nothing changed on upgrade.
-func AllRoles() []Role { return []Role{RoleReviewer, RoleScenarioRunner, RoleAdministrator} }
+// before roles did were given the first three (the safety officer's came
+// later and is granted by hand), so nothing changed on upgrade.
+func AllRoles() []Role {
+	return []Role{RoleReviewer, RoleScenarioRunner, RoleAdministrator, RoleSafetyOfficer}
+}
 
 // Label is the role in words, for pages.
 func (r Role) Label() string {
@@ -106,13 +112,16 @@ func (r Role) Label() string {
 		return "scenario runner"
 	case RoleAdministrator:
 		return "administrator"
+	case RoleSafetyOfficer:
+		return "clinical safety officer"
 	}
 	return string(r)
 }
 
 // ParseRoles reads a comma-separated list of role names ("reviewer,
-// scenario_runner"; "all" for every role; "runner" and "admin" are short
-// for scenario_runner and administrator) into NormalRoles order. EINVALID
+// scenario_runner"; "all" for every role; "runner", "admin" and "officer"
+// are short for scenario_runner, administrator and safety_officer) into
+// NormalRoles order. EINVALID
 // (field "roles") names the first unknown word.
 func ParseRoles(list string) ([]Role, error) {
 	var out []Role
@@ -127,9 +136,11 @@ func ParseRoles(list string) ([]Role, error) {
 			out = append(out, RoleScenarioRunner)
 		case "admin":
 			out = append(out, RoleAdministrator)
+		case "officer", "safety-officer":
+			out = append(out, RoleSafetyOfficer)
 		default:
 			if !slices.Contains(AllRoles(), Role(w)) {
-				return nil, Invalid("roles", "%q is not a role: the roles are reviewer, scenario_runner and administrator (or all).", w)
+				return nil, Invalid("roles", "%q is not a role: the roles are %s (or all).", w, RoleList("and"))
 			}
 			out = append(out, Role(w))
 		}
@@ -146,6 +157,16 @@ func NormalRoles(roles []Role) []Role {
 		}
 	}
 	return out
+}
+
+// RoleList is every role's name, comma-separated, the last two joined by
+// conj ("and", "or"): for messages that list them.
+func RoleList(conj string) string {
+	names := make([]string, 0, len(AllRoles()))
+	for _, r := range AllRoles() {
+		names = append(names, string(r))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
 }
 
 // HasRole reports whether the account holds r.

@@ -113,6 +113,25 @@ type SafetyDecisionForm struct {
 	Hash string
 }
 
+// HazardForm is one hazard as its form on the safety case's page submits
+// it: the texts as typed, causes and effects one a line, the controls as
+// the YAML list the log file holds under a hazard.
+type HazardForm struct {
+	// Was is the id of the hazard edited; "" for a new hazard.
+	Was string
+	// Base is the version of the log the form was read from: the save is
+	// refused (ECONFLICT) when another version was saved since.
+	Base                                 int
+	ID, Title, Description               string
+	Causes, Effects                      string
+	InitialSeverity, InitialLikelihood   string
+	ResidualSeverity, ResidualLikelihood string
+	Controls                             string
+	Owner, Status                        string
+	// Note is why the hazard changed: required, kept with the version.
+	Note string
+}
+
 // SafetyReport is the safety case report of a release: the decision in
 // force with the evidence it froze, or, before any, the evidence now
 // (Draft).
@@ -141,6 +160,18 @@ type SafetyService interface {
 	// note, and audits it. EINVALID ("file") naming the line and the
 	// field when the file has a fault: nothing is stored.
 	ImportLog(ctx context.Context, actor string, data []byte, note string) (*HazardLogVersion, error)
+	// MayEditLog reports whether c may change the hazard log (a hazard's
+	// form, a YAML file pasted on the page): an administrator or the
+	// clinical safety officer.
+	MayEditLog(c *Clinician) bool
+	// SaveHazard stores the latest log with the hazard of f in place of
+	// f.Was (or added) as the next version, under c with f.Note, audited
+	// as ImportLog is. EFORBIDDEN (audited) when c may not edit the log;
+	// EINVALID naming the form's field and the rule ("id", "title",
+	// "initial_severity", "controls" with the line or the control, "note",
+	// ...), nothing stored; ECONFLICT when a version was saved after
+	// f.Base; ENOTFOUND when f.Was names no hazard.
+	SaveHazard(ctx context.Context, c *Clinician, f HazardForm) (*HazardLogVersion, error)
 	// Releases lists the releases with finished runs, newest run first.
 	Releases(ctx context.Context) ([]SafetyRelease, error)
 	// Release evaluates the latest log against the subject's finished

@@ -18,6 +18,10 @@ type SafetyPage struct {
 	// Errors ("file", "note") when an import was refused.
 	ImportText, ImportNote string
 	Errors                 FieldErrors
+	// MayEdit: the clinician may change the log (the hazards' forms and
+	// the import); NewHazardURL is the form of a new hazard.
+	MayEdit      bool
+	NewHazardURL string
 }
 
 // RiskMatrix is DCB0129's 5 × 5 matrix: Severities are the columns (minor
@@ -44,6 +48,9 @@ type HazardRow struct {
 	// in words.
 	State, StateLabel string
 	Controls          []ControlRow
+	// EditURL is the hazard's form, on the log page for those who may
+	// change the log ("" otherwise).
+	EditURL string
 }
 
 // RiskCell is a severity, a likelihood and their rating.
@@ -172,4 +179,38 @@ type SafetyReportPage struct {
 	OpenRisks       []HazardRow
 	Decision        *DecisionView
 	BackURL         string
+}
+
+// HazardFormPage is the form of one hazard of the log (or a new one): each
+// save is the log's next version, with why.
+type HazardFormPage struct {
+	Layout
+	Heading string
+	Action  string
+	BackURL string
+	// Was is the id of the hazard edited ("" for a new one), Base the log
+	// version the form was read from.
+	Was  string
+	Base int
+	// The fields as typed (or as stored): causes and effects one a line,
+	// the controls as YAML.
+	ID, Title, Description               string
+	Causes, Effects                      string
+	InitialSeverity, InitialLikelihood   string
+	ResidualSeverity, ResidualLikelihood string
+	Controls                             string
+	Owner, Status                        string
+	Note                                 string
+	// Severities, Likelihoods and Statuses are the choices, in the log's
+	// words.
+	Severities, Likelihoods, Statuses []string
+	Errors                            FieldErrors
+}
+
+// hintID is the id of field's hint, "" when it has none.
+func hintID(hint, field string) string {
+	if hint == "" {
+		return ""
+	}
+	return field + "-hint"
 }

@@ -127,7 +127,7 @@ func (s *Server) clinicianLayout(c *fiber.Ctx, title string) templates.Layout {
 		links = append(links, templates.NavLink{Label: "Scenarios", URL: scenariosPath, Current: strings.HasPrefix(path, scenariosPath)})
 	}
 	if s.deps.Safety != nil {
-		l.Nav = append(l.Nav, templates.NavLink{Label: "Safety case", URL: safetyPath, Current: strings.HasPrefix(path, safetyPath)})
+		links = append(links, templates.NavLink{Label: "Safety case", URL: safetyPath, Current: strings.HasPrefix(path, safetyPath)})
 	}
 	if s.deps.Faults != nil {
 		links = append(links, templates.NavLink{Label: "Sandbox faults", URL: faultsPath, Current: path == faultsPath})

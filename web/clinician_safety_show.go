@@ -28,8 +28,16 @@ func (s *Server) safetyPage(c *fiber.Ctx) (templates.SafetyPage, error) {
 		return p, err
 	}
 	p.LogVersion, p.LogBy, p.LogAt, p.LogNote, p.System = v.Version, v.By, dateTime(v.At), v.Note, v.Log.System
+	if p.MayEdit, err = s.mayEditLog(c); err != nil {
+		return p, err
+	}
+	p.NewHazardURL = hazardFormURL("")
 	for _, h := range v.Log.Hazards {
-		p.Hazards = append(p.Hazards, hazardRow(h))
+		row := hazardRow(h)
+		if p.MayEdit {
+			row.EditURL = hazardFormURL(h.ID)
+		}
+		p.Hazards = append(p.Hazards, row)
 	}
 	versions, err := s.deps.Safety.HazardLogVersions(ctx)
 	if err != nil {

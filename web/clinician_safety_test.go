@@ -25,11 +25,9 @@ const (
 
 // withSafetyRuns records, before the app opens, two finished runs of one
 // release in two voices: every emergency escalated in the plain voice,
-// three of five under-triaged in the conversational one; dr.cso is the
-// clinical safety officer.
+// three of five under-triaged in the conversational one.
 func withSafetyRuns(t *testing.T) func(*appwire.Config) {
 	return func(c *appwire.Config) {
-		c.SafetyOfficers = []string{"dr.cso"}
 		db, err := sqlite.Open(context.Background(), c.DatabasePath, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +70,9 @@ func chattyURL() string {
 // conditions kept; the report then carries the decision and the failing
 // items.
 func TestSafetyCaseDecision(t *testing.T) {
-	a := startApp(t, withClinician(t, "dr.rev"), withClinician(t, "dr.cso"), withSafetyRuns(t))
+	// dr.rev holds every role but the officer's; dr.cso only the officer's.
+	a := startApp(t, withClinicianRoles(t, "dr.rev", bff.RoleReviewer, bff.RoleScenarioRunner, bff.RoleAdministrator),
+		withClinicianRoles(t, "dr.cso", bff.RoleSafetyOfficer), withSafetyRuns(t))
 	rev := a.browser()
 	if p := rev.signIn("dr.rev", clinPassword); p.status != http.StatusSeeOther {
 		t.Fatalf("sign in: %d", p.status)
@@ -83,7 +83,8 @@ func TestSafetyCaseDecision(t *testing.T) {
 	p := rev.get(chattyURL())
 	wantAll(t, "the release page", ok200(t, p).body, "Emergency vignettes escalated", "not met", "2 of 5 correct (40%)",
 		"/clinician/scenarios/runs/sr_chatty/items/0", "under-triaged: routine where the gold class is emergency",
-		"Only the clinical safety officer may record a release decision.", "Against release")
+		"only an account with the <strong>clinical safety officer</strong> role records its decision",
+		"intake-web clinician grant USERNAME safety_officer", "Against release")
 	if hiddenHash.MatchString(p.body) {
 		t.Fatal("a reviewer is shown the decision form")
 	}
@@ -123,14 +124,14 @@ func TestSafetyCaseDecision(t *testing.T) {
 	if strings.Contains(report.body, "Draft:") {
 		t.Fatal("a signed report says it is a draft")
 	}
-	audit := cso.get("/clinician/audit")
+	audit := rev.get("/clinician/audit") // the officer alone does not open the audit log
 	wantAll(t, "the audit log", audit.body, "safety_decision_refused", "safety_decision", "dr.rev")
 }
 
 // A hazard log pasted with a fault comes back as typed, the message naming
 // its line and field; a good one becomes version 2.
 func TestSafetyLogImport(t *testing.T) {
-	a := startApp(t, withClinician(t, "dr.cso"), withSafetyRuns(t))
+	a := startApp(t, withClinicianRoles(t, "dr.cso", bff.RoleSafetyOfficer), withSafetyRuns(t))
 	b := a.browser()
 	if r := b.signIn("dr.cso", clinPassword); r.status != http.StatusSeeOther {
 		t.Fatalf("sign in: %d", r.status)
@@ -160,4 +161,75 @@ func ok200(t *testing.T, p page) page {
 		t.Fatalf("status %d: %.500s", p.status, p.body)
 	}
 	return p
+}
+
+// A hazard's form: the officer edits H1 (a fault comes back with every
+// field as typed and the rule beside its field; a good save is the next
+// version, PRG to the hazard), adds a hazard; a reviewer has no edit link,
+// no form (403) and no import (403), and a forged save is refused.
+func TestHazardForm(t *testing.T) {
+	a := startApp(t, withClinicianRoles(t, "dr.rev", bff.RoleReviewer, bff.RoleScenarioRunner),
+		withClinicianRoles(t, "dr.cso", bff.RoleSafetyOfficer))
+	cso := a.browser()
+	if r := cso.signIn("dr.cso", clinPassword); r.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", r.status)
+	}
+	home := ok200(t, cso.get("/clinician/safety"))
+	wantAll(t, "the officer's log page", home.body, `href="/clinician/safety/hazard?id=H1"`, `href="/clinician/safety/hazard"`, "Save a new version")
+	form := ok200(t, cso.get("/clinician/safety/hazard?id=H1"))
+	wantAll(t, "H1's form", form.body, "Edit hazard H1", `name="base" value="1"`, `value="catastrophic" selected`,
+		"the engine does not recognise the emergency in the patient&#39;s words", "- id: C1.1")
+	token := csrfMeta.FindStringSubmatch(form.body)[1]
+	fields := url.Values{"_csrf": {token}, "was": {"H1"}, "base": {"1"}, "id": {"H1"}, "title": {"An emergency is not escalated at once"},
+		"description": {"typed description"}, "causes": {"one cause\nanother cause"}, "effects": {"an effect"},
+		"initial_severity": {"catastrophic"}, "initial_likelihood": {"medium"}, "residual_severity": {"catastrophic"},
+		"residual_likelihood": {"very high"}, "controls": {"- id: C1.1\n  title: Emergency vignettes escalated\n  evidence:\n    - {kind: accuracy, class: emergency, min: 95}\n"},
+		"owner": {"clinical safety officer"}, "status": {"open"}, "note": {"raise the bar"}}
+	r := cso.post("/clinician/safety/hazards", fields)
+	if r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("a faulty hazard: %d", r.status)
+	}
+	wantAll(t, "the refused hazard", r.body, "controls[0].evidence[0].min: accuracy needs min", "typed description",
+		"one cause\nanother cause", "min: 95", `value="very high" selected`, `value="raise the bar"`, `id="controls-error"`)
+	fields.Set("controls", "- id: C1.1\n  title: Emergency vignettes escalated\n  evidence:\n    - {kind: accuracy, class: emergency, min: 0.99}\n")
+	r = cso.post("/clinician/safety/hazards", fields)
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/clinician/safety#hazard-H1" {
+		t.Fatalf("a good hazard: %d %q %.300s", r.status, r.header.Get("Location"), r.body)
+	}
+	wantAll(t, "the log after the save", cso.get("/clinician/safety").body, "Hazard H1 saved: version 2 of the hazard log.",
+		"Hazard log, version 2", "An emergency is not escalated at once", "H1: raise the bar", "at least 99%")
+	add := url.Values{"_csrf": {token}, "was": {""}, "base": {"2"}, "id": {"H7"}, "title": {"A voice the patient cannot follow"},
+		"initial_severity": {"major"}, "initial_likelihood": {"medium"}, "residual_severity": {"major"}, "residual_likelihood": {"low"},
+		"owner": {"clinical safety officer"}, "status": {"open"}, "note": {"seen in the two voices"}}
+	if r := cso.post("/clinician/safety/hazards", add); r.status != http.StatusSeeOther {
+		t.Fatalf("a new hazard: %d %.300s", r.status, r.body)
+	}
+	wantAll(t, "the log with H7", cso.get("/clinician/safety").body, "Hazard log, version 3", "A voice the patient cannot follow")
+
+	rev := a.browser()
+	if r := rev.signIn("dr.rev", clinPassword); r.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", r.status)
+	}
+	p := ok200(t, rev.get("/clinician/safety"))
+	for _, not := range []string{"/clinician/safety/hazard", "Save a new version"} {
+		if strings.Contains(p.body, not) {
+			t.Errorf("a reviewer's log page shows %s", not)
+		}
+	}
+	if r := rev.get("/clinician/safety/hazard?id=H1"); r.status != http.StatusForbidden {
+		t.Errorf("a reviewer opens H1's form: %d", r.status)
+	}
+	token = csrfMeta.FindStringSubmatch(p.body)[1]
+	add.Set("_csrf", token)
+	add.Set("base", "3")
+	add.Set("id", "H8")
+	if r := rev.post("/clinician/safety/hazards", add); r.status != http.StatusForbidden {
+		t.Errorf("a reviewer's forged hazard: %d", r.status)
+	}
+	if r := rev.post("/clinician/safety/log", url.Values{"_csrf": {token}, "file": {"system: x"}, "note": {"n"}}); r.status != http.StatusForbidden {
+		t.Errorf("a reviewer's import: %d", r.status)
+	}
+	if strings.Contains(cso.get("/clinician/safety").body, "H8") {
+		t.Error("a reviewer's forged hazard was saved")
+	}
 }

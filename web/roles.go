@@ -25,8 +25,8 @@ var clinicianRoutes = map[string][]bff.Role{
 	"events":        {bff.RoleReviewer}, // the worklist's live feed
 	"intakes":       {bff.RoleReviewer}, // handoffs, downloads (JSON, FHIR), refresh, review
 	"audit":         {bff.RoleReviewer, bff.RoleAdministrator},
-	"scenarios":     {bff.RoleScenarioRunner},                                          // runs, readings, variations, compare
-	"safety":        {bff.RoleReviewer, bff.RoleScenarioRunner, bff.RoleAdministrator}, // the safety case; deciding: SAFETY_OFFICERS
+	"scenarios":     {bff.RoleScenarioRunner},                                                                 // runs, readings, variations, compare
+	"safety":        {bff.RoleReviewer, bff.RoleScenarioRunner, bff.RoleAdministrator, bff.RoleSafetyOfficer}, // the safety case; deciding: safetycase.MayDecide
 	"faults":        {bff.RoleAdministrator},
 	"admin":         {bff.RoleAdministrator}, // anyone's sessions
 	"sessions":      {},                      // one's own sessions
@@ -111,8 +111,9 @@ func (s *Server) requireRole(c *fiber.Ctx) error {
 // homeOf is where a clinician lands after signing in: the worklist, or
 // the first part of the area their roles open.
 func (s *Server) homeOf(acc *bff.Clinician) string {
-	for _, p := range []string{"/clinician", scenariosPath, faultsPath, "/clinician/audit"} {
-		if mayOpen(acc, p) && (p != scenariosPath || s.deps.Scenarios != nil) && (p != faultsPath || s.deps.Faults != nil) {
+	for _, p := range []string{"/clinician", scenariosPath, faultsPath, "/clinician/audit", safetyPath} {
+		if mayOpen(acc, p) && (p != scenariosPath || s.deps.Scenarios != nil) && (p != faultsPath || s.deps.Faults != nil) &&
+			(p != safetyPath || s.deps.Safety != nil) {
 			return p
 		}
 	}

@@ -47,6 +47,7 @@ func TestMayOpen(t *testing.T) {
 	reviewer := &bff.Clinician{Username: "r", Roles: []bff.Role{bff.RoleReviewer}}
 	runner := &bff.Clinician{Username: "s", Roles: []bff.Role{bff.RoleScenarioRunner}}
 	admin := &bff.Clinician{Username: "a", Roles: []bff.Role{bff.RoleAdministrator}}
+	officer := &bff.Clinician{Username: "o", Roles: []bff.Role{bff.RoleSafetyOfficer}}
 	none := &bff.Clinician{Username: "n"}
 	for _, tc := range []struct {
 		path string
@@ -63,12 +64,14 @@ func TestMayOpen(t *testing.T) {
 		{"/clinician/faults", []*bff.Clinician{admin}},
 		{"/clinician/Faults/", []*bff.Clinician{admin}},
 		{"/clinician/admin/sessions", []*bff.Clinician{admin}},
-		{"/clinician/sessions", []*bff.Clinician{reviewer, runner, admin, none}},
+		{"/clinician/safety", []*bff.Clinician{reviewer, runner, admin, officer}},
+		{"/clinician/safety/decisions", []*bff.Clinician{reviewer, runner, admin, officer}}, // the page opens; deciding is the officer's (safetycase.MayDecide)
+		{"/clinician/sessions", []*bff.Clinician{reviewer, runner, admin, officer, none}},
 		{"/clinician/nowhere", nil},
 		{"/clinicianfaults", nil},
 		{"/", nil},
 	} {
-		for _, c := range []*bff.Clinician{reviewer, runner, admin, none} {
+		for _, c := range []*bff.Clinician{reviewer, runner, admin, officer, none} {
 			want := false
 			for _, w := range tc.who {
 				want = want || w == c

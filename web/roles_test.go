@@ -20,7 +20,7 @@ func TestRolesAreCheckedOnEveryPart(t *testing.T) {
 	t.Parallel()
 	var dbPath string
 	a := startApp(t, withClinicianRoles(t, "dr.review", bff.RoleReviewer), withClinicianRoles(t, "dr.runner", bff.RoleScenarioRunner),
-		withClinicianRoles(t, "dr.admin", bff.RoleAdministrator), withSandboxFaults,
+		withClinicianRoles(t, "dr.admin", bff.RoleAdministrator), withClinicianRoles(t, "dr.cso", bff.RoleSafetyOfficer), withSandboxFaults,
 		func(c *appwire.Config) { dbPath = c.DatabasePath })
 	patient := a.browser()
 	intake := patient.start()
@@ -42,7 +42,7 @@ func TestRolesAreCheckedOnEveryPart(t *testing.T) {
 			{"GET", "/clinician/intakes/" + id + "/handoff.fhir.json", true},
 			{"GET", "/clinician/scenarios", false}, {"GET", "/clinician/scenarios/readings", false},
 			{"POST", "/clinician/scenarios/runs", false}, {"GET", "/clinician/faults", false}, {"POST", "/clinician/faults", false},
-		}, []string{`href="/clinician"`, `href="/clinician/audit"`}, []string{`href="/clinician/scenarios"`, `href="/clinician/faults"`}},
+		}, []string{`href="/clinician"`, `href="/clinician/audit"`, `href="/clinician/safety"`}, []string{`href="/clinician/scenarios"`, `href="/clinician/faults"`}},
 		{"dr.runner", "/clinician/scenarios", []try{
 			{"GET", "/clinician/scenarios", true}, {"GET", "/clinician/scenarios/format", true},
 			{"GET", "/clinician", false}, {"GET", "/clinician/intakes/" + id, false},
@@ -53,6 +53,11 @@ func TestRolesAreCheckedOnEveryPart(t *testing.T) {
 			{"GET", "/clinician/faults", true}, {"GET", "/clinician/audit", true},
 			{"GET", "/clinician", false}, {"GET", "/clinician/intakes/" + id, false}, {"GET", "/clinician/scenarios", false},
 		}, []string{`href="/clinician/faults"`, `href="/clinician/audit"`}, []string{`href="/clinician"`, `href="/clinician/scenarios"`}},
+		{"dr.cso", "/clinician/safety", []try{ // the clinical safety officer alone: the safety case, nothing else
+			{"GET", "/clinician/safety", true}, {"GET", "/clinician/safety/log.yaml", true},
+			{"GET", "/clinician", false}, {"GET", "/clinician/intakes/" + id, false}, {"GET", "/clinician/scenarios", false},
+			{"GET", "/clinician/audit", false}, {"GET", "/clinician/faults", false},
+		}, []string{`href="/clinician/safety"`, `href="/clinician/sessions"`}, []string{`href="/clinician"`, `href="/clinician/scenarios"`, `href="/clinician/audit"`, `href="/clinician/faults"`}},
 	} {
 		b := a.browser()
 		p := b.signIn(tc.user, clinPassword)
@@ -116,8 +121,8 @@ func TestRolesAreCheckedOnEveryPart(t *testing.T) {
 			}
 		}
 	}
-	if refused["dr.review"] != 5 || refused["dr.runner"] != 6 || refused["dr.admin"] != 3 {
-		t.Fatalf("refusals audited %v, want dr.review 5, dr.runner 6, dr.admin 3", refused)
+	if refused["dr.review"] != 5 || refused["dr.runner"] != 6 || refused["dr.admin"] != 3 || refused["dr.cso"] != 5 {
+		t.Fatalf("refusals audited %v, want dr.review 5, dr.runner 6, dr.admin 3, dr.cso 5", refused)
 	}
 }
 

@@ -108,6 +108,8 @@ func (s *Server) routes() *fiber.App {
 		clin.Get("/safety", s.showSafety)
 		clin.Get("/safety/log.yaml", s.downloadHazardLog)
 		clin.Post("/safety/log", s.importHazardLog)
+		clin.Get("/safety/hazard", s.showHazardForm)
+		clin.Post("/safety/hazards", s.saveHazard)
 		clin.Get("/safety/release", s.showSafetyRelease)
 		clin.Post("/safety/decisions", s.decideSafetyRelease)
 		clin.Get("/safety/report", s.showSafetyReport)

@@ -36,7 +36,8 @@ With -generate, add and passwd make up a password and print it (once) instead of
 With -roles ROLES, add gives the new account those roles (default: reviewer).
 The roles: reviewer (worklist, handoffs, reviews, FHIR, audit log), scenario_runner (scenario
 runs, readings, variations, comparisons), administrator (sandbox faults, the audit log, anyone's
-sessions); all is every one.
+sessions), safety_officer (the clinical safety officer: the safety case, and alone records a
+release decision); all is every one.
 The database is DATABASE_PATH (or DATABASE_URL), or -db FILE (before or after the verb); the
 running app sees each change at once. The audit log has every change, under "cli:" and your login.`
 
@@ -119,7 +120,7 @@ func clinicianCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	case "grant", "revoke":
 		roles, err = bff.ParseRoles(rest[2])
 		if err == nil && len(roles) == 0 {
-			err = bff.Invalid("roles", "Name at least one role: reviewer, scenario_runner or administrator (or all).")
+			err = bff.Invalid("roles", "Name at least one role: %s (or all).", bff.RoleList("or"))
 		}
 	}
 	if err != nil {

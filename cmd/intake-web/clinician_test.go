@@ -247,6 +247,16 @@ func TestClinicianRoles(t *testing.T) {
 	if out := must("", "revoke", "dr.ops", "administrator,reviewer"); !strings.Contains(out, "dr.ops now has roles: scenario_runner") {
 		t.Fatalf("revoke: %q", out)
 	}
+	// The clinical safety officer's role, by its name and its short form.
+	if out := must("a long enough password\n", "add", "dr.cso", "-roles", "safety_officer"); !strings.Contains(out, "roles: safety_officer\n") {
+		t.Fatalf("add -roles safety_officer: %q", out)
+	}
+	if out := must("", "grant", "dr.rev", "officer"); !strings.Contains(out, "dr.rev now has roles: reviewer, scenario_runner, safety_officer") {
+		t.Fatalf("grant officer: %q", out)
+	}
+	if out := must("", "revoke", "dr.rev", "safety_officer"); !strings.Contains(out, "dr.rev now has roles: reviewer, scenario_runner\n") {
+		t.Fatalf("revoke safety_officer: %q", out)
+	}
 	list := must("", "list")
 	if !regexp.MustCompile(`dr\.ops .*roles: scenario_runner\n`).MatchString(list) || !regexp.MustCompile(`dr\.rev .*roles: reviewer, scenario_runner\n`).MatchString(list) {
 		t.Fatalf("list:\n%s", list)
@@ -275,8 +285,8 @@ func TestClinicianRoles(t *testing.T) {
 			changes++
 		}
 	}
-	if changes != 2 {
-		t.Fatalf("%d role changes audited, want 2", changes)
+	if changes != 4 {
+		t.Fatalf("%d role changes audited, want 4", changes)
 	}
 }
 

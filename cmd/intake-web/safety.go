@@ -121,7 +121,7 @@ func safetyCommand(args []string, stdout, stderr io.Writer, getenv func(string) 
 		fmt.Fprintln(stderr, "intake-web:", err)
 		return 1
 	}
-	svc, err := safetycase.New(safetycase.Deps{Store: db, Scenarios: runs})
+	svc, err := safetycase.New(safetycase.Deps{Store: db, Runs: db, Scenarios: runs})
 	if err != nil {
 		fmt.Fprintln(stderr, "intake-web:", err)
 		return 1

@@ -129,8 +129,10 @@ func TestMigrationsIdempotent(t *testing.T) {
 }
 
 // TestRolesMigrationGivesExistingAccountsEveryRole applies 0015 to a
-// database that already holds accounts: each gets every role, so an upgrade
-// takes nothing away; an account made afterwards has only what it is given.
+// database that already holds accounts: each gets every role there was
+// then (not the safety officer's, which 0019 adds and nobody is given), so
+// an upgrade takes nothing away; an account made afterwards has only what
+// it is given.
 func TestRolesMigrationGivesExistingAccountsEveryRole(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
@@ -163,7 +165,7 @@ func TestRolesMigrationGivesExistingAccountsEveryRole(t *testing.T) {
 	defer db.Close()
 	for _, name := range []string{"dr.a", "dr.b"} {
 		c, err := db.Clinician(ctx, name)
-		if err != nil || !slices.Equal(c.Roles, bff.AllRoles()) {
+		if err != nil || !slices.Equal(c.Roles, []bff.Role{bff.RoleReviewer, bff.RoleScenarioRunner, bff.RoleAdministrator}) {
 			t.Fatalf("%s after the migration: %+v, %v", name, c, err)
 		}
 	}
@@ -172,5 +174,71 @@ func TestRolesMigrationGivesExistingAccountsEveryRole(t *testing.T) {
 	}
 	if c, _ := db.Clinician(ctx, "dr.c"); !slices.Equal(c.Roles, []bff.Role{bff.RoleReviewer}) {
 		t.Fatalf("a new account's roles: %v", c.Roles)
+	}
+}
+
+// TestSafetyOfficerMigrationKeepsEveryRole applies 0019, which rebuilds
+// clinician_roles to widen its CHECK, to a database that holds accounts
+// and their roles: every row is kept, nobody gains the new role, the new
+// role can be granted, an unknown one is still refused, and the table
+// still belongs to its accounts (a row for no account is refused).
+func TestSafetyOfficerMigrationKeepsEveryRole(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	sub, _ := fs.Sub(migrationFS, "migrations")
+	ms, err := loadMigrations(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ms, func(m migration) bool { return m.name == "safety_officer_role" })
+	if i < 0 {
+		t.Fatal("no safety_officer_role migration")
+	}
+	old, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := applyMigrations(ctx, old, slog.New(slog.DiscardHandler), ms[:i]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.ExecContext(ctx, `INSERT INTO clinicians (username, password_hash, disabled, created_at)
+		VALUES ('dr.a', x'00', 0, '2026-01-01T00:00:00.000000000Z'), ('dr.b', x'00', 1, '2026-01-01T00:00:00.000000000Z'),
+			('dr.c', x'00', 0, '2026-01-01T00:00:00.000000000Z')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.ExecContext(ctx, `INSERT INTO clinician_roles (username, role)
+		VALUES ('dr.a', 'reviewer'), ('dr.a', 'administrator'), ('dr.b', 'scenario_runner')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.ExecContext(ctx, `INSERT INTO clinician_roles (username, role) VALUES ('dr.c', 'safety_officer')`); err == nil {
+		t.Fatal("the table before 0019 took safety_officer: the test's premise is wrong")
+	}
+	old.Close()
+	db, err := Open(ctx, path, nil) // applies the rest
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for name, want := range map[string][]bff.Role{
+		"dr.a": {bff.RoleReviewer, bff.RoleAdministrator},
+		"dr.b": {bff.RoleScenarioRunner},
+		"dr.c": {},
+	} {
+		c, err := db.Clinician(ctx, name)
+		if err != nil || !slices.Equal(c.Roles, want) {
+			t.Fatalf("%s after 0019: %+v, %v; want roles %v", name, c, err, want)
+		}
+	}
+	if err := db.SetClinicianRoles(ctx, "dr.c", []bff.Role{bff.RoleReviewer, bff.RoleSafetyOfficer}); err != nil {
+		t.Fatalf("granting the safety officer's role: %v", err)
+	}
+	if c, _ := db.Clinician(ctx, "dr.c"); !slices.Equal(c.Roles, []bff.Role{bff.RoleReviewer, bff.RoleSafetyOfficer}) {
+		t.Fatalf("dr.c's roles: %v", c.Roles)
+	}
+	if _, err := db.w.ExecContext(ctx, `INSERT INTO clinician_roles (username, role) VALUES ('dr.a', 'superuser')`); err == nil {
+		t.Fatal("an unknown role was stored")
+	}
+	if _, err := db.w.ExecContext(ctx, `INSERT INTO clinician_roles (username, role) VALUES ('nobody', 'reviewer')`); err == nil {
+		t.Fatal("a role of no account was stored")
 	}
 }

@@ -663,6 +663,8 @@ func testClinicians(t *testing.T, open Opener) {
 		for _, roles := range [][]bff.Role{
 			{bff.RoleScenarioRunner},
 			{bff.RoleAdministrator, bff.RoleReviewer, bff.RoleAdministrator}, // any order, repeats: stored once, in order
+			{bff.RoleSafetyOfficer},                   // the clinical safety officer's role (the stores' CHECK takes it)
+			{bff.RoleSafetyOfficer, bff.RoleReviewer}, // beside another
 			{},
 			bff.AllRoles(),
 		} {

@@ -28,11 +28,12 @@ var (
 	ssoBob   = oidctest.User{Username: "Alice", Subject: "sub-bob", Password: "bob-pw", Roles: []string{"reviewer"}} // calls himself alice there
 	ssoNone  = oidctest.User{Username: "nobody", Password: "nobody-pw", Roles: []string{"cleaner"}}
 	ssoMail  = oidctest.User{Username: "Dr.Who@Trust.Example", Password: "who-pw", Roles: []string{"administrator", "reviewer"}}
+	ssoCSO   = oidctest.User{Username: "dr.cso", Password: "cso-pw", Roles: []string{"safety_officer", "cso-group"}}
 )
 
 func newSSORig(t *testing.T, roleMap map[string][]string) *ssoRig {
 	t.Helper()
-	p := oidctest.Start(t, ssoAlice, ssoBob, ssoNone, ssoMail)
+	p := oidctest.Start(t, ssoAlice, ssoBob, ssoNone, ssoMail, ssoCSO)
 	clock := newManualNow(time.Now().UTC())
 	run := openClinicianRun(t, filepath.Join(t.TempDir(), "app.db"), clock.now)
 	rp, err := oidc.New(oidc.Config{Name: "Test IdP", Issuer: p.URL, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
@@ -232,4 +233,20 @@ func TestSSORoles(t *testing.T) {
 	// With a map, the role names themselves map to nothing.
 	_, err = r.signIn(t, ssoAlice)
 	wantRefused(t, err, bff.EFORBIDDEN, "gives you no role")
+}
+
+// The clinical safety officer's role comes from the provider like the
+// others: by its own name with no map, and through OIDC_ROLE_MAP.
+func TestSSOSafetyOfficerRole(t *testing.T) {
+	for _, roleMap := range []map[string][]string{nil, {"cso-group": {"safety_officer"}}} {
+		r := newSSORig(t, roleMap)
+		in, err := r.signIn(t, ssoCSO)
+		if err != nil || !slices.Equal(in.Roles, []string{"safety_officer"}) {
+			t.Fatalf("map %v: %+v, %v", roleMap, in, err)
+		}
+		c, err := r.run.db.Clinician(context.Background(), "dr.cso")
+		if err != nil || !slices.Equal(c.Roles, []bff.Role{bff.RoleSafetyOfficer}) {
+			t.Fatalf("map %v: the account's roles %+v, %v", roleMap, c, err)
+		}
+	}
 }

@@ -136,9 +136,9 @@ func TestAccountChangesAreAudited(t *testing.T) {
 	if n := strings.Count(a, "clinician_roles"); n != 1 {
 		t.Errorf("%d role changes audited, want 1 (a grant of a role held changes nothing):\n%s", n, a)
 	}
-	for _, w := range []string{"cli:ops clinician_add account dr.bo; roles: reviewer, scenario_runner, administrator\n",
+	for _, w := range []string{"cli:ops clinician_add account dr.bo; roles: reviewer, scenario_runner, administrator, safety_officer\n",
 		"cli:ops clinician_password account dr.bo\n",
-		"cli:ops clinician_roles account dr.bo; roles: scenario_runner, were reviewer, scenario_runner, administrator\n",
+		"cli:ops clinician_roles account dr.bo; roles: scenario_runner, safety_officer, were reviewer, scenario_runner, administrator, safety_officer\n",
 		"cli:ops clinician_disable account dr.bo\n"} {
 		if !strings.Contains(a, w) {
 			t.Errorf("the audit log lacks %q:\n%s", w, a)

@@ -28,27 +28,29 @@ type Store interface {
 	bff.AuditStore
 }
 
+// RunLister lists scenario runs newest first, at most limit (0: every
+// one), without their suites: the store's ScenarioRuns.
+type RunLister interface {
+	ScenarioRuns(ctx context.Context, limit int) ([]*bff.ScenarioRun, error)
+}
+
 // Deps are what the service is built from.
 type Deps struct {
 	Store Store
-	// Scenarios gives the runs, their items and the comparison of two
-	// runs (with the adjudications applied).
+	// Runs lists every run (the Scenarios page's list stops at its newest
+	// 200; evidence is never cut off there).
+	Runs RunLister
+	// Scenarios gives a run's items and the comparison of two runs (with
+	// the adjudications applied).
 	Scenarios bff.ScenarioService
-	// MayDecide says who may record a release decision: the clinical
-	// safety officer (Officers). nil: nobody.
-	MayDecide func(*bff.Clinician) bool
 	Now       func() time.Time
 	Logger    *slog.Logger
 }
 
-// Officers is the one rule of who may record a release decision: an
-// enabled account named in names (SAFETY_OFFICERS), until the clinical
-// safety officer is a role of its own (issue 38), when it becomes
-// c.HasRole(bff.RoleSafetyOfficer).
-func Officers(names []string) func(*bff.Clinician) bool {
-	return func(c *bff.Clinician) bool {
-		return c != nil && !c.Disabled && slices.Contains(names, c.Username)
-	}
+// MayDecide is the one rule of who may record a release decision: an
+// enabled account with the clinical safety officer's role.
+func MayDecide(c *bff.Clinician) bool {
+	return c != nil && !c.Disabled && c.HasRole(bff.RoleSafetyOfficer)
 }
 
 // MaxReasoning is the most characters of a decision's reasoning or
@@ -64,8 +66,8 @@ type Service struct {
 
 // New builds the service.
 func New(d Deps) (*Service, error) {
-	if d.Store == nil || d.Scenarios == nil {
-		return nil, errors.New("safetycase: Store and Scenarios are required")
+	if d.Store == nil || d.Runs == nil || d.Scenarios == nil {
+		return nil, errors.New("safetycase: Store, Runs and Scenarios are required")
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -129,18 +131,137 @@ func (s *Service) ImportLog(ctx context.Context, actor string, data []byte, note
 	if _, err := s.HazardLog(ctx, 0); err != nil { // the starter first, so an import is never version 1 by accident
 		return nil, err
 	}
-	v := &bff.HazardLogVersion{Log: l, By: actor, At: s.d.Now().UTC(), Note: cmp.Or(note, "imported")}
-	if err := s.d.Store.AddHazardLog(ctx, v); err != nil {
+	return s.addVersion(ctx, actor, l, 0, cmp.Or(note, "imported"))
+}
+
+// addVersion is the one way a changed log is kept: the next version (when
+// version is set, that number or ECONFLICT), under actor with note,
+// audited. The starter log is adopted by HazardLog, before any.
+func (s *Service) addVersion(ctx context.Context, actor string, l *safety.Log, version int, note string) (*bff.HazardLogVersion, error) {
+	v := &bff.HazardLogVersion{Version: version, Log: l, By: actor, At: s.d.Now().UTC(), Note: note}
+	if err := s.d.Store.AddHazardLog(ctx, v); bff.ErrorCode(err) == bff.ECONFLICT {
+		return nil, bff.Errorf(bff.ECONFLICT, "The hazard log changed since this form was opened (another version was saved): nothing was saved. Read the log again, then make your change.")
+	} else if err != nil {
 		return nil, err
 	}
 	s.audit(ctx, actor, bff.AuditHazardLog, fmt.Sprintf("version %d: %s", v.Version, v.Note))
 	return v, nil
 }
 
-// finished is the subject's finished runs, as the safety package reads
-// them, and every subject's, newest first.
+// MayEditLog is the one rule of who may change the hazard log: an enabled
+// account with the administrator's or the clinical safety officer's role.
+func MayEditLog(c *bff.Clinician) bool {
+	return c != nil && !c.Disabled && (c.HasRole(bff.RoleAdministrator) || c.HasRole(bff.RoleSafetyOfficer))
+}
+
+// MayEditLog implements bff.SafetyService.
+func (s *Service) MayEditLog(c *bff.Clinician) bool { return MayEditLog(c) }
+
+// SaveHazard implements bff.SafetyService.
+func (s *Service) SaveHazard(ctx context.Context, c *bff.Clinician, f bff.HazardForm) (*bff.HazardLogVersion, error) {
+	if !MayEditLog(c) {
+		name := "?"
+		if c != nil {
+			name = c.Username
+		}
+		s.audit(ctx, name, bff.AuditAccessRefused, "POST /clinician/safety/hazards needs administrator or clinical safety officer")
+		return nil, bff.Errorf(bff.EFORBIDDEN, "Only an administrator or the clinical safety officer may change the hazard log.")
+	}
+	h, fields := hazardOf(f)
+	note := strings.TrimSpace(f.Note)
+	if note == "" || utf8.RuneCountInString(note) > MaxReasoning {
+		fields["note"] = fmt.Sprintf("Say why the hazard changed (kept with the version and in the audit log), at most %d characters.", MaxReasoning)
+	}
+	if len(fields) > 0 {
+		return nil, &bff.Error{Code: bff.EINVALID, Message: "The hazard was not saved: see the fields marked.", Fields: fields}
+	}
+	latest, err := s.HazardLog(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	if f.Base != latest.Version {
+		return nil, bff.Errorf(bff.ECONFLICT, "The hazard log changed since this form was opened (version %d, saved by %s): nothing was saved. Read the log again, then make your change.", latest.Version, latest.By)
+	}
+	l, found, err := latest.Log.WithHazard(f.Was, h)
+	if !found {
+		return nil, bff.Errorf(bff.ENOTFOUND, "The hazard log has no hazard %s.", f.Was)
+	}
+	var p *safety.Problem
+	if errors.As(err, &p) {
+		return nil, &bff.Error{Code: bff.EINVALID, Message: "The hazard was not saved: see the fields marked.", Fields: map[string]string{problemField(p): p.Error() + "."}}
+	} else if err != nil {
+		return nil, err
+	}
+	what := h.ID
+	if f.Was == "" {
+		what += " added"
+	} else if f.Was != h.ID {
+		what = f.Was + " (now " + h.ID + ")"
+	}
+	return s.addVersion(ctx, c.Username, l, latest.Version+1, what+": "+note)
+}
+
+// hazardOf reads the form's texts into a hazard, and the fields whose
+// words are not the log's (severities, likelihoods, the controls' YAML).
+func hazardOf(f bff.HazardForm) (safety.Hazard, map[string]string) {
+	fields := map[string]string{}
+	h := safety.Hazard{ID: strings.TrimSpace(f.ID), Title: strings.TrimSpace(f.Title), Description: strings.TrimSpace(f.Description),
+		Causes: lines(f.Causes), Effects: lines(f.Effects), Owner: strings.TrimSpace(f.Owner), Status: safety.Status(strings.TrimSpace(f.Status))}
+	var err error
+	for _, x := range []struct {
+		field string
+		text  string
+		sev   *safety.Severity
+		like  *safety.Likelihood
+	}{
+		{"initial_severity", f.InitialSeverity, &h.Initial.Severity, nil},
+		{"initial_likelihood", f.InitialLikelihood, nil, &h.Initial.Likelihood},
+		{"residual_severity", f.ResidualSeverity, &h.Residual.Severity, nil},
+		{"residual_likelihood", f.ResidualLikelihood, nil, &h.Residual.Likelihood},
+	} {
+		if x.sev != nil {
+			*x.sev, err = safety.ParseSeverity(x.text)
+		} else {
+			*x.like, err = safety.ParseLikelihood(x.text)
+		}
+		if err != nil {
+			fields[x.field] = "Choose one: " + err.Error() + "."
+		}
+	}
+	if h.Controls, err = safety.ParseControls(f.Controls); err != nil {
+		fields["controls"] = "The controls have a fault: " + err.Error() + "."
+	}
+	return h, fields
+}
+
+// lines is text's non-blank lines, trimmed.
+func lines(text string) []string {
+	var out []string
+	for l := range strings.Lines(text) {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// problemField is the form's field a fault of the hazard belongs to.
+func problemField(p *safety.Problem) string {
+	switch {
+	case strings.HasPrefix(p.Path, "controls"):
+		return "controls"
+	case p.Field == "initial" || p.Field == "residual":
+		return p.Field + "_severity"
+	case slices.Contains([]string{"id", "title", "description", "owner", "status", "controls"}, p.Field):
+		return p.Field
+	}
+	return "id"
+}
+
+// runs is every subject's finished runs, newest first: all of them, not
+// the Scenarios page's newest 200, so no evidence is dropped.
 func (s *Service) runs(ctx context.Context) ([]*bff.ScenarioRun, error) {
-	all, err := s.d.Scenarios.Runs(ctx)
+	all, err := s.d.Runs.ScenarioRuns(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -267,9 +388,7 @@ func (s *Service) Release(ctx context.Context, sub safety.Subject) (*bff.SafetyR
 }
 
 // MayDecide implements bff.SafetyService.
-func (s *Service) MayDecide(c *bff.Clinician) bool {
-	return s.d.MayDecide != nil && s.d.MayDecide(c)
-}
+func (s *Service) MayDecide(c *bff.Clinician) bool { return MayDecide(c) }
 
 // Decide implements bff.SafetyService.
 func (s *Service) Decide(ctx context.Context, c *bff.Clinician, f bff.SafetyDecisionForm) (*bff.SafetyDecision, error) {
@@ -279,7 +398,7 @@ func (s *Service) Decide(ctx context.Context, c *bff.Clinician, f bff.SafetyDeci
 			name = c.Username
 		}
 		s.audit(ctx, name, bff.AuditSafetyRefused, f.Subject.String())
-		return nil, bff.Errorf(bff.EFORBIDDEN, "Only the clinical safety officer may record a release decision.")
+		return nil, bff.Errorf(bff.EFORBIDDEN, "Only an account with the clinical safety officer role (%s) may record a release decision.", bff.RoleSafetyOfficer)
 	}
 	f.Reasoning, f.Conditions = strings.TrimSpace(f.Reasoning), strings.TrimSpace(f.Conditions)
 	fields := map[string]string{}

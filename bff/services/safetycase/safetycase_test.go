@@ -2,6 +2,7 @@ package safetycase_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,16 @@ type runs struct {
 	items map[string][]*bff.ScenarioItem
 }
 
-func (r *runs) Runs(context.Context) ([]*bff.ScenarioRun, error) { return r.list, nil }
+// Runs is the Scenarios page's list: the newest 200, as the real service's.
+func (r *runs) Runs(ctx context.Context) ([]*bff.ScenarioRun, error) { return r.ScenarioRuns(ctx, 200) }
+
+// ScenarioRuns is the store's list: at most limit, 0 every one.
+func (r *runs) ScenarioRuns(_ context.Context, limit int) ([]*bff.ScenarioRun, error) {
+	if limit > 0 && len(r.list) > limit {
+		return r.list[:limit], nil
+	}
+	return r.list, nil
+}
 
 func (r *runs) Run(_ context.Context, id string) (*bff.ScenarioRun, []*bff.ScenarioItem, error) {
 	for _, x := range r.list {
@@ -79,8 +89,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{db: sqlitetest.MustOpenDB(t), runs: &runs{}, now: t0}
-	svc, err := safetycase.New(safetycase.Deps{Store: f.db, Scenarios: f.runs, Now: func() time.Time { return f.now },
-		MayDecide: safetycase.Officers([]string{"dr.cso"})})
+	svc, err := safetycase.New(safetycase.Deps{Store: f.db, Runs: f.runs, Scenarios: f.runs, Now: func() time.Time { return f.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +98,8 @@ func newFixture(t *testing.T) *fixture {
 }
 
 var (
-	officer  = &bff.Clinician{Username: "dr.cso"}
-	reviewer = &bff.Clinician{Username: "dr.rev"}
+	officer  = &bff.Clinician{Username: "dr.cso", Roles: []bff.Role{bff.RoleSafetyOfficer}}
+	reviewer = &bff.Clinician{Username: "dr.rev", Roles: []bff.Role{bff.RoleReviewer, bff.RoleScenarioRunner, bff.RoleAdministrator}}
 )
 
 func audited(t *testing.T, db *sqlite.DB, action string) []*bff.AuditEntry {
@@ -151,7 +160,12 @@ func TestOnlyTheSafetyOfficerDecides(t *testing.T) {
 		t.Fatal(err)
 	}
 	form := bff.SafetyDecisionForm{Subject: sub, Verdict: safety.Reject, Reasoning: "C1.1 not met", Hash: view.Live.Hash}
-	for _, c := range []*bff.Clinician{reviewer, nil, {Username: "dr.cso", Disabled: true}} {
+	// Every other role, no account, the officer's account disabled, and
+	// the officer's username without the role: refused.
+	for _, c := range []*bff.Clinician{reviewer, nil, {Username: "dr.cso", Disabled: true, Roles: officer.Roles}, {Username: "dr.cso"}} {
+		if f.svc.MayDecide(c) {
+			t.Errorf("%+v may decide", c)
+		}
 		_, err = f.svc.Decide(ctx, c, form)
 		if bff.ErrorCode(err) != bff.EFORBIDDEN {
 			t.Fatalf("%+v decided: %v", c, err)
@@ -160,7 +174,10 @@ func TestOnlyTheSafetyOfficerDecides(t *testing.T) {
 	if ds, _ := f.db.SafetyDecisions(ctx, sub); len(ds) != 0 {
 		t.Fatal("a refused decision was stored")
 	}
-	if a := audited(t, f.db, bff.AuditSafetyRefused); len(a) != 3 || a[2].Actor != "dr.rev" {
+	if !f.svc.MayDecide(officer) {
+		t.Error("the officer may not decide")
+	}
+	if a := audited(t, f.db, bff.AuditSafetyRefused); len(a) != 4 || a[3].Actor != "dr.rev" {
 		t.Fatalf("refusals audited: %+v", a)
 	}
 	d, err := f.svc.Decide(ctx, officer, form)
@@ -270,5 +287,140 @@ func TestReleasesAndTheComparisonWithThePreviousOne(t *testing.T) {
 	_, err = f.svc.Release(ctx, safety.Subject{Release: "other"})
 	if bff.ErrorCode(err) != bff.ENOTFOUND {
 		t.Fatalf("a release with no run: %v", err)
+	}
+}
+
+// A release's evidence is every one of its runs, not the Scenarios page's
+// newest 200: a release with 201 runs counts them all, and a control only
+// its oldest run evidences is still evaluated on it.
+func TestEveryRunIsEvidencePastThePagesList(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	f.runs.add("sr_oldest", chatty, t0, 20, 3) // the only run with emergency under-triage
+	for i := range 200 {
+		f.runs.add(fmt.Sprintf("sr_%03d", i), plain, t0.Add(time.Duration(i+1)*time.Minute), 1, 0)
+	}
+	rels, err := f.svc.Releases(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rels) != 2 || rels[1].Subject.Voice != chatty || rels[1].Runs != 1 || rels[0].Runs != 200 {
+		t.Fatalf("releases: %+v", rels)
+	}
+	view, err := f.svc.Release(ctx, safety.Subject{Release: release, Voice: chatty})
+	if err != nil || len(view.Live.Runs) != 1 || view.Live.Unmet == 0 {
+		t.Fatalf("the oldest run's release: %+v, %v", view, err)
+	}
+}
+
+// hazardForm is H1 of the starter log as its form shows it, with why.
+func hazardForm(t *testing.T, f *fixture) bff.HazardForm {
+	t.Helper()
+	v, err := f.svc.HazardLog(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := v.Log.Hazards[0]
+	controls, err := safety.MarshalControls(h.Controls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bff.HazardForm{Was: h.ID, Base: v.Version, ID: h.ID, Title: h.Title, Description: h.Description,
+		Causes: strings.Join(h.Causes, "\n"), Effects: strings.Join(h.Effects, "\n"),
+		InitialSeverity: h.Initial.Severity.String(), InitialLikelihood: h.Initial.Likelihood.String(),
+		ResidualSeverity: h.Residual.Severity.String(), ResidualLikelihood: h.Residual.Likelihood.String(),
+		Controls: controls, Owner: h.Owner, Status: string(h.Status), Note: "why"}
+}
+
+// A hazard saved from its form is the log's next version, under who saved
+// it and why, audited as an import is; a new hazard is added after the
+// others; only an administrator or the officer may; a form read from an
+// older version is refused.
+func TestSavingAHazardIsANewVersion(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	admin := &bff.Clinician{Username: "dr.admin", Roles: []bff.Role{bff.RoleAdministrator}}
+	form := hazardForm(t, f)
+	form.Title, form.ResidualLikelihood, form.Note = "An emergency is not escalated at once", "low", "the conversational voice's finding"
+	form.Causes += "\nthe patient's words match only one voice's question"
+
+	rev := &bff.Clinician{Username: "dr.rev", Roles: []bff.Role{bff.RoleReviewer, bff.RoleScenarioRunner}}
+	for _, c := range []*bff.Clinician{rev, nil, {Username: "dr.x", Disabled: true, Roles: officer.Roles}} {
+		if f.svc.MayEditLog(c) {
+			t.Errorf("%+v may edit the log", c)
+		}
+		if _, err := f.svc.SaveHazard(ctx, c, form); bff.ErrorCode(err) != bff.EFORBIDDEN {
+			t.Fatalf("%+v saved a hazard: %v", c, err)
+		}
+	}
+	if a := audited(t, f.db, bff.AuditAccessRefused); len(a) != 3 {
+		t.Fatalf("refusals audited: %+v", a)
+	}
+	v2, err := f.svc.SaveHazard(ctx, officer, form)
+	if err != nil || v2.Version != 2 || v2.By != "dr.cso" || v2.Note != "H1: the conversational voice's finding" {
+		t.Fatalf("the officer's save: %+v, %v", v2, err)
+	}
+	h := v2.Log.Hazards[0]
+	if h.Title != form.Title || h.Residual.Likelihood != safety.Low || len(h.Causes) != 4 || len(h.Controls) != 3 || len(v2.Log.Hazards) != 6 {
+		t.Fatalf("the saved hazard: %+v", h)
+	}
+	if a := audited(t, f.db, bff.AuditHazardLog); len(a) != 2 || a[0].Actor != "dr.cso" || a[0].Detail != "version 2: H1: the conversational voice's finding" {
+		t.Fatalf("the save audited: %+v", a)
+	}
+
+	// The same form again, read from version 1: refused, nothing saved.
+	if _, err := f.svc.SaveHazard(ctx, officer, form); bff.ErrorCode(err) != bff.ECONFLICT {
+		t.Fatalf("a form of an older version: %v", err)
+	}
+	// A new hazard, by an administrator.
+	add := bff.HazardForm{Base: 2, ID: "H7", Title: "A voice the patient cannot follow", Causes: "a question worded unlike any fact",
+		InitialSeverity: "major", InitialLikelihood: "medium", ResidualSeverity: "major", ResidualLikelihood: "low",
+		Owner: "clinical safety officer", Status: "open", Note: "seen in the two voices' runs"}
+	v3, err := f.svc.SaveHazard(ctx, admin, add)
+	if err != nil || v3.Version != 3 || len(v3.Log.Hazards) != 7 || v3.Log.Hazards[6].ID != "H7" || v3.Log.Hazards[6].Controls != nil {
+		t.Fatalf("a new hazard: %+v, %v", v3, err)
+	}
+	if latest, _ := f.svc.HazardLog(ctx, 0); latest.Version != 3 {
+		t.Fatalf("latest: version %d", latest.Version)
+	}
+}
+
+// A form with faults names each field and its rule, and saves nothing.
+func TestHazardFormErrorsNameTheField(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		change func(*bff.HazardForm)
+		field  string
+		says   string
+	}{
+		{func(h *bff.HazardForm) { h.InitialSeverity = "dreadful" }, "initial_severity", "not a severity"},
+		{func(h *bff.HazardForm) { h.ResidualLikelihood = "" }, "residual_likelihood", "not a likelihood"},
+		{func(h *bff.HazardForm) { h.Note = " " }, "note", "Say why"},
+		{func(h *bff.HazardForm) { h.ID = "H 1" }, "id", "letters, digits"},
+		{func(h *bff.HazardForm) { h.ID = "H2" }, "id", "H2 is the id of another hazard"},
+		{func(h *bff.HazardForm) { h.Title = "" }, "title", "a title of at most 200 characters"},
+		{func(h *bff.HazardForm) { h.Status = "done" }, "status", "open, closed or transferred"},
+		{func(h *bff.HazardForm) { h.Owner = "" }, "owner", "who owns the hazard"},
+		{func(h *bff.HazardForm) { h.Controls = strings.Replace(h.Controls, "min: 0.95", "min: 95", 1) }, "controls", "controls[0].evidence[0].min: accuracy needs min"},
+		{func(h *bff.HazardForm) { h.Controls = "- id: C9\n  title: x\n  evidnce: []\n" }, "controls", "line 3: field evidnce not found"},
+		{func(h *bff.HazardForm) { h.Controls = "id: C9" }, "controls", "a list of controls"},
+		{func(h *bff.HazardForm) { h.Controls = "- id: C2.1\n  title: a control of H2's id\n" }, "controls", "C2.1 is the id of another control"},
+	} {
+		form := hazardForm(t, f)
+		tc.change(&form)
+		_, err := f.svc.SaveHazard(ctx, officer, form)
+		var e *bff.Error
+		if bff.ErrorCode(err) != bff.EINVALID || !errorsAs(err, &e) || !strings.Contains(e.Fields[tc.field], tc.says) {
+			t.Errorf("%s: %v %+v, want on %s %q", tc.field, err, e, tc.field, tc.says)
+		}
+	}
+	if latest, _ := f.svc.HazardLog(ctx, 0); latest.Version != 1 {
+		t.Fatalf("a faulty form saved version %d", latest.Version)
+	}
+	form := hazardForm(t, f)
+	form.Was = "H99"
+	if _, err := f.svc.SaveHazard(ctx, officer, form); bff.ErrorCode(err) != bff.ENOTFOUND {
+		t.Fatalf("a hazard that is not there: %v", err)
 	}
 }

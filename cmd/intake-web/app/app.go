@@ -223,7 +223,7 @@ func (a *App) assemble(ctx context.Context) error {
 		faults = &sandboxFaults{url: cfg.UpstreamURL, key: cfg.APIKey, http: &http.Client{}, audit: a.db, intakes: a.db,
 			log: a.log.With("component", "faults"), now: now(cfg.Now)}
 	}
-	safetyCase, err := safetycase.New(safetycase.Deps{Store: a.db, Scenarios: a.scenarios, MayDecide: safetycase.Officers(cfg.SafetyOfficers),
+	safetyCase, err := safetycase.New(safetycase.Deps{Store: a.db, Runs: a.db, Scenarios: a.scenarios,
 		Now: now(cfg.Now), Logger: a.log.With("component", "safety")})
 	if err != nil {
 		return err

@@ -68,10 +68,6 @@ type Config struct {
 	// differently with the same decisions, to show a suite's figures do not
 	// hang on the engine's wording. Only with ScenarioTarget sandbox.
 	ScenarioVoice string
-	// SafetyOfficers are the accounts that may record a release decision
-	// of the safety case (the clinical safety officer), until that is a
-	// role of its own (issue 38).
-	SafetyOfficers []string
 	// PatientReserve is the turns of each day's quota scenario runs leave
 	// to patients (default 30).
 	PatientReserve int
@@ -260,21 +256,6 @@ func prefixesOpt(env, help string, dst *[]netip.Prefix) option {
 	}, func() string { return "" }}
 }
 
-// namesOpt reads a comma-separated list of clinician usernames (lower
-// case, as accounts are).
-func namesOpt(env, help string, dst *[]string) option {
-	return option{env, help, func(v string) error {
-		var out []string
-		for _, f := range strings.Split(v, ",") {
-			if f = strings.ToLower(strings.TrimSpace(f)); f != "" {
-				out = append(out, f)
-			}
-		}
-		*dst = out
-		return nil
-	}, func() string { return strings.Join(*dst, ",") }}
-}
-
 // options is the table of every environment variable the app reads: the
 // one place that reads them, and what intake-web -h lists.
 func (c *Config) options() []option {
@@ -297,7 +278,6 @@ func (c *Config) options() []option {
 		signedIntOpt("PACER_INTAKES_PER_DAY", "intakes per UTC day; negative: none", &c.IntakesPerDay),
 		stringOpt("SCENARIO_TARGET", "where scenario runs play: sandbox (unset, with the embedded sandbox) or service (unset, otherwise)", &c.ScenarioTarget),
 		stringOpt("SCENARIO_VOICE", "the scenario sandbox engine's wording: "+strings.Join(rules.Voices(), " or ")+" (unset: "+rules.VoicePlain+")", &c.ScenarioVoice),
-		namesOpt("SAFETY_OFFICERS", "the clinician accounts that may record a release decision of the safety case (the clinical safety officer), comma-separated", &c.SafetyOfficers),
 		intOpt("SCENARIO_PATIENT_RESERVE", "turns of each day's quota scenario runs leave to patients", &c.PatientReserve, 0),
 		intOpt("SCENARIO_PARALLEL", "most items of a scenario run played at once", &c.ScenarioParallel, 1),
 		durationOpt("SHUTDOWN_GRACE", "on SIGTERM, how long running turns may finish", &c.ShutdownGrace),
@@ -387,6 +367,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		c.APIKey = strings.TrimSpace(string(b))
 	}
 	errs = append(errs, c.OIDC.fromEnv()...)
+	if getenv("SAFETY_OFFICERS") != "" { // issue 39's first part; the officer is a role now
+		errs = append(errs, errors.New("SAFETY_OFFICERS is no longer read: the clinical safety officer is a role; "+
+			"grant it with intake-web clinician grant USERNAME safety_officer, and unset SAFETY_OFFICERS"))
+	}
 	if c.ScenarioVoice != "" && !slices.Contains(rules.Voices(), c.ScenarioVoice) {
 		errs = append(errs, fmt.Errorf("SCENARIO_VOICE must be one of %s, got %q", strings.Join(rules.Voices(), ", "), c.ScenarioVoice))
 	}

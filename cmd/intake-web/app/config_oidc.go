@@ -34,7 +34,7 @@ func roleMapOpt(env, help string, dst *map[string][]string) option {
 			}
 			value, role := strings.TrimSpace(pair[:i]), strings.TrimSpace(pair[i+1:])
 			if !slices.Contains(bff.AllRoles(), bff.Role(role)) {
-				return fmt.Errorf("maps %q to %q, which is not one of the app's roles (reviewer, scenario_runner, administrator)", value, role)
+				return fmt.Errorf("maps %q to %q, which is not one of the app's roles (%s)", value, role, bff.RoleList("or"))
 			}
 			if !slices.Contains(m[value], role) {
 				m[value] = append(m[value], role)

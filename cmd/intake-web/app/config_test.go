@@ -275,3 +275,17 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 		t.Errorf("README.md's configuration table lists %s, which the app does not read", name)
 	}
 }
+
+// SAFETY_OFFICERS named the officers before the role did: set, the app
+// refuses to start and says how to grant the role, rather than start with
+// nobody able to decide and no word why.
+func TestSafetyOfficersIsRefusedWithTheWayToTheRole(t *testing.T) {
+	_, err := FromEnv(env(map[string]string{"SAFETY_OFFICERS": "dr.cso"}))
+	if err == nil || !strings.Contains(err.Error(), "SAFETY_OFFICERS") ||
+		!strings.Contains(err.Error(), "intake-web clinician grant USERNAME safety_officer") {
+		t.Fatalf("SAFETY_OFFICERS set: %v", err)
+	}
+	if _, err := FromEnv(env(map[string]string{})); err != nil {
+		t.Fatalf("unset: %v", err)
+	}
+}
