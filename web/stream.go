@@ -17,9 +17,20 @@ type eventStream struct {
 	conn    net.Conn
 	timeout time.Duration
 	buf     []byte // one chunk being written; dropped when an event made it large
-	// end writes the last chunk, closes the connection and gives the
-	// stream's slot back, once.
-	end func()
+	release func() // gives the stream's slot back
+	s       *Server
+	ended   sync.Once
+}
+
+// end writes the last chunk, closes the connection and gives the stream's
+// slot back, once.
+func (e *eventStream) end() {
+	e.ended.Do(func() {
+		e.send([]byte("0\r\n\r\n")) // the last chunk, after a panic too
+		e.conn.Close()
+		e.release()
+		e.s.streams.Done()
+	})
 }
 
 // keepBuf is the largest chunk buffer kept between writes: heartbeats and
@@ -117,13 +128,7 @@ func (s *Server) streamHandedOn(c *fiber.Ctx, what string, release func(), start
 // runStream writes head to conn, then runs start; es.end writes the last
 // chunk and closes conn.
 func (s *Server) runStream(conn net.Conn, head []byte, timeout time.Duration, what string, release func(), start func(es *eventStream)) {
-	es := &eventStream{conn: conn, timeout: timeout}
-	es.end = sync.OnceFunc(func() {
-		es.send([]byte("0\r\n\r\n")) // the last chunk, after a panic too
-		conn.Close()
-		release()
-		s.streams.Done()
-	})
+	es := &eventStream{conn: conn, timeout: timeout, release: release, s: s}
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("event stream panic", "stream", what, "panic", v, "stack", string(debug.Stack()))

@@ -84,7 +84,7 @@ func NewHub(retain time.Duration, now func() time.Time) *Hub {
 	if now == nil {
 		now = time.Now
 	}
-	return &Hub{retain: retain, now: now, buffer: 256, followBuffer: 8, streams: map[string]*stream{}}
+	return &Hub{retain: retain, now: now, buffer: 256, followBuffer: 4, streams: map[string]*stream{}}
 }
 
 // Open creates the stream of key if it does not exist. Publishing to a key

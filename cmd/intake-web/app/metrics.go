@@ -88,9 +88,9 @@ func (g timedGate) Wait(ctx context.Context, call intakeapi.Call) (func(intakeap
 // Await keeps a caller's place without a goroutine when the pacer can
 // (intakeapi.AsyncGate), timed the same.
 func (g timedGate) Await(ctx context.Context, call intakeapi.Call, granted func(func(intakeapi.Outcome), error)) {
-	start := time.Now()
+	start, prio := time.Now(), call.Priority // not call: a waiter keeps what this captures
 	intakeapi.Await(g.Gate, ctx, call, func(release func(intakeapi.Outcome), err error) {
-		g.wait.WithLabelValues(call.Priority.String()).Observe(time.Since(start).Seconds())
+		g.wait.WithLabelValues(prio.String()).Observe(time.Since(start).Seconds())
 		granted(release, err)
 	})
 }
