@@ -50,6 +50,10 @@ type Server struct {
 	// done is closed when shutdown starts: open browser streams end with a
 	// retry hint instead of holding the shutdown up.
 	done chan struct{}
+	// stopping ends when shutdown starts, as done closes: a browser stream
+	// with no goroutine of its own watches it (context.AfterFunc).
+	stopping context.Context
+	stop     context.CancelFunc
 	// streams counts event streams running on hijacked connections.
 	streams sync.WaitGroup
 }
@@ -116,6 +120,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, patients: d.Patients, reviews: d.Reviews, accounts: d.Accounts, deps: d, csrfKey: csrfSigner{key: d.CSRFKey},
 		served: make(chan error, 1), done: make(chan struct{})}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	var files uint64
 	s.maxConns, files = connectionCap(cfg.Limits.MaxConnections)
 	if s.maxConns < cfg.Limits.MaxConnections {
@@ -169,6 +174,7 @@ func (s *Server) Shutdown(ctx context.Context) (stopped bool, err error) {
 	default:
 	}
 	close(s.done)
+	s.stop()
 	var errs []error
 	if err := s.app.ShutdownWithContext(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stop http: %w", err))

@@ -4,6 +4,7 @@ import (
 	"net"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -16,6 +17,20 @@ type eventStream struct {
 	conn    net.Conn
 	timeout time.Duration
 	buf     []byte // one chunk being written; dropped when an event made it large
+	release func() // gives the stream's slot back
+	s       *Server
+	ended   sync.Once
+}
+
+// end writes the last chunk, closes the connection and gives the stream's
+// slot back, once.
+func (e *eventStream) end() {
+	e.ended.Do(func() {
+		e.send([]byte("0\r\n\r\n")) // the last chunk, after a panic too
+		e.conn.Close()
+		e.release()
+		e.s.streams.Done()
+	})
 }
 
 // keepBuf is the largest chunk buffer kept between writes: heartbeats and
@@ -69,6 +84,18 @@ func (e *eventStream) send(b []byte) bool {
 // connection to the stream's own goroutine and returns at once, so both go
 // back to their pools and the stream holds only the connection.
 func (s *Server) stream(c *fiber.Ctx, what string, release func(), run func(es *eventStream)) {
+	s.streamHandedOn(c, what, release, func(es *eventStream) {
+		defer es.end()
+		run(es)
+	})
+}
+
+// streamHandedOn is stream for a start that may return before the stream
+// ends, having handed es on to whoever writes next (a goroutine started
+// when there is something to write, which recovers its own panics): the
+// stream ends when es.end is called. An idle stream then holds no
+// goroutine, only its connection and what start kept.
+func (s *Server) streamHandedOn(c *fiber.Ctx, what string, release func(), start func(es *eventStream)) {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
@@ -84,33 +111,33 @@ func (s *Server) stream(c *fiber.Ctx, what string, release func(), run func(es *
 		// middleware added on the way out) until this handler returns.
 		head := fc.Response.Header.Header()
 		if !kept {
-			s.runStream(conn, head, timeout, what, release, run)
+			// fasthttp closes conn when this returns: wait for the end.
+			ended := make(chan struct{})
+			s.runStream(conn, head, timeout, what, func() { release(); close(ended) }, start)
+			<-ended
 			return
 		}
 		if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
 			conn = u.UnsafeConn() // the wrapper reads from the buffer fasthttp takes back
 		}
 		head = append([]byte(nil), head...)
-		go func() {
-			defer conn.Close()
-			s.runStream(conn, head, timeout, what, release, run)
-		}()
+		go s.runStream(conn, head, timeout, what, release, start)
 	})
 }
 
-// runStream writes head, what run writes, and the last chunk to conn.
-func (s *Server) runStream(conn net.Conn, head []byte, timeout time.Duration, what string, release func(), run func(es *eventStream)) {
-	defer s.streams.Done()
-	defer release()
+// runStream writes head to conn, then runs start; es.end writes the last
+// chunk and closes conn.
+func (s *Server) runStream(conn net.Conn, head []byte, timeout time.Duration, what string, release func(), start func(es *eventStream)) {
+	es := &eventStream{conn: conn, timeout: timeout, release: release, s: s}
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("event stream panic", "stream", what, "panic", v, "stack", string(debug.Stack()))
+			es.end()
 		}
 	}()
-	es := &eventStream{conn: conn, timeout: timeout}
 	if !es.send(head) {
+		es.end()
 		return
 	}
-	defer es.send([]byte("0\r\n\r\n")) // the last chunk, after a panic too
-	run(es)
+	start(es)
 }

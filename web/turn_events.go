@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -33,10 +35,15 @@ func (s *Server) turnEvents(c *fiber.Ctx) error {
 		return err
 	}
 	st := &turnStream{s: s, owner: owner, intakeID: id, index: n, after: after, csrf: s.csrfToken(c)}
-	s.stream(c, "turn", release, st.run)
+	s.streamHandedOn(c, "turn", release, st.start)
 	return nil
 }
 
+// turnStream is one browser's stream of a turn. Idle (a patient waiting in
+// the queue, or for the reply's next fragment), it holds no goroutine: the
+// relay wakes it when an event comes (bff.WithWake), a timer when a
+// heartbeat is due, the server's stop when it shuts down, and each starts a
+// goroutine that writes what there is (drain) and ends.
 type turnStream struct {
 	s        *Server
 	owner    string
@@ -44,15 +51,33 @@ type turnStream struct {
 	index    int
 	after    int64
 	csrf     string
+
+	w      *eventStream
+	events <-chan bff.Event
+	last   int64       // id of the last event written
+	cancel func()      // stops the follower
+	beat   *time.Timer // the next heartbeat
+	quit   func() bool // releases the watch on the server's stop
+
+	mu       sync.Mutex
+	busy     bool // a goroutine is writing (start, then drain)
+	pending  bool // woken while busy: look again before handing on
+	beatDue  bool
+	stopping bool // the server is shutting down
+	ended    bool
 }
 
-func (t *turnStream) run(w *eventStream) {
+// start writes the stream's first lines and what the turn has already
+// published, then hands the stream on (drain).
+func (t *turnStream) start(w *eventStream) {
+	t.w, t.busy, t.last = w, true, t.after // this goroutine writes until drain hands on
 	// Headers leave with the first flushed bytes; say how soon to reconnect.
 	if !w.write("retry: 2000\n: ok\n\n") {
+		w.end()
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel() // stops the follower when the browser goes or we end
+	ctx, cancel := context.WithCancel(bff.WithWake(context.Background(), t.wake))
+	t.cancel = cancel // stops the follower when the browser goes or we end
 	events, found := t.s.patients.FollowTurn(ctx, t.intakeID, t.index, t.after)
 	if !found {
 		// The turn's stream is gone (it ended long ago, or the app
@@ -61,49 +86,128 @@ func (t *turnStream) run(w *eventStream) {
 		// 100 ms): wait for them here rather than end the stream, which
 		// the browser would open again only after the retry hint, to get
 		// the reply's start in one burst.
-		wait := time.NewTicker(followPoll)
-		defer wait.Stop()
-		for tries := 0; !found; tries++ {
-			if t.settledFromStore(w, t.after+1) || tries == followTries {
-				return
-			}
-			select {
-			case <-wait.C:
-			case <-t.s.done:
-				w.write("retry: 1000\n\n")
-				return
-			}
-			events, found = t.s.patients.FollowTurn(ctx, t.intakeID, t.index, t.after)
-		}
-	}
-	heartbeat := time.NewTicker(t.s.cfg.Limits.Heartbeat)
-	defer heartbeat.Stop()
-	last := t.after
-	for {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				// The stream ended with nothing more for this browser (it
-				// saw ids of a runner that died, say): the store has the
-				// outcome once the turn settled.
-				t.settledFromStore(w, last+1)
-				return
-			}
-			last = ev.ID
-			if !t.send(w, ev) || settles(ev) {
-				return
-			}
-		case <-heartbeat.C:
-			if !w.write(": heartbeat\n\n") {
-				return // the browser is gone
-			}
-		case <-t.s.done:
-			// Shutting down: the browser reconnects (with Last-Event-ID)
-			// to whichever instance serves next.
-			w.write("retry: 1000\n\n")
+		if !t.awaitFollow(ctx, &events, &found) {
+			cancel()
+			w.end()
 			return
 		}
 	}
+	t.events = events
+	t.beat = time.AfterFunc(t.s.cfg.Limits.Heartbeat, func() { t.poke(&t.beatDue) })
+	t.quit = context.AfterFunc(t.s.stopping, func() { t.poke(&t.stopping) })
+	t.drain()
+}
+
+// awaitFollow polls for the turn's stream; false when the stream ended
+// first (answered from the store, or the server stopping).
+func (t *turnStream) awaitFollow(ctx context.Context, events *<-chan bff.Event, found *bool) bool {
+	wait := time.NewTicker(followPoll)
+	defer wait.Stop()
+	for tries := 0; !*found; tries++ {
+		if t.settledFromStore(t.w, t.after+1) || tries == followTries {
+			return false
+		}
+		select {
+		case <-wait.C:
+		case <-t.s.done:
+			t.w.write("retry: 1000\n\n")
+			return false
+		}
+		*events, *found = t.s.patients.FollowTurn(ctx, t.intakeID, t.index, t.after)
+	}
+	return true
+}
+
+// wake is the relay's: an event is in t.events, or it closed. It runs
+// under the relay's lock: it only starts a writer if none runs.
+func (t *turnStream) wake() { t.poke(nil) }
+
+// poke sets flag (when not nil) and has a goroutine write what there is:
+// the one writing already, or a new one.
+func (t *turnStream) poke(flag *bool) {
+	t.mu.Lock()
+	if flag != nil {
+		*flag = true
+	}
+	if t.busy || t.ended {
+		t.pending = true
+		t.mu.Unlock()
+		return
+	}
+	t.busy = true
+	t.mu.Unlock()
+	go t.drain()
+}
+
+// drain writes every event waiting, a heartbeat when one is due, the retry
+// hint when the server stops, and returns once there is nothing more,
+// ending the stream after its last event or when the browser is gone.
+func (t *turnStream) drain() {
+	defer func() {
+		if v := recover(); v != nil {
+			t.s.log.Error("event stream panic", "stream", "turn", "panic", v, "stack", string(debug.Stack()))
+			t.finish()
+		}
+	}()
+	for {
+		t.mu.Lock()
+		stopping, beat := t.stopping, t.beatDue
+		t.beatDue, t.pending = false, false
+		t.mu.Unlock()
+		if stopping {
+			// Shutting down: the browser reconnects (with Last-Event-ID)
+			// to whichever instance serves next.
+			t.w.write("retry: 1000\n\n")
+			t.finish()
+			return
+		}
+		if beat {
+			if !t.w.write(": heartbeat\n\n") {
+				t.finish() // the browser is gone
+				return
+			}
+			t.beat.Reset(t.s.cfg.Limits.Heartbeat)
+		}
+	events:
+		for {
+			select {
+			case ev, ok := <-t.events:
+				if !ok {
+					// The stream ended with nothing more for this browser (it
+					// saw ids of a runner that died, say): the store has the
+					// outcome once the turn settled.
+					t.settledFromStore(t.w, t.last+1)
+					t.finish()
+					return
+				}
+				t.last = ev.ID
+				if !t.send(t.w, ev) || settles(ev) {
+					t.finish()
+					return
+				}
+			default:
+				break events
+			}
+		}
+		t.mu.Lock()
+		if !t.pending {
+			t.busy = false // the next wake starts a writer
+			t.mu.Unlock()
+			return
+		}
+		t.mu.Unlock()
+	}
+}
+
+// finish ends the stream, from the goroutine writing it.
+func (t *turnStream) finish() {
+	t.mu.Lock()
+	t.ended = true
+	t.mu.Unlock()
+	t.cancel()
+	t.beat.Stop()
+	t.quit()
+	t.w.end()
 }
 
 func settles(ev bff.Event) bool { return ev.Name == bff.EventFinal || ev.Name == bff.EventFailed }

@@ -192,6 +192,9 @@ func hotHeld(ctx context.Context, out io.Writer, c *checks, which string, n, wor
 	t.add("heap objects (HeapAlloc)", mib(float64(zero.HeapAlloc)), mib(float64(held.HeapAlloc)), per(zero.HeapAlloc, held.HeapAlloc))
 	t.add("goroutine stacks (StackInuse)", mib(float64(zero.StackInuse)), mib(float64(held.StackInuse)), per(zero.StackInuse, held.StackInuse))
 	t.add("heap in use + stacks", "", "", per(zero.HeapInuse+zero.StackInuse, held.HeapInuse+held.StackInuse))
+	t.add("Go runtime metadata (spans, GC bitmaps, profiling buckets, other)", mib(float64(zero.Metadata)), mib(float64(held.Metadata)), per(zero.Metadata, held.Metadata))
+	t.add("outside the Go runtime (VmRSS less what Go holds and has not released: SQLite's pages, the binary)",
+		mib(float64(zero.RSS)-float64(zero.GoMapped)), mib(float64(held.RSS)-float64(held.GoMapped)), per(zero.RSS-min(zero.RSS, zero.GoMapped), held.RSS-min(held.RSS, held.GoMapped)))
 	t.add("goroutines", zero.Goroutines, held.Goroutines, fmt.Sprintf("%.2f", float64(held.Goroutines-zero.Goroutines)/float64(n)))
 	t.print(out)
 	t2 := table{head: []string{"goroutine entry function", "per held stream"}}

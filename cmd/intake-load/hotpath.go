@@ -44,6 +44,12 @@ type runtimeFigures struct {
 	StackInuse uint64         `json:"stack_inuse"`
 	RSS        uint64         `json:"rss"`   // VmRSS after GC, freed memory returned to the OS
 	Roots      map[string]int `json:"roots"` // goroutines by entry function
+	// GoMapped is what the Go runtime holds from the OS (runtime/metrics:
+	// /memory/classes/total less heap/released); Metadata the part of it
+	// that is neither heap nor goroutine stacks (spans, GC bitmaps,
+	// profiling buckets, other).
+	GoMapped uint64 `json:"go_mapped"`
+	Metadata uint64 `json:"metadata"`
 }
 
 type stampJSON struct {
@@ -124,8 +130,10 @@ func serveDebug(ctx context.Context, st *stack, db *sqlite.DB, out io.Writer) er
 			_, fn, _ := strings.Cut(k, "\x00")
 			roots[fn] += v
 		}
+		rss := releasedRSS()
+		mapped, meta := goMemoryClasses()
 		_ = json.NewEncoder(w).Encode(runtimeFigures{Goroutines: s.goroutines, HeapInuse: s.ms.HeapInuse,
-			HeapAlloc: s.ms.HeapAlloc, StackInuse: s.ms.StackInuse, RSS: releasedRSS(), Roots: roots})
+			HeapAlloc: s.ms.HeapAlloc, StackInuse: s.ms.StackInuse, RSS: rss, Roots: roots, GoMapped: mapped, Metadata: meta})
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		if st.logs == nil || st.sb == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"strings"
 )
 
@@ -146,4 +147,30 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// goMemoryClasses reads what the Go runtime holds from the OS and has not
+// released, and the part of it that is neither heap nor stacks.
+func goMemoryClasses() (mapped, metadata uint64) {
+	names := []string{"/memory/classes/total:bytes", "/memory/classes/heap/released:bytes",
+		"/memory/classes/metadata/mcache/free:bytes", "/memory/classes/metadata/mcache/inuse:bytes",
+		"/memory/classes/metadata/mspan/free:bytes", "/memory/classes/metadata/mspan/inuse:bytes",
+		"/memory/classes/metadata/other:bytes", "/memory/classes/profiling/buckets:bytes",
+		"/memory/classes/os-stacks:bytes", "/memory/classes/other:bytes"}
+	samples := make([]metrics.Sample, len(names))
+	for i, n := range names {
+		samples[i].Name = n
+	}
+	metrics.Read(samples)
+	v := func(i int) uint64 {
+		if samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return samples[i].Value.Uint64()
+	}
+	mapped = v(0) - v(1)
+	for i := 2; i < len(names); i++ {
+		metadata += v(i)
+	}
+	return mapped, metadata
 }

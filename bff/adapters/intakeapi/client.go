@@ -326,7 +326,16 @@ func (c *Client) do(ctx context.Context, r request) (resp *http.Response, cancel
 	}
 	for attempt := 1; ; attempt++ {
 		meta.Attempts = attempt
-		release, werr := c.gate.Wait(ctx, callFor(ctx, r.op, attempt))
+		var (
+			release func(Outcome)
+			werr    error
+		)
+		if attempt == 1 {
+			release = takeGrant(ctx, r.op) // waited for already (Queue)
+		}
+		if release == nil {
+			release, werr = c.gate.Wait(ctx, callFor(ctx, r.op, attempt))
+		}
 		if werr != nil {
 			if lastErr != nil {
 				return nil, nil, meta, fmt.Errorf("%w; retry not sent: %w", lastErr, werr)

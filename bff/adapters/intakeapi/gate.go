@@ -197,6 +197,7 @@ const (
 	followUpsKey
 	followsKey
 	headroomKey
+	grantKey
 )
 
 // WithPriority returns a context whose calls wait in the Gate with priority p.
@@ -268,4 +269,88 @@ func callFor(ctx context.Context, op Op, attempt int) Call {
 		c.Progress = fn
 	}
 	return c
+}
+
+// AsyncGate is a Gate that can also keep a caller's place without a
+// goroutine waiting for it (pacer.Pacer is one). Await returns at once and
+// calls granted exactly once, on a goroutine of its own (never before Await
+// returns), with what Wait would have returned; Call.Progress is told the
+// caller's place as Wait tells it.
+type AsyncGate interface {
+	Gate
+	Await(ctx context.Context, call Call, granted func(release func(Outcome), err error))
+}
+
+// Await waits in g for call as AsyncGate.Await does: without a goroutine
+// when g is an AsyncGate, on a goroutine of its own otherwise.
+func Await(g Gate, ctx context.Context, call Call, granted func(release func(Outcome), err error)) {
+	if a, ok := g.(AsyncGate); ok {
+		a.Await(ctx, call, granted)
+		return
+	}
+	go func() { granted(g.Wait(ctx, call)) }()
+}
+
+// Queue waits in the client's Gate for the first attempt of a call of op
+// made with ctx (its priority, progress and follow-ups as that call will
+// carry them), without holding a goroutine when the Gate is an AsyncGate,
+// then calls then on a goroutine of its own with the Grant. WithGrant puts
+// it in the context of that call, whose first attempt is then sent without
+// waiting again; Drop gives it back if the call is not made. When the wait
+// failed (ctx ended, a quota spent) the Grant is nil and the call's own
+// wait gives the error.
+func (c *Client) Queue(ctx context.Context, op Op, then func(*Grant)) {
+	Await(c.gate, ctx, callFor(ctx, op, 1), func(release func(Outcome), err error) {
+		if err != nil {
+			then(nil)
+			return
+		}
+		then(&Grant{op: op, release: release})
+	})
+}
+
+// Grant is a slot a Gate gave ahead of the call that uses it
+// (Client.Queue). Safe for concurrent use; nil is no grant.
+type Grant struct {
+	op      Op
+	mu      sync.Mutex
+	release func(Outcome) // nil once taken
+}
+
+// WithGrant returns a context whose first call of g's op sends its first
+// attempt on g, without waiting in the Gate. g may be nil.
+func WithGrant(ctx context.Context, g *Grant) context.Context {
+	if g == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, grantKey, g)
+}
+
+// take returns g's release, once; nil after.
+func (g *Grant) take() func(Outcome) {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	release := g.release
+	g.release = nil
+	return release
+}
+
+// takeGrant returns the release of the grant ctx carries for op, once; nil
+// when there is none (or it was taken).
+func takeGrant(ctx context.Context, op Op) func(Outcome) {
+	if g, ok := ctx.Value(grantKey).(*Grant); ok && g.op == op {
+		return g.take()
+	}
+	return nil
+}
+
+// Drop gives g back if no call used it: nothing was sent, so its quota is
+// refunded. Safe on nil and after use.
+func (g *Grant) Drop() {
+	if release := g.take(); release != nil {
+		release(Outcome{NotSent: true})
+	}
 }

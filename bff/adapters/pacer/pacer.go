@@ -131,6 +131,10 @@ type Pacer struct {
 	followUps []announced
 	seq       uint64
 	changed   chan struct{} // closed and replaced on every state change
+	// awaiting counts the waiters of Await in the queue; driving says
+	// the goroutine that serves them runs (one for all, only while any wait).
+	awaiting int
+	driving  bool
 
 	day        time.Time            // start of the current UTC day
 	used       map[pacing.Quota]int // charged or in-flight today
@@ -150,6 +154,19 @@ type waiter struct {
 	seq       uint64
 	followUps int // requests that follow this one at once (Call.FollowUps)
 	headroom  int // free slots the window must keep after this grant (Call.Headroom)
+	// async is set for a caller of Await: no goroutine of its own waits
+	// for it, the pacer's drive does.
+	async *awaiting
+}
+
+// awaiting is what drive needs of an Await's caller.
+type awaiting struct {
+	ctx     context.Context
+	call    intakeapi.Call
+	kind    pacing.Quota
+	granted func(func(intakeapi.Outcome), error)
+	last    Progress
+	stop    func() bool // releases the context.AfterFunc
 }
 
 // New returns a Pacer for cfg.
@@ -198,17 +215,7 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 		p.mu.Unlock()
 		return nil, err
 	}
-	p.seq++
-	w := &waiter{prio: call.Priority, seq: p.seq, followUps: call.FollowUps, headroom: p.cfg.Headroom(call)}
-	if t := call.Follows.Ticket(); t > 0 {
-		// The follow-up has come: it takes its announcer's place among
-		// follow-ups (their seq order), whenever it arrives.
-		w.seq = uint64(t)
-		p.followUps = slices.DeleteFunc(p.followUps, func(a announced) bool { return a.ticket == w.seq })
-	}
-	i, _ := slices.BinarySearchFunc(p.queue, w, cmpWaiter)
-	p.queue = slices.Insert(p.queue, i, w)
-	p.broadcast()
+	w := p.enqueue(call, nil)
 
 	var (
 		timer, tick Timer
@@ -241,56 +248,20 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 			return nil, err
 		}
 		pos := slices.Index(p.queue, w) + 1
-		// The callers w waits behind: those ahead, except any its headroom
-		// holds back now (they are skipped, not a barrier: a scenario
-		// run's call never blocks a probe of its own priority queued
-		// after it). The place shown counts the requests ahead, follow-ups
-		// included (a creation's first turn then never pushes anyone
-		// back), and w's own headroom: it goes only once that many more
-		// could go before it, so it is never shown "next" while held.
-		ahead, aheadFollowUps := 0, 0
-		for _, o := range p.queue[:pos-1] {
-			if !p.heldBack(o) {
-				ahead++
-				aheadFollowUps += o.followUps
-			}
-		}
+		ahead, aheadFollowUps := p.behind(p.queue[:pos-1])
 		var tc <-chan time.Time
 		if ahead == 0 {
 			next := p.cfg.NextSlot(p.state(), now, w.headroom)
 			if !next.After(now) {
-				p.remove(w)
-				for range w.followUps {
-					p.followUps = append(p.followUps, announced{ticket: w.seq, until: now.Add(pacing.FollowUpHold)})
-				}
-				if call.Announces != nil {
-					call.Announces.SetTicket(int64(w.seq))
-				}
-				p.window = append(p.window, now)
-				release := p.reserve(kind)
+				release := p.grant(w, call, kind, now)
 				p.mu.Unlock()
-				// Recorded before the request goes, so a restart that
-				// follows it cannot forget it: one small write, bounded.
-				// Skipped when it limits nothing (no window, no quota of
-				// its kind: a raised key under load pays no write per call).
-				if p.cfg.Limited() || p.cfg.Limit(kind) > 0 {
-					p.journal(ctx, Entry{At: now, Event: EventGrant, Quota: string(kind)})
-				}
+				p.journalGrant(ctx, kind, now)
 				return release, nil
 			}
 			timer = p.clk.NewTimerAt(next)
 			tc = timer.C()
 		}
-		// Follow-ups to come go before this caller: all of them before a
-		// lower priority, those announced earlier before a follow-up.
-		first := 0
-		for _, a := range p.followUps {
-			if pacing.FollowUpFirst(int64(a.ticket), w.prio, int64(w.seq)) {
-				first++
-			}
-		}
-		place := pacing.Place(ahead, aheadFollowUps, first, w.headroom)
-		prog := p.cfg.Progress(p.state(), place, w.followUps, now)
+		prog := p.progress(w, ahead, aheadFollowUps, now)
 		ch := p.changed
 		p.mu.Unlock()
 
@@ -320,6 +291,84 @@ func (p *Pacer) Wait(ctx context.Context, call intakeapi.Call) (func(intakeapi.O
 			tick = nil
 		}
 		p.mu.Lock()
+	}
+}
+
+// enqueue puts a caller of call in the queue (async set for a caller of
+// Await) and wakes the others; caller holds mu.
+func (p *Pacer) enqueue(call intakeapi.Call, async *awaiting) *waiter {
+	p.seq++
+	w := &waiter{prio: call.Priority, seq: p.seq, followUps: call.FollowUps, headroom: p.cfg.Headroom(call), async: async}
+	if t := call.Follows.Ticket(); t > 0 {
+		// The follow-up has come: it takes its announcer's place among
+		// follow-ups (their seq order), whenever it arrives.
+		w.seq = uint64(t)
+		p.followUps = slices.DeleteFunc(p.followUps, func(a announced) bool { return a.ticket == w.seq })
+	}
+	i, _ := slices.BinarySearchFunc(p.queue, w, cmpWaiter)
+	p.queue = slices.Insert(p.queue, i, w)
+	if async != nil {
+		p.awaiting++
+	}
+	p.broadcast()
+	return w
+}
+
+// behind counts the callers a waiter queued after front waits behind, and
+// the follow-ups they announce: those in front, except any whose headroom
+// holds them back now (they are skipped, not a barrier: a scenario run's
+// call never blocks a probe of its own priority queued after it). Caller
+// holds mu.
+func (p *Pacer) behind(front []*waiter) (ahead, aheadFollowUps int) {
+	for _, o := range front {
+		if !p.heldBack(o) {
+			ahead++
+			aheadFollowUps += o.followUps
+		}
+	}
+	return ahead, aheadFollowUps
+}
+
+// progress is what w is told, ahead (and their aheadFollowUps) in front of
+// it. The place shown counts the requests ahead, follow-ups included (a
+// creation's first turn then never pushes anyone back), the follow-ups to
+// come that go first (all of them before a lower priority, those
+// announced earlier before a follow-up), and w's own headroom: it goes
+// only once that many more could go before it, so it is never shown
+// "next" while held. Caller holds mu.
+func (p *Pacer) progress(w *waiter, ahead, aheadFollowUps int, now time.Time) Progress {
+	first := 0
+	for _, a := range p.followUps {
+		if pacing.FollowUpFirst(int64(a.ticket), w.prio, int64(w.seq)) {
+			first++
+		}
+	}
+	place := pacing.Place(ahead, aheadFollowUps, first, w.headroom)
+	return p.cfg.Progress(p.state(), place, w.followUps, now)
+}
+
+// grant lets w go now: it leaves the queue, its follow-ups are announced,
+// the window and its quota count it. Caller holds mu; journalGrant follows
+// once it is released.
+func (p *Pacer) grant(w *waiter, call intakeapi.Call, kind pacing.Quota, now time.Time) func(intakeapi.Outcome) {
+	p.remove(w)
+	for range w.followUps {
+		p.followUps = append(p.followUps, announced{ticket: w.seq, until: now.Add(pacing.FollowUpHold)})
+	}
+	if call.Announces != nil {
+		call.Announces.SetTicket(int64(w.seq))
+	}
+	p.window = append(p.window, now)
+	return p.reserve(kind)
+}
+
+// journalGrant records a grant of kind made at now, before its request
+// goes, so a restart that follows it cannot forget it: one small write,
+// bounded. Skipped when it limits nothing (no window, no quota of its
+// kind: a raised key under load pays no write per call).
+func (p *Pacer) journalGrant(ctx context.Context, kind pacing.Quota, now time.Time) {
+	if p.cfg.Limited() || p.cfg.Limit(kind) > 0 {
+		p.journal(ctx, Entry{At: now, Event: EventGrant, Quota: string(kind)})
 	}
 }
 
@@ -383,6 +432,10 @@ func (p *Pacer) broadcast() {
 func (p *Pacer) remove(w *waiter) {
 	if i := slices.Index(p.queue, w); i >= 0 {
 		p.queue = slices.Delete(p.queue, i, i+1)
+		if w.async != nil {
+			p.awaiting--
+			w.async.stop()
+		}
 		p.broadcast()
 	}
 }

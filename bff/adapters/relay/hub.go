@@ -73,6 +73,9 @@ type Subscription struct {
 	cancelled bool
 	ctx       context.Context
 	stop      func() bool // releases the context.AfterFunc
+	// wake, when the follower's context carries one (bff.WithWake), is
+	// told each time an event is put in c and when c closes.
+	wake func()
 }
 
 // NewHub returns a hub that keeps ended streams for retain so late
@@ -81,7 +84,7 @@ func NewHub(retain time.Duration, now func() time.Time) *Hub {
 	if now == nil {
 		now = time.Now
 	}
-	return &Hub{retain: retain, now: now, buffer: 256, followBuffer: 8, streams: map[string]*stream{}}
+	return &Hub{retain: retain, now: now, buffer: 256, followBuffer: 4, streams: map[string]*stream{}}
 }
 
 // Open creates the stream of key if it does not exist. Publishing to a key
@@ -143,6 +146,7 @@ func (h *Hub) add(key string, ev Event) (Event, bool) {
 			select {
 			case sub.c <- ev:
 				sub.last = ev.ID
+				sub.notify()
 			default:
 				h.startCatchUp(sub)
 			}
@@ -243,6 +247,14 @@ func (h *Hub) drop(s *stream, sub *Subscription) {
 	if sub.stop != nil {
 		sub.stop()
 	}
+	sub.notify()
+}
+
+// notify tells a follower's reader that c has something (or closed).
+func (sub *Subscription) notify() {
+	if sub.wake != nil {
+		sub.wake()
+	}
 }
 
 // sweep forgets ended streams older than retain, at most once a second:
@@ -267,7 +279,8 @@ func (h *Hub) sweep() {
 // ends. It catches up by itself when the reader falls behind, so the caller
 // never handles resumption. found is false when the hub has no stream for
 // key. A follower that keeps up costs no goroutine: Publish delivers into
-// its channel, and ctx is watched with context.AfterFunc.
+// its channel, and ctx is watched with context.AfterFunc; with a wake in
+// ctx (bff.WithWake) its reader needs none either.
 func (h *Hub) Follow(ctx context.Context, key string, after int64) (events <-chan Event, found bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -277,7 +290,7 @@ func (h *Hub) Follow(ctx context.Context, key string, after int64) (events <-cha
 	}
 	after = max(after, 0)
 	c := make(chan Event, h.followBuffer)
-	f := &Subscription{C: c, c: c, hub: h, key: key, after: after, follow: true, s: s, last: after, ctx: ctx}
+	f := &Subscription{C: c, c: c, hub: h, key: key, after: after, follow: true, s: s, last: after, ctx: ctx, wake: bff.WakeOf(ctx)}
 	for i := s.from(f.last); i < len(s.events); i++ {
 		select {
 		case c <- s.events[i]:
@@ -291,7 +304,11 @@ func (h *Hub) Follow(ctx context.Context, key string, after int64) (events <-cha
 	if s.closed && !f.behind {
 		f.closed = true
 		close(c)
+		f.notify()
 		return c, true
+	}
+	if f.last > after {
+		f.notify()
 	}
 	if !s.closed {
 		s.subs[f] = struct{}{}
@@ -334,6 +351,7 @@ func (h *Hub) catchUp(f *Subscription) {
 		case f.c <- ev:
 			h.mu.Lock()
 			f.last = ev.ID
+			f.notify()
 			h.mu.Unlock()
 		case <-f.ctx.Done():
 			h.mu.Lock()

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/clinical-intake/intake-web/bff"
 )
 
 func ids(evs []Event) []int64 {
@@ -202,6 +204,65 @@ func TestFollowerThatKeepsUpCostsNoGoroutine(t *testing.T) {
 	if h.Subscribers() != 0 {
 		t.Fatalf("%d subscribers after the end", h.Subscribers())
 	}
+}
+
+// A follower whose reader drains its channel only when woken (a browser
+// stream with no goroutine of its own, bff.WithWake) gets every event once,
+// in order, then the end, through catch-ups too: each event put in the
+// channel, by Publish or by a catch-up, and its close (once the reader has
+// read everything and waits) wake it. A lost wake
+// leaves the reader blocked, which the bubble reports as a deadlock.
+func TestFollowerWokenForEachEventAndTheEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := NewHub(time.Minute, nil)
+		h.followBuffer = 2
+		h.Open("t")
+		for i := 1; i <= 5; i++ { // a replay longer than the channel
+			h.Publish("t", "delta", i)
+		}
+		woken := make(chan struct{}, 1)
+		ctx := bff.WithWake(context.Background(), func() {
+			select {
+			case woken <- struct{}{}:
+			default:
+			}
+		})
+		events, _ := h.Follow(ctx, "t", 0)
+		go func() {
+			for i := 6; i <= 300; i++ {
+				h.Publish("t", "delta", i)
+				if i%7 == 0 {
+					time.Sleep(time.Millisecond) // the reader catches up now and then
+				}
+			}
+			synctest.Wait() // the reader has read everything and waits
+			h.Close("t")
+		}()
+		want := int64(1)
+		for {
+			<-woken
+			for drained := false; !drained; {
+				select {
+				case ev, ok := <-events:
+					if !ok {
+						if want != 301 {
+							t.Fatalf("the channel closed after id %d, want 300", want-1)
+						}
+						if h.catchUps.Load() == 0 {
+							t.Fatal("no catch-up: the test did not reach that path")
+						}
+						return
+					}
+					if ev.ID != want {
+						t.Fatalf("got id %d, want %d", ev.ID, want)
+					}
+					want++
+				default:
+					drained = true
+				}
+			}
+		}
+	})
 }
 
 // A follower that falls behind (a long replay, or a slow browser) is fed by

@@ -57,12 +57,15 @@ type fixture struct {
 // clock, at the production durations, without the test waiting for it. (A
 // real socket would not do: a goroutine waiting on one is not "durably
 // blocked", so the bubble's clock would never move.)
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, mutate ...func(*sandbox.Config)) *fixture {
 	t.Helper()
 	cfg := sandbox.DefaultConfig()
 	cfg.Keys, cfg.Engine = []string{key}, enginetest.Scripted{}
 	cfg.RPM, cfg.FragmentDelay, cfg.Faults, cfg.FaultRetryAfter = 0, time.Millisecond, true, time.Second
 	cfg.SlowStart = 2 * time.Second
+	for _, m := range mutate {
+		m(&cfg)
+	}
 	sb := sandboxtest.Start(t, cfg)
 	client, err := intakeapi.New(intakeapi.Config{BaseURL: sb.URL, APIKey: key, HTTPClient: sb.Client})
 	if err != nil {

@@ -22,7 +22,10 @@ func (r *Runner) start(queued *bff.Turn, owner *bff.Intake) {
 }
 
 // launch works t in its own goroutine, with its stream open until it ends.
-// in may be nil (read first).
+// in may be nil (read first). A queued turn first waits for the key's slot
+// with no goroutine of its own (intakeapi.Client.Queue: a patient waiting
+// behind thousands costs a small record, not a parked stack); its work
+// starts when the slot comes, and its first call goes on it.
 func (r *Runner) launch(t *bff.Turn, in *bff.Intake) {
 	key := bff.TurnKey(t.IntakeID, t.Index)
 	if in == nil { // taken over: continue the events the others saw
@@ -33,53 +36,90 @@ func (r *Runner) launch(t *bff.Turn, in *bff.Intake) {
 		r.hub.Open(key)
 	}
 	r.track()
-	go func() {
-		defer r.untrack()
-		defer r.hub.Close(key)
-		defer func() {
-			if v := recover(); v != nil {
-				r.log.Error("turn runner panic", "intake_id", t.IntakeID, "turn", t.Index, "panic", v)
-				r.fail(context.WithoutCancel(r.base), t, "internal", "Something went wrong on our side while sending your message.")
-			}
-		}()
-		r.work(r.base, t, in)
+	// One countdown for all of the turn's calls: a first message's
+	// creation and turn are shown as one wait.
+	ctx := withCountdown(r.base)
+	if in == nil || t.Status != bff.TurnQueued {
+		go r.body(ctx, t, in, nil)
+		return
+	}
+	var fu *intakeapi.FollowUp
+	first, op := r.callCtx(ctx, t), intakeapi.OpStreamTurn
+	switch {
+	case in.EncounterID == "":
+		fu = new(intakeapi.FollowUp)
+		first, op = createCtx(first, fu), intakeapi.OpCreateIntake
+	case t.Blocking:
+		op = intakeapi.OpTurn
+	}
+	r.client.Queue(first, op, func(g *intakeapi.Grant) {
+		defer g.Drop() // its call was not made: nothing sent
+		r.body(intakeapi.WithGrant(ctx, g), t, in, fu)
+	})
+}
+
+// body is the life of t's goroutine: its work, then its stream closed.
+func (r *Runner) body(ctx context.Context, t *bff.Turn, in *bff.Intake, fu *intakeapi.FollowUp) {
+	r.step(t, func() func() { return r.work(ctx, t, in, fu) })
+}
+
+// step runs do, a step of t's life; what do hands on runs next on a fresh
+// goroutine (a reply's stream is read on one whose stack holds a few
+// frames, not the one the turn's sending grew: 2-4 KiB per turn in flight,
+// not 8), and t's stream is closed once no step is left.
+func (r *Runner) step(t *bff.Turn, do func() func()) {
+	var next func()
+	defer func() {
+		if v := recover(); v != nil {
+			next = nil
+			r.log.Error("turn runner panic", "intake_id", t.IntakeID, "turn", t.Index, "panic", v)
+			r.fail(context.WithoutCancel(r.base), t, "internal", "Something went wrong on our side while sending your message.")
+		}
+		if next != nil {
+			go r.step(t, func() func() { next(); return nil })
+			return
+		}
+		r.hub.Close(bff.TurnKey(t.IntakeID, t.Index))
+		r.untrack()
 	}()
+	next = do()
 }
 
 // work drives one of this replica's turns to its end. A queued turn is sent
 // (its intake created upstream first when it has not been yet: the two wait
-// in the queue together). A turn that was already streaming when it came to
+// in the queue together; fu is the creation's follow-up when its wait was
+// made already). A turn that was already streaming when it came to
 // this replica (its replica died, or the app restarted) may have reached the
 // service, so it is never sent blind: a blocking turn is sent again with its
 // key (a replay if it landed), a streaming one is reconciled from the
-// handoff.
-func (r *Runner) work(ctx context.Context, t *bff.Turn, in *bff.Intake) {
+// handoff. It returns what is left when it hands the turn on (run).
+func (r *Runner) work(ctx context.Context, t *bff.Turn, in *bff.Intake, fu *intakeapi.FollowUp) func() {
 	if in == nil {
 		var err error
 		if in, err = r.intakes.Intake(ctx, t.IntakeID); err != nil {
 			r.log.Error("read the intake of a turn taken over", "intake_id", t.IntakeID, "turn", t.Index, "err", err)
 			r.fail(ctx, t, "internal", "Something went wrong on our side while sending your message.")
-			return
+			return nil
 		}
 	}
-	// One countdown for all of the turn's calls: a first message's
-	// creation and turn are shown as one wait.
-	ctx = withCountdown(ctx)
 	switch {
 	case t.Status == bff.TurnQueued:
 		if in.EncounterID == "" {
-			fu := new(intakeapi.FollowUp)
+			if fu == nil {
+				fu = new(intakeapi.FollowUp)
+			}
 			if !r.create(ctx, t, in, fu) {
-				return
+				return nil
 			}
 			ctx = context.WithValue(ctx, justCreated{}, fu)
 		}
-		r.run(ctx, t, in)
+		return r.run(ctx, t, in)
 	case t.Blocking:
 		r.runBlocking(ctx, t, in)
 	default:
 		r.reconcile(ctx, t, in, false)
 	}
+	return nil
 }
 
 // create creates t's intake upstream, in the queue with the patient's turn
@@ -89,7 +129,7 @@ func (r *Runner) work(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 func (r *Runner) create(ctx context.Context, t *bff.Turn, in *bff.Intake, fu *intakeapi.FollowUp) bool {
 	// Its first turn follows at once (PriorityFirstTurn), in fu's place:
 	// callers behind are shown a place that counts it.
-	up, meta, err := r.client.CreateIntake(intakeapi.WithAnnouncedFollowUp(r.callCtx(ctx, t), fu), intakeapi.NewIntake{AgeYears: in.AgeYears, Sex: intakeapi.Sex(in.Sex), PatientHistory: in.History})
+	up, meta, err := r.client.CreateIntake(createCtx(r.callCtx(ctx, t), fu), intakeapi.NewIntake{AgeYears: in.AgeYears, Sex: intakeapi.Sex(in.Sex), PatientHistory: in.History})
 	if err != nil {
 		if r.abandoned(ctx, t) {
 			return false
@@ -131,6 +171,12 @@ func (r *Runner) markStreaming(ctx context.Context, t *bff.Turn) bool {
 		r.fail(ctx, t, bff.CodeNotStarted, "Something went wrong on our side before your message was sent; nothing was sent. You can send it again.")
 		return false
 	}
+}
+
+// createCtx is the context of a patient's intake creation, from its
+// turn's call context: it announces the first turn, tied to fu.
+func createCtx(ctx context.Context, fu *intakeapi.FollowUp) context.Context {
+	return intakeapi.WithAnnouncedFollowUp(ctx, fu)
 }
 
 // justCreated marks the context of a first turn whose intake was created
@@ -183,16 +229,17 @@ func IdempotencyKey(t *bff.Turn) string {
 	return "iw1-" + hex.EncodeToString(sum[:20])
 }
 
-// run drives one turn upstream to its end and settles it.
-func (r *Runner) run(ctx context.Context, t *bff.Turn, in *bff.Intake) {
+// run sends one turn upstream and returns the rest of its life: reading
+// the reply's stream to its end, then settling it (nil when it ended
+// here).
+func (r *Runner) run(ctx context.Context, t *bff.Turn, in *bff.Intake) func() {
 	if t.Blocking {
 		r.runBlocking(ctx, t, in)
-		return
+		return nil
 	}
-	key := bff.TurnKey(t.IntakeID, t.Index)
 	log := r.log.With("intake_id", t.IntakeID, "turn", t.Index)
 	if !r.markStreaming(ctx, t) {
-		return
+		return nil
 	}
 	cctx := r.callCtx(ctx, t)
 	var st *intakeapi.TurnStream
@@ -203,11 +250,18 @@ func (r *Runner) run(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 	if err != nil {
 		log.Warn("turn refused before its stream", "err", err)
 		r.settleRefused(ctx, t, in, err)
-		return
+		return nil
 	}
-	defer st.Close()
 	t.Release = st.Meta().Release
-	r.hub.Publish(key, bff.EventStarted, struct{}{})
+	r.hub.Publish(bff.TurnKey(t.IntakeID, t.Index), bff.EventStarted, struct{}{})
+	return func() { r.relay(ctx, t, in, st) }
+}
+
+// relay publishes the events of t's reply to its stream as they come and
+// settles t at the end: completed, or reconciled when the stream broke.
+func (r *Runner) relay(ctx context.Context, t *bff.Turn, in *bff.Intake, st *intakeapi.TurnStream) {
+	defer st.Close()
+	key := bff.TurnKey(t.IntakeID, t.Index)
 	var reply strings.Builder
 	for st.Next() {
 		switch ev := st.Event().(type) {
@@ -223,7 +277,7 @@ func (r *Runner) run(ctx context.Context, t *bff.Turn, in *bff.Intake) {
 		}
 	}
 	if err := st.Err(); err != nil {
-		log.Warn("turn stream failed; reconciling from the handoff", "err", err)
+		r.log.Warn("turn stream failed; reconciling from the handoff", "intake_id", t.IntakeID, "turn", t.Index, "err", err)
 		cutOff := reply.Len() > 0
 		r.hub.Publish(key, bff.EventInterrupted, bff.InterruptedData{CutOff: cutOff})
 		r.reconcile(ctx, t, in, cutOff)

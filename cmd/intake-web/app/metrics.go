@@ -85,6 +85,16 @@ func (g timedGate) Wait(ctx context.Context, call intakeapi.Call) (func(intakeap
 	return release, err
 }
 
+// Await keeps a caller's place without a goroutine when the pacer can
+// (intakeapi.AsyncGate), timed the same.
+func (g timedGate) Await(ctx context.Context, call intakeapi.Call, granted func(func(intakeapi.Outcome), error)) {
+	start, prio := time.Now(), call.Priority // not call: a waiter keeps what this captures
+	intakeapi.Await(g.Gate, ctx, call, func(release func(intakeapi.Outcome), err error) {
+		g.wait.WithLabelValues(prio.String()).Observe(time.Since(start).Seconds())
+		granted(release, err)
+	})
+}
+
 // registerServiceMetrics exposes the core's counters and the pacer's state,
 // read at scrape time.
 func registerServiceMetrics(reg prometheus.Registerer, runner *intakes.Runner, budget func(context.Context) (waiting, turnsUsed int, err error), streams func() int) {
