@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -58,19 +57,9 @@ func readingsCommand(args []string, stdout, stderr io.Writer, getenv func(string
 	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, "SQLite database file (DATABASE_PATH)")
 	release := fs.String("release", "", "export: the engine release")
 	out := fs.String("o", "", "export: write to this file instead of standard output")
-	// Flags before or after the file name.
-	var rest []string
-	for a := args[1:]; ; {
-		if err := fs.Parse(a); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest, a = append(rest, fs.Arg(0)), fs.Args()[1:]
+	rest, status, ok := parseAnywhere(fs, args[1:]) // flags before or after the file name
+	if !ok {
+		return status
 	}
 	switch {
 	case verb == "export" && (*release == "" || len(rest) != 0):

@@ -73,18 +73,9 @@ func safetyCommand(args []string, stdout, stderr io.Writer, getenv func(string) 
 	chromium := fs.String("chromium", getenv("CHROMIUM"), "report: the Chromium to print the PDF with (CHROMIUM)")
 	version := fs.Int("version", 0, "export: the version of the log (0: the latest)")
 	note := fs.String("note", "", "import: what changed")
-	var rest []string
-	for a := args[1:]; ; { // flags before or after the file name
-		if err := fs.Parse(a); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest, a = append(rest, fs.Arg(0)), fs.Args()[1:]
+	rest, status, ok := parseAnywhere(fs, args[1:]) // flags before or after the file name
+	if !ok {
+		return status
 	}
 	usage := func(msg string) int {
 		fmt.Fprintln(stderr, "intake-web safety "+verb+": "+msg)
