@@ -465,6 +465,23 @@ type browser struct {
 	csrf string
 }
 
+// openIntakes makes n browsers of the app at base, workers at a time, each
+// with an intake started: the setup of every phase that holds streams.
+func openIntakes(ctx context.Context, base string, tr http.RoundTripper, n, workers int) ([]*browser, []string, error) {
+	browsers := make([]*browser, n)
+	intakes := make([]string, n)
+	err := forEach(ctx, n, workers, func(ctx context.Context, i int) error {
+		b, err := newBrowser(base, tr)
+		if err != nil {
+			return err
+		}
+		browsers[i] = b
+		intakes[i], err = b.start(ctx)
+		return err
+	})
+	return browsers, intakes, err
+}
+
 func newBrowser(base string, tr http.RoundTripper) (*browser, error) {
 	u, err := url.Parse(base)
 	if err != nil {

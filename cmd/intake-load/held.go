@@ -78,17 +78,7 @@ func hotHeld(ctx context.Context, out io.Writer, c *checks, which string, n, wor
 	defer srv.Close()
 	tr := newTransport(n)
 	defer tr.CloseIdleConnections()
-	browsers := make([]*browser, n)
-	intakes := make([]string, n)
-	err = forEach(ctx, n, workers, func(ctx context.Context, i int) error {
-		b, err := newBrowser(srv.App, tr)
-		if err != nil {
-			return err
-		}
-		browsers[i] = b
-		intakes[i], err = b.start(ctx)
-		return err
-	})
+	browsers, intakes, err := openIntakes(ctx, srv.App, tr, n, workers)
 	if err != nil {
 		return fmt.Errorf("held setup: %w", err)
 	}

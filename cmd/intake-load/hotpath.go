@@ -348,17 +348,7 @@ func hotMemory(ctx context.Context, out io.Writer, c *checks, n, workers int, fr
 	defer srv.Close()
 	tr := newTransport(n)
 	defer tr.CloseIdleConnections()
-	browsers := make([]*browser, n)
-	intakes := make([]string, n)
-	err = forEach(ctx, n, workers, func(ctx context.Context, i int) error {
-		b, err := newBrowser(srv.App, tr)
-		if err != nil {
-			return err
-		}
-		browsers[i] = b
-		intakes[i], err = b.start(ctx)
-		return err
-	})
+	browsers, intakes, err := openIntakes(ctx, srv.App, tr, n, workers)
 	if err != nil {
 		return fmt.Errorf("memory setup: %w", err)
 	}

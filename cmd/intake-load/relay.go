@@ -355,17 +355,7 @@ func relayMemory(ctx context.Context, out io.Writer, c *checks, n, workers int, 
 	defer st.Close()
 	tr := newTransport(n)
 	defer tr.CloseIdleConnections()
-	browsers := make([]*browser, n)
-	intakes := make([]string, n)
-	err = forEach(ctx, n, workers, func(ctx context.Context, i int) error {
-		b, err := newBrowser(st.app.URL, tr)
-		if err != nil {
-			return err
-		}
-		browsers[i] = b
-		intakes[i], err = b.start(ctx)
-		return err
-	})
+	browsers, intakes, err := openIntakes(ctx, st.app.URL, tr, n, workers)
 	if err != nil {
 		return fmt.Errorf("memory setup: %w", err)
 	}
