@@ -576,6 +576,13 @@ func isCode(code intakeapi.Code) func(error) bool {
 // UnencryptedHTTP2 carries turns streaming at once as streams of one
 // connection; without it each turn holds an HTTP/1.1 connection of its own
 // (two goroutines and two buffers in the app while the engine thinks).
+//
+// "One" is usually exact but not a promise: net/http hands a freshly dialled
+// HTTP/2 connection to the request that dialled it before its dialling
+// goroutine adds it to the pool (transport.go, dialConnFor), so under load
+// the next request can find the pool empty and dial a second. CI saw 2
+// connections once. The property tested is sharing: far fewer connections
+// than turns, every request HTTP/2.
 func TestUnencryptedHTTP2CarriesTurnsOnOneConnection(t *testing.T) {
 	const turns = 10
 	for _, h2c := range []bool{true, false} {
@@ -639,8 +646,8 @@ func TestUnencryptedHTTP2CarriesTurnsOnOneConnection(t *testing.T) {
 		srv.Close()
 		mu.Lock()
 		switch {
-		case h2c && (conns != 1 || protos[1] != 0):
-			t.Errorf("with UnencryptedHTTP2: %d connections, requests by HTTP major version %v; want one connection, all HTTP/2", conns, protos)
+		case h2c && (conns > turns/2 || protos[1] != 0):
+			t.Errorf("with UnencryptedHTTP2: %d connections, requests by HTTP major version %v; want turns sharing connections (at most %d for %d turns), all HTTP/2", conns, protos, turns/2, turns)
 		case !h2c && (conns < turns || protos[2] != 0):
 			t.Errorf("without: %d connections, requests by HTTP major version %v; want a connection a turn, all HTTP/1.1", conns, protos)
 		}
