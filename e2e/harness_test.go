@@ -55,7 +55,7 @@ func runSuite(m *testing.M) (int, error) {
 		return 0, err
 	}
 	driverDir := envOr("PLAYWRIGHT_DRIVER_PATH", filepath.Join(root, ".cache", "playwright-driver"))
-	chromium := envOr("E2E_CHROMIUM", "/usr/bin/chromium")
+	chromium := envOr("E2E_CHROMIUM", "/usr/lib/chromium/chromium-headless-shell") // scripts/e2e-setup says why the shell
 	axePath := envOr("E2E_AXE_JS", filepath.Join(root, "node_modules", "axe-core", "axe.min.js"))
 	artifactsDir = filepath.Join(root, "e2e", "artifacts")
 

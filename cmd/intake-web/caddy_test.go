@@ -275,7 +275,7 @@ func launchChromium(t *testing.T) playwright.Browser {
 	}
 	chromium := os.Getenv("E2E_CHROMIUM")
 	if chromium == "" {
-		chromium = "/usr/bin/chromium"
+		chromium = "/usr/lib/chromium/chromium-headless-shell" // scripts/e2e-setup
 	}
 	for _, p := range []string{chromium, filepath.Join(driver, "node"), filepath.Join(driver, "package", "cli.js")} {
 		if _, err := os.Stat(p); err != nil {
