@@ -212,7 +212,9 @@ type axeViolation struct {
 }
 
 // audit runs axe-core on the page as it is now and fails the test on any
-// serious or critical violation (others are logged).
+// violation, of any impact: every page passes them all (the last moderate
+// one, two landmarks of one name on the run page, is mended), and a logged
+// one was read by nobody.
 func audit(t *testing.T, page playwright.Page, state string) {
 	t.Helper()
 	vs, err := axeViolations(page)
@@ -220,10 +222,6 @@ func audit(t *testing.T, page playwright.Page, state string) {
 		t.Fatalf("axe-core on %s: %v", state, err)
 	}
 	for _, v := range vs {
-		if v.Impact != "serious" && v.Impact != "critical" {
-			t.Logf("axe (%s, %s): %s: %s", state, v.Impact, v.ID, v.Help)
-			continue
-		}
 		var nodes []string
 		for _, n := range v.Nodes {
 			nodes = append(nodes, fmt.Sprintf("\n    %v %s\n      %s", n.Target, n.HTML, strings.ReplaceAll(n.Summary, "\n", "\n      ")))
